@@ -1,0 +1,28 @@
+/* bus — publishes each event once, in one total order, to every subscriber. */
+#ifndef PEVTUI_BUS_H
+#define PEVTUI_BUS_H
+
+#include "events.h"
+
+struct cJSON;
+struct bus;
+
+/*
+ * Called in the publishing thread with the bus lock held, in publish order. Must be quick
+ * and must not publish (copy the event with event_dup and wake your own thread instead).
+ * `ev` stays owned by the bus.
+ */
+typedef void (*bus_fn)(void *ctx, const struct event *ev);
+
+struct bus *bus_new(void);
+void bus_free(struct bus *b);
+void bus_subscribe(struct bus *b, bus_fn fn, void *ctx);
+/* Next seq to hand out (resume continues a journal's numbering). */
+void bus_set_next_seq(struct bus *b, unsigned long seq);
+/* Publishes; `fields` (a cJSON object) is taken. Returns the event's seq (0 if ephemeral). */
+unsigned long bus_publish(struct bus *b, enum event_type t, struct cJSON *fields);
+/* Convenience: an EV_NOTICE with "level" (info|warn|error) and "message". */
+void bus_notice(struct bus *b, const char *level, const char *step_id, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif

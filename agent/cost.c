@@ -1,0 +1,3 @@
+/* cost — placeholder until implemented. */
+#include "config.h"
+typedef int cost_placeholder;

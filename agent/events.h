@@ -1,0 +1,58 @@
+/* events — the typed events of a run: one JSON object each, as journaled (DESIGN.md). */
+#ifndef PEVTUI_EVENTS_H
+#define PEVTUI_EVENTS_H
+
+#include <stdbool.h>
+
+struct cJSON;
+
+enum event_type {
+	EV_RUN_START,
+	EV_PLAN_PROPOSED,
+	EV_PLAN_ADOPTED,   /* a proposed plan became the current one (after its gate) */
+	EV_GATE_OPEN,
+	EV_GATE_DECISION,
+	EV_STEP_START,
+	EV_LLM_CALL,
+	EV_LLM_DELTA,      /* streamed text; ephemeral, never journaled */
+	EV_LLM_RETRY,      /* provider retry and its wait */
+	EV_TOOL_CALL,
+	EV_TOOL_RESULT,
+	EV_STEP_OUTPUT,
+	EV_VERIFY_VERDICT,
+	EV_STEP_END,
+	EV_STEP_EDIT,
+	EV_NOTICE,         /* a sentence for the operator: warnings, errors, control */
+	EV_RUN_FINAL,
+	EV_RUN_END,
+	EV__COUNT
+};
+
+/*
+ * One event. `json` is the whole object as one compact line (no newline) with "seq"
+ * (0 for ephemeral events), "ts" and "type" first, then the type's fields. Events are
+ * immutable once published; each subscriber parses `json` in its own thread, so no
+ * cJSON tree crosses threads.
+ */
+struct event {
+	enum event_type type;
+	unsigned long seq;
+	char *step_id; /* copy of the "step_id" field, or NULL */
+	char *json;
+};
+
+const char *event_type_name(enum event_type t);   /* "run.start" … */
+int event_type_from_name(const char *name);       /* -1 if unknown */
+bool event_type_is_ephemeral(enum event_type t);  /* not journaled, no seq */
+
+/* Builds an event from `fields` (taken): prepends seq, ts (RFC 3339 UTC, now) and type. */
+struct event *event_build(enum event_type t, unsigned long seq, struct cJSON *fields);
+/* Parses one journal line. NULL + *err if it is not an event. */
+struct event *event_from_line(const char *line, char **err);
+struct event *event_dup(const struct event *ev);
+void event_free(struct event *ev); /* NULL ok */
+
+/* Current time as RFC 3339 UTC with milliseconds, into buf (>= 32 bytes). */
+void event_timestamp(char *buf, unsigned long bufsize);
+
+#endif

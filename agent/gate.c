@@ -1,0 +1,3 @@
+/* gate — placeholder until implemented. */
+#include "config.h"
+typedef int gate_placeholder;

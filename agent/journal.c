@@ -1,0 +1,3 @@
+/* journal — placeholder until implemented. */
+#include "config.h"
+typedef int journal_placeholder;

@@ -1,0 +1,45 @@
+/* journal — journal.jsonl (append-only, one event per line), plan.json, loading. */
+#ifndef PEVTUI_JOURNAL_H
+#define PEVTUI_JOURNAL_H
+
+#include <stdbool.h>
+
+#include "events.h"
+
+struct journal;
+
+/* Opens RUNDIR/journal.jsonl for appending (creating RUNDIR's file). NULL + *err. */
+struct journal *journal_open(const char *run_dir, char **err);
+void journal_close(struct journal *j); /* NULL ok */
+/* Bus subscriber (ctx = struct journal *): appends non-ephemeral events, each line with a
+ * single write(2). A write error is remembered and reported by journal_error. */
+void journal_on_event(void *ctx, const struct event *ev);
+/* The first write error as a sentence, or NULL. Owned by the journal. */
+const char *journal_error(const struct journal *j);
+
+/* Replaces RUNDIR/plan.json atomically (temporary file + rename). false + *err. */
+bool journal_write_plan(const char *run_dir, const char *plan_json, char **err);
+
+struct journal_load_info {
+	unsigned long events;     /* complete events read */
+	unsigned long last_seq;
+	bool torn_tail;           /* the last line was cut off and was ignored */
+	long torn_offset;         /* byte offset where the torn line starts, or -1 */
+};
+
+/* Called for each complete event in order; return false to stop early. The event is
+ * freed after the call. */
+typedef bool (*journal_visit_fn)(void *ctx, const struct event *ev);
+
+/*
+ * Reads a journal. A torn last line (no newline, or unparsable and last) is ignored and
+ * reported in info. A bad line before the end is an error naming its line number.
+ * Returns false + *err on error (missing file, bad line).
+ */
+bool journal_load(const char *path, journal_visit_fn fn, void *ctx,
+		  struct journal_load_info *info, char **err);
+
+/* Truncates a torn tail so appends start on a fresh line (used by --resume). */
+bool journal_repair(const char *path, const struct journal_load_info *info, char **err);
+
+#endif

@@ -1,0 +1,3 @@
+/* pev — placeholder until implemented. */
+#include "config.h"
+typedef int pev_placeholder;

@@ -1,0 +1,49 @@
+/* pev — the Plan-Execute-Verify engine: runs a task in its own thread, publishing events. */
+#ifndef PEVTUI_PEV_H
+#define PEVTUI_PEV_H
+
+#include <stdbool.h>
+
+#include "gate.h"
+#include "provider.h"
+
+struct bus;
+struct settings;
+
+/* Exit status of a run (DESIGN.md). */
+enum pev_exit { PEV_EXIT_OK = 0, PEV_EXIT_ERROR = 1, PEV_EXIT_PARTIAL = 2, PEV_EXIT_ABORTED = 3 };
+
+struct pev;
+
+/*
+ * Prepares a run. `s` is copied; `providers[role]` are borrowed (the same provider may
+ * serve several roles) and must outlive the run; `bus` and `gates` are borrowed.
+ * `run_dir` is the run's directory (journal, plan.json, report.md, default workspace).
+ * When `resume` is true the engine rebuilds its state from run_dir/journal.jsonl first.
+ * NULL + *err on a setup failure (workspace, journal).
+ */
+struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__COUNT],
+		    struct bus *bus, struct gatekeeper *gates, const char *run_dir, bool resume,
+		    char **err);
+void pev_free(struct pev *e);
+
+/* Starts the engine thread. */
+void pev_start(struct pev *e);
+/* Waits for the engine thread; returns the exit status. */
+enum pev_exit pev_join(struct pev *e);
+
+/* Operator commands (any thread); queued and applied by the engine. */
+enum pev_cmd {
+	PEV_CMD_PAUSE,   /* no new step starts; running calls finish */
+	PEV_CMD_RESUME,
+	PEV_CMD_ABORT,   /* cancels in-flight calls, rejects open gates, exit 3 */
+	PEV_CMD_RERUN,   /* step_id: execute again (with its dependents) */
+	PEV_CMD_SKIP,    /* step_id: mark skipped */
+	PEV_CMD_EDIT,    /* step_id + json: replace the step's definition */
+};
+void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
+
+/* The run id (the run directory's last component). */
+const char *pev_run_id(const struct pev *e);
+
+#endif

@@ -1,0 +1,3 @@
+/* plan — placeholder until implemented. */
+#include "config.h"
+typedef int plan_placeholder;

@@ -1,0 +1,3 @@
+/* prompts — placeholder until implemented. */
+#include "config.h"
+typedef int prompts_placeholder;

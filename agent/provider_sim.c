@@ -1,0 +1,3 @@
+/* provider_sim — placeholder until implemented. */
+#include "config.h"
+typedef int provider_sim_placeholder;

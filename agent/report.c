@@ -1,0 +1,3 @@
+/* report — placeholder until implemented. */
+#include "config.h"
+typedef int report_placeholder;

@@ -1,0 +1,3 @@
+/* result — placeholder until implemented. */
+#include "config.h"
+typedef int result_placeholder;

@@ -1,0 +1,3 @@
+/* sandbox — placeholder until implemented. */
+#include "config.h"
+typedef int sandbox_placeholder;

@@ -1,0 +1,3 @@
+/* settings — placeholder until implemented. */
+#include "config.h"
+typedef int settings_placeholder;

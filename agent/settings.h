@@ -1,0 +1,47 @@
+/* settings — the run's options: defaults < config file < environment < flags. */
+#ifndef PEVTUI_SETTINGS_H
+#define PEVTUI_SETTINGS_H
+
+#include <stdbool.h>
+
+#include "provider.h"
+
+struct settings {
+	char *task;
+	char *provider;              /* "anthropic" "openai" "sim"; NULL = pick from keys */
+	char *model[ROLE__COUNT];    /* per role; NULL = the provider's default */
+	char *base_url;
+	char *workspace;             /* NULL = RUNDIR/workspace */
+	char *runs_dir;              /* NULL = $XDG_DATA_HOME/pevtui/runs */
+	char *theme;
+	char *scenario;              /* sim provider: built-in scenario or script path */
+	char *script;                /* sim provider: scripted responses (JSON file) */
+	unsigned gates;              /* GATE_MASK bits */
+	bool yes;
+	bool demo;
+	bool headless;
+	bool json;
+	int max_retries;             /* default 2 (3 attempts) */
+	int max_replans;             /* default 2 */
+	int parallel;                /* default 3 */
+	double budget_usd;           /* 0 = none */
+	double confidence_threshold; /* deterministic stage; default 0.5 */
+	double chaos;                /* tools fail with this probability */
+	unsigned long chaos_seed;
+	int sim_delay_ms;            /* default 20 */
+};
+
+void settings_init(struct settings *s);     /* the defaults */
+void settings_release(struct settings *s);  /* frees owned strings */
+
+/*
+ * Reads an INI config file into s (only keys present change). A missing file is fine
+ * (returns true). A bad line → false + *err naming file, line and key.
+ */
+bool settings_load_file(struct settings *s, const char *path, char **err);
+/* The default config path ($XDG_CONFIG_HOME/pevtui/config or ~/.config/…). Caller frees. */
+char *settings_default_config_path(void);
+/* The default runs dir ($XDG_DATA_HOME/pevtui/runs or ~/.local/share/…). Caller frees. */
+char *settings_default_runs_dir(void);
+
+#endif

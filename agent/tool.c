@@ -1,0 +1,3 @@
+/* tool — placeholder until implemented. */
+#include "config.h"
+typedef int tool_placeholder;

@@ -1,0 +1,1 @@
+/* bench placeholder */ int main(void){return 0;}

@@ -1,0 +1,42 @@
+/* strbuf — a growable byte string, always NUL-terminated. Plain data on purpose. */
+#ifndef PEVTUI_STRBUF_H
+#define PEVTUI_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct strbuf {
+	char *buf; /* never NULL after strbuf_init; NUL-terminated */
+	size_t len;
+	size_t cap;
+};
+
+#define STRBUF_INIT {NULL, 0, 0}
+
+void strbuf_init(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb); /* frees the buffer, leaves sb empty */
+void strbuf_reset(struct strbuf *sb);   /* length 0, keeps the memory */
+void strbuf_add(struct strbuf *sb, const void *data, size_t n);
+void strbuf_adds(struct strbuf *sb, const char *s);
+void strbuf_addc(struct strbuf *sb, char c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Returns the buffer (caller frees) and leaves sb empty. Never NULL. */
+char *strbuf_detach(struct strbuf *sb);
+
+/* strvec — a growable array of owned strings. */
+struct strvec {
+	char **v;
+	size_t n;
+	size_t cap;
+};
+
+#define STRVEC_INIT {NULL, 0, 0}
+
+void strvec_push(struct strvec *sv, const char *s); /* copies s */
+void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strvec_clear(struct strvec *sv); /* frees every string and the array */
+/* Joins with sep; caller frees. Empty vector gives "". */
+char *strvec_join(const struct strvec *sv, const char *sep);
+
+#endif

@@ -1,0 +1,3 @@
+/* headless — placeholder until implemented. */
+#include "config.h"
+typedef int headless_placeholder;

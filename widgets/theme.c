@@ -1,0 +1,3 @@
+/* theme — placeholder until implemented. */
+#include "config.h"
+typedef int theme_placeholder;
