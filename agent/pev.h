@@ -40,6 +40,7 @@ enum pev_cmd {
 	PEV_CMD_RERUN,   /* step_id: execute again (with its dependents) */
 	PEV_CMD_SKIP,    /* step_id: mark skipped */
 	PEV_CMD_EDIT,    /* step_id + json: replace the step's definition */
+	PEV_CMD_QUIT,    /* stop now without run.end, leaving the run resumable (exit 3) */
 };
 void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
 

@@ -57,6 +57,7 @@ struct llm_request {
 	const char *step_id; /* NULL outside a step */
 	int attempt;         /* 1-based attempt of the step, 0 outside a step */
 	const char *task;    /* the operator's task */
+	const char *step_json; /* the step's definition (JSON), NULL outside a step */
 	/* the call */
 	const char *model;
 	const char *system;  /* static, cacheable part of the prompt */

@@ -1,0 +1,30 @@
+/* app — the curses cockpit: poll loop, panes, gates, keys. Only this thread calls curses. */
+#ifndef PEVTUI_APP_H
+#define PEVTUI_APP_H
+
+struct bus;
+struct gatekeeper;
+struct pev;
+struct settings;
+
+struct app;
+
+/*
+ * Starts curses and subscribes to `bus` (events are copied and queued; the engine thread
+ * wakes the UI through a self-pipe). `s`, `bus` and `gates` are borrowed. NULL + *err when
+ * the terminal cannot be used.
+ */
+struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper *gates,
+		    char **err);
+/* Asks the operator for a task on screen. NULL when cancelled. Caller frees. */
+char *app_prompt_task(struct app *a);
+/* Runs the loop with the (started) engine until the operator quits. The engine may have
+ * finished before; the screen then shows the final state until `q`. */
+void app_run(struct app *a, struct pev *e);
+/* Ends curses and frees. NULL ok. */
+void app_free(struct app *a);
+
+/* --replay: browses the run in RUNDIR without calling any model. Returns an exit status. */
+int app_replay(const struct settings *s, const char *run_dir);
+
+#endif
