@@ -4,6 +4,7 @@
 #include "bus.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -14,6 +15,7 @@
 struct subscriber {
 	bus_fn fn;
 	void *ctx;
+	bool ephemeral; /* also takes events that are never journaled */
 };
 
 struct bus {
@@ -21,6 +23,7 @@ struct bus {
 	struct subscriber *subs;
 	size_t n_subs, cap_subs;
 	unsigned long next_seq;
+	atomic_int n_ephemeral; /* subscribers that take ephemeral events */
 };
 
 struct bus *bus_new(void)
@@ -30,6 +33,7 @@ struct bus *bus_new(void)
 	if (pthread_mutex_init(&b->lock, NULL))
 		fatal("pthread_mutex_init failed");
 	b->next_seq = 1;
+	atomic_init(&b->n_ephemeral, 0);
 	return b;
 }
 
@@ -42,12 +46,29 @@ void bus_free(struct bus *b)
 	free(b);
 }
 
-void bus_subscribe(struct bus *b, bus_fn fn, void *ctx)
+static void subscribe(struct bus *b, bus_fn fn, void *ctx, bool ephemeral)
 {
 	pthread_mutex_lock(&b->lock);
 	b->subs = xgrow(b->subs, &b->cap_subs, b->n_subs + 1, sizeof(*b->subs));
-	b->subs[b->n_subs++] = (struct subscriber){fn, ctx};
+	b->subs[b->n_subs++] = (struct subscriber){fn, ctx, ephemeral};
+	if (ephemeral)
+		atomic_fetch_add(&b->n_ephemeral, 1);
 	pthread_mutex_unlock(&b->lock);
+}
+
+void bus_subscribe(struct bus *b, bus_fn fn, void *ctx)
+{
+	subscribe(b, fn, ctx, false);
+}
+
+void bus_subscribe_all(struct bus *b, bus_fn fn, void *ctx)
+{
+	subscribe(b, fn, ctx, true);
+}
+
+bool bus_wants_ephemeral(struct bus *b)
+{
+	return atomic_load(&b->n_ephemeral) > 0;
 }
 
 void bus_set_next_seq(struct bus *b, unsigned long seq)
@@ -61,14 +82,21 @@ unsigned long bus_publish(struct bus *b, enum event_type t, cJSON *fields)
 {
 	struct event *ev;
 	unsigned long seq = 0;
+	bool ephemeral = event_type_is_ephemeral(t);
 
+	if (ephemeral && !bus_wants_ephemeral(b)) {
+		/* Nobody draws streaming text (headless, tests): skip the serialization. */
+		cJSON_Delete(fields);
+		return 0;
+	}
 	pthread_mutex_lock(&b->lock);
-	if (!event_type_is_ephemeral(t))
+	if (!ephemeral)
 		seq = b->next_seq++;
 	/* Built under the lock so that seq order and timestamp order agree. */
 	ev = event_build(t, seq, fields);
 	for (size_t i = 0; i < b->n_subs; i++)
-		b->subs[i].fn(b->subs[i].ctx, ev);
+		if (!ephemeral || b->subs[i].ephemeral)
+			b->subs[i].fn(b->subs[i].ctx, ev);
 	pthread_mutex_unlock(&b->lock);
 	event_free(ev);
 	return seq;

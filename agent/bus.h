@@ -2,6 +2,8 @@
 #ifndef PEVTUI_BUS_H
 #define PEVTUI_BUS_H
 
+#include <stdbool.h>
+
 #include "events.h"
 
 struct cJSON;
@@ -16,7 +18,12 @@ typedef void (*bus_fn)(void *ctx, const struct event *ev);
 
 struct bus *bus_new(void);
 void bus_free(struct bus *b);
+/* Journaled events only (everything but streaming deltas). */
 void bus_subscribe(struct bus *b, bus_fn fn, void *ctx);
+/* Every event, ephemeral ones (llm.delta) included: for live screens. */
+void bus_subscribe_all(struct bus *b, bus_fn fn, void *ctx);
+/* True if some subscriber takes ephemeral events: publishers may skip building them. */
+bool bus_wants_ephemeral(struct bus *b);
 /* Next seq to hand out (resume continues a journal's numbering). */
 void bus_set_next_seq(struct bus *b, unsigned long seq);
 /* Publishes; `fields` (a cJSON object) is taken. Returns the event's seq (0 if ephemeral). */

@@ -79,6 +79,8 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 	cJSON_AddNumberToObject(obj, "seq", (double)seq);
 	cJSON_AddStringToObject(obj, "ts", ts);
 	cJSON_AddStringToObject(obj, "type", event_type_name(t));
+	if (fields && !cJSON_IsObject(fields))
+		fatal("event_build: fields of %s are not an object", event_type_name(t));
 	if (fields) {
 		/* Move the fields over, skipping any that would shadow the header. */
 		while (fields->child) {
@@ -103,7 +105,8 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 
 struct event *event_from_line(const char *line, char **err)
 {
-	cJSON *obj = cJSON_Parse(line);
+	/* Nothing may follow the object: two events glued together are not one event. */
+	cJSON *obj = cJSON_ParseWithOpts(line, NULL, 1);
 	struct event *ev;
 	const char *type;
 	double seq = 0;
@@ -121,7 +124,9 @@ struct event *event_from_line(const char *line, char **err)
 		cJSON_Delete(obj);
 		return NULL;
 	}
-	if (!jsonx_num(obj, "seq", &seq) || seq < 0) {
+	/* A whole number that fits: the bound is checked before the cast. */
+	if (!jsonx_num(obj, "seq", &seq) || !(seq >= 0 && seq <= 9007199254740992.0) ||
+	    seq != (double)(unsigned long)seq) {
 		*err = xstrdup("event without a valid \"seq\"");
 		cJSON_Delete(obj);
 		return NULL;
@@ -130,7 +135,14 @@ struct event *event_from_line(const char *line, char **err)
 	ev->type = (enum event_type)t;
 	ev->seq = (unsigned long)seq;
 	ev->step_id = xstrdup(jsonx_str(obj, "step_id"));
-	ev->json = jsonx_print(obj);
+	{
+		/* The line is already one compact object: keep it rather than print it again
+		 * (loading a long journal is dominated by JSON work). */
+		size_t n = strlen(line);
+		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+			n--;
+		ev->json = xstrndup(line, n);
+	}
 	cJSON_Delete(obj);
 	return ev;
 }

@@ -1,4 +1,4 @@
-/* jsonx — JSON helpers for untrusted model text. */
+/* jsonx — finding and parsing the one JSON object in untrusted model text. */
 #include "config.h"
 
 #include "jsonx.h"
@@ -8,26 +8,299 @@
 
 #include <cjson/cJSON.h>
 
+#include "strbuf.h"
 #include "xalloc.h"
 
-/* PLACEHOLDER: plan-parsing helper replaces this with the full extractor (fences, prose,
- * trailing-comma messages, depth limit). */
+/*
+ * Which object wins when the text holds several:
+ *  1. Fenced blocks (a line starting with ```, up to the next line starting with ```; an
+ *     unclosed fence runs to the end) tagged ```json are tried in order; the first that
+ *     holds a JSON-looking object wins.
+ *  2. Then every fenced block (bare ``` or another tag), in order, the same way.
+ *  3. Otherwise the first JSON-looking object of the whole text wins.
+ * "JSON-looking" means a '{' whose next non-blank character is '"' or '}', so prose such as
+ * "use {braces}" before the answer is skipped. The winner is authoritative: if it is
+ * malformed, that error is reported even when a later object would parse, because quietly
+ * taking a second, perhaps illustrative, object is worse than asking again.
+ * Everything here is a single forward pass over the text: no quadratic rescans.
+ */
+
+struct span {
+	const char *start; /* the '{' */
+	const char *end;   /* one past the matching '}' */
+};
+
+/* Line and column (1-based; the column counts UTF-8 characters) of `pos` in `text`. */
+static void line_col(const char *text, const char *pos, size_t *line, size_t *col)
+{
+	size_t l = 1, c = 1;
+
+	for (const char *p = text; p < pos && *p; p++) {
+		if (*p == '\n') {
+			l++;
+			c = 1;
+		} else if (((unsigned char)*p & 0xC0) != 0x80) {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int looks_like_json(const char *brace, const char *limit)
+{
+	const char *p = brace + 1;
+
+	while (p < limit && is_blank(*p))
+		p++;
+	return p < limit && (*p == '"' || *p == '}');
+}
+
+/*
+ * Scans the object starting at `s` (a '{') up to `limit`, outside strings, tracking depth
+ * and trailing commas. Returns 0 and sets span on success; otherwise sets *err (positions
+ * relative to `text`).
+ */
+static int scan_object(const char *text, const char *s, const char *limit, int max_depth,
+                       struct span *out, char **err)
+{
+	int depth = 0;
+	int in_str = 0;
+	const char *last_comma = NULL; /* the last ',' seen with only blanks after it */
+	size_t line, col;
+
+	for (const char *p = s; p < limit; p++) {
+		char c = *p;
+
+		if (in_str) {
+			if (c == '\\') {
+				if (p + 1 < limit)
+					p++;
+			} else if (c == '"') {
+				in_str = 0;
+			}
+			continue;
+		}
+		if (is_blank(c))
+			continue;
+		if ((c == '}' || c == ']') && last_comma) {
+			line_col(text, last_comma, &line, &col);
+			*err = xasprintf("trailing comma before '%c' at line %zu, column %zu", c,
+			                 line, col);
+			return -1;
+		}
+		last_comma = NULL;
+		switch (c) {
+		case '"': in_str = 1; break;
+		case ',': last_comma = p; break;
+		case '{':
+		case '[':
+			if (++depth > max_depth) {
+				line_col(text, p, &line, &col);
+				*err = xasprintf("the JSON is nested deeper than %d levels "
+				                 "(at line %zu, column %zu)",
+				                 max_depth, line, col);
+				return -1;
+			}
+			break;
+		case '}':
+		case ']':
+			if (--depth == 0) {
+				out->start = s;
+				out->end = p + 1;
+				return 0;
+			}
+			break;
+		default: break;
+		}
+	}
+	line_col(text, s, &line, &col);
+	*err = xasprintf("the JSON object starting at line %zu, column %zu is never closed "
+	                 "(the answer may have been cut off)",
+	                 line, col);
+	return -1;
+}
+
+/* First JSON-looking object in [from, limit). 1 found, 0 none, -1 error in *err. */
+static int find_object(const char *text, const char *from, const char *limit, int max_depth,
+                       struct span *out, char **err)
+{
+	for (const char *p = from; p < limit; p++) {
+		p = memchr(p, '{', (size_t)(limit - p));
+		if (!p)
+			return 0;
+		if (looks_like_json(p, limit))
+			return scan_object(text, p, limit, max_depth, out, err) == 0 ? 1 : -1;
+	}
+	return 0;
+}
+
+/*
+ * A fence is ``` at the start of a line (blanks allowed before it). Searching with memchr
+ * over an explicit end, never strstr/strchr on the rest of the text: string functions that
+ * measure the whole remainder on each call (as sanitizer interceptors do) would make a text
+ * full of backticks quadratic.
+ */
+static const char *find_fence(const char *text, const char *from, const char *end)
+{
+	for (const char *p = from; p + 3 <= end; p++) {
+		const char *q;
+
+		p = memchr(p, '`', (size_t)(end - p));
+		if (!p || p + 3 > end)
+			return NULL;
+		if (p[1] != '`' || p[2] != '`')
+			continue;
+		q = p;
+		while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q == text || q[-1] == '\n')
+			return p;
+		p += 2;
+	}
+	return NULL;
+}
+
+/* True when the fence's info string (the rest of its line) is "json", in any case. */
+static bool fence_is_json(const char *open, const char *eol)
+{
+	const char *p = open + 3;
+	size_t n;
+
+	while (p < eol && (*p == ' ' || *p == '\t'))
+		p++;
+	n = (size_t)(eol - p);
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		n--;
+	return n == 4 && (p[0] | 0x20) == 'j' && (p[1] | 0x20) == 's' && (p[2] | 0x20) == 'o' &&
+	       (p[3] | 0x20) == 'n';
+}
+
+static int find_in_fences(const char *text, const char *end, bool json_only, int max_depth,
+                          struct span *out, char **err)
+{
+	const char *open = find_fence(text, text, end);
+
+	while (open) {
+		const char *body = memchr(open + 3, '\n', (size_t)(end - (open + 3)));
+		const char *close;
+		int r = 0;
+
+		if (!body)
+			return 0;
+		close = find_fence(text, body + 1, end);
+		if (!json_only || fence_is_json(open, body))
+			r = find_object(text, body + 1, close ? close : end, max_depth, out, err);
+		if (r != 0 || !close)
+			return r;
+		open = find_fence(text, close + 3, end);
+	}
+	return 0;
+}
+
+/* A short printable excerpt at `p` for error messages (model text is untrusted). */
+static char *near_text(const char *p, const char *limit)
+{
+	struct strbuf sb;
+	size_t n = 0;
+
+	strbuf_init(&sb);
+	for (; p < limit && *p && n < 20; p++, n++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '\n' || c == '\r')
+			break;
+		strbuf_addc(&sb, c < 0x20 || c == 0x7f ? '?' : (char)c);
+	}
+	/* Never end in the middle of a UTF-8 character. */
+	while (sb.len && ((unsigned char)sb.buf[sb.len - 1] & 0xC0) == 0x80)
+		sb.len--;
+	if (sb.len && ((unsigned char)sb.buf[sb.len - 1] & 0xC0) == 0xC0)
+		sb.len--;
+	sb.buf[sb.len] = '\0';
+	return strbuf_detach(&sb);
+}
+
 cJSON *jsonx_extract(const char *text, int max_depth, char **err)
 {
-	const char *start = strchr(text, '{');
+	struct span sp;
+	const char *end;
 	cJSON *obj;
+	int r;
 
-	(void)max_depth;
-	if (!start) {
+	*err = NULL;
+	if (!text) {
+		*err = xstrdup("no JSON object found in the answer (it is empty)");
+		return NULL;
+	}
+	if (max_depth < 1)
+		max_depth = 1;
+	end = text + strlen(text);
+	r = find_in_fences(text, end, true, max_depth, &sp, err);
+	if (r == 0)
+		r = find_in_fences(text, end, false, max_depth, &sp, err);
+	if (r == 0)
+		r = find_object(text, text, end, max_depth, &sp, err);
+	if (r < 0)
+		return NULL;
+	if (r == 0) {
 		*err = xstrdup("no JSON object found in the answer");
 		return NULL;
 	}
-	obj = cJSON_Parse(start);
+	end = NULL;
+	obj = cJSON_ParseWithLengthOpts(sp.start, (size_t)(sp.end - sp.start), &end, 0);
 	if (!obj) {
-		*err = xstrdup("the JSON object in the answer is malformed");
+		size_t line, col;
+		char *near;
+
+		if (!end || end < sp.start || end > sp.end)
+			end = sp.start;
+		line_col(text, end, &line, &col);
+		near = near_text(end, sp.end);
+		if (*near)
+			*err = xasprintf("malformed JSON at line %zu, column %zu, near \"%s\"",
+			                 line, col, near);
+		else
+			*err = xasprintf("malformed JSON at line %zu, column %zu", line, col);
+		free(near);
+		return NULL;
+	}
+	if (!cJSON_IsObject(obj)) {
+		cJSON_Delete(obj);
+		*err = xstrdup("the answer's JSON is not an object");
 		return NULL;
 	}
 	return obj;
+}
+
+char *jsonx_snippet(const char *s, size_t max)
+{
+	struct strbuf sb;
+	size_t i;
+
+	strbuf_init(&sb);
+	if (!s)
+		return strbuf_detach(&sb);
+	for (i = 0; s[i] && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		strbuf_addc(&sb, c < 0x20 || c == 0x7f ? '?' : (char)c);
+	}
+	if (s[i]) {
+		/* Cut back to a character boundary before the ellipsis. */
+		while (sb.len && ((unsigned char)sb.buf[sb.len - 1] & 0xC0) == 0x80)
+			sb.len--;
+		if (sb.len && ((unsigned char)sb.buf[sb.len - 1] & 0xC0) == 0xC0)
+			sb.len--;
+		sb.buf[sb.len] = '\0';
+		strbuf_adds(&sb, "...");
+	}
+	return strbuf_detach(&sb);
 }
 
 const char *jsonx_str(const cJSON *obj, const char *key)

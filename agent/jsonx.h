@@ -24,4 +24,8 @@ bool jsonx_bool(const struct cJSON *obj, const char *key, bool *out);
 /* Compact serialization; caller frees. NULL in → "null". */
 char *jsonx_print(const struct cJSON *item);
 
+/* At most `max` bytes of `s` fit for an error sentence: control characters become '?',
+ * "..." marks a cut (never inside a UTF-8 character). NULL gives "". Caller frees. */
+char *jsonx_snippet(const char *s, size_t max);
+
 #endif

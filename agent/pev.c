@@ -1,3 +1,2131 @@
-/* pev — placeholder until implemented. */
+/* pev — the Plan-Execute-Verify state machine, run in its own thread.
+ *
+ * The engine owns the plan and every step's state; only the engine thread touches them.
+ * Operators reach it through pev_post (a queue drained at safe points) and gates. Every
+ * change is published as an event, so the journal alone is enough to rebuild a run.
+ */
 #include "config.h"
-typedef int pev_placeholder;
+
+#include "pev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "bus.h"
+#include "cost.h"
+#include "journal.h"
+#include "jsonx.h"
+#include "plan.h"
+#include "prompts.h"
+#include "report.h"
+#include "result.h"
+#include "sandbox.h"
+#include "settings.h"
+#include "tool.h"
+#include "xalloc.h"
+
+#define MAX_TOOL_ROUNDS 8
+#define MAX_TOKENS_PLAN 8192
+#define MAX_TOKENS_STEP 4096
+#define SUMMARY_LEN 200
+
+enum step_status { SS_PENDING, SS_RUNNING, SS_PASSED, SS_FAIL_ACCEPTED, SS_SKIPPED };
+
+struct step_state {
+	enum step_status status;
+	int attempts;             /* across the whole run, for this step id */
+	int round_attempts;       /* attempts since the step was last (re)planned */
+	struct strvec critiques;  /* feedback of failed attempts, oldest first */
+	char *result_json;        /* last executor result (normalized), or NULL */
+	char *output_json;        /* its step_output, handed to dependents */
+};
+
+/* A passed result that an identical step (same definition and inputs) may reuse. */
+struct reuse_entry {
+	char *key;
+	char *result_json;
+	char *output_json;
+};
+
+struct cmd {
+	enum pev_cmd cmd;
+	char *step_id;
+	char *json;
+	struct cmd *next;
+};
+
+struct role_usage {
+	int calls;
+	long input, output, cached, cache_write;
+	double cost;
+	bool cost_unknown;
+};
+
+/* Why a step attempt loop ended. */
+enum attempt_outcome { OUT_PASSED, OUT_REPLAN, OUT_SKIPPED, OUT_RESTART, OUT_STOP };
+
+struct pev {
+	/* configuration, fixed after pev_new */
+	char *task;
+	char *scenario; /* simulated provider's scenario, journaled so --resume can replay it */
+	char *models[ROLE__COUNT];
+	struct provider *prov[ROLE__COUNT];
+	int max_retries, max_replans;
+	double budget, threshold, chaos;
+	unsigned long chaos_state;
+	bool demo;
+	unsigned gates_mask;
+	bool yes;
+	int parallel;
+	struct bus *bus;
+	struct gatekeeper *gates;
+	char *run_dir, *run_id, *workspace;
+	int ws_fd;
+	struct journal *journal;
+	bool resume;
+
+	/* engine state (engine thread only) */
+	struct plan *plan;
+	struct step_state *st;
+	int revision;
+	int replans;
+	struct reuse_entry *reuse;
+	size_t n_reuse, cap_reuse;
+	struct role_usage usage[ROLE__COUNT];
+	double spent;
+	bool budget_asked;
+	char *current_step; /* the step being executed, for edits of a running step */
+	enum pev_exit exit_code;
+	char *end_reason;
+	bool stop;          /* leave the main loop (abort, quit, error) */
+	bool quit;          /* no run.end: leave the run resumable */
+	char *pending_plan; /* resume: a proposal that was waiting at its gate */
+
+	/* shared with other threads */
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct cmd *cmds, **cmds_tail;
+	bool paused;
+	atomic_bool cancel_call; /* stops the provider call in flight */
+	atomic_bool aborting;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static bool apply_commands(struct pev *e);
+static bool stopping(struct pev *e);
+
+static const char *status_name(enum step_status s)
+{
+	switch (s) {
+	case SS_PENDING: return "pending";
+	case SS_RUNNING: return "running";
+	case SS_PASSED: return "passed";
+	case SS_FAIL_ACCEPTED: return "fail_accepted";
+	case SS_SKIPPED: return "skipped";
+	}
+	return "unknown";
+}
+
+static void step_state_release(struct step_state *s)
+{
+	strvec_clear(&s->critiques);
+	free(s->result_json);
+	free(s->output_json);
+	memset(s, 0, sizeof(*s));
+}
+
+static void add_json_string_or_null(cJSON *o, const char *k, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *parse_or_string(const char *json)
+{
+	cJSON *v = json ? cJSON_Parse(json) : NULL;
+
+	return v ? v : cJSON_CreateString(json ? json : "");
+}
+
+/* xorshift: reproducible chaos from --chaos-seed. */
+static double chaos_next(struct pev *e)
+{
+	unsigned long x = e->chaos_state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	e->chaos_state = x;
+	return (double)(x >> 11) / (double)(1UL << 53);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static char *summarize(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n <= SUMMARY_LEN)
+		return xstrdup(text);
+	/* Cut on a UTF-8 boundary. */
+	n = SUMMARY_LEN;
+	while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+		n--;
+	return xasprintf("%.*s…", (int)n, text);
+}
+
+static void set_end(struct pev *e, enum pev_exit code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_end(struct pev *e, enum pev_exit code, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->stop = true;
+	e->exit_code = code;
+	free(e->end_reason);
+	va_start(ap, fmt);
+	e->end_reason = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* --------------------------------------------------------- operator commands */
+
+void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json)
+{
+	struct cmd *c = xcalloc(1, sizeof(*c));
+
+	c->cmd = cmd;
+	c->step_id = xstrdup(step_id);
+	c->json = xstrdup(json);
+	pthread_mutex_lock(&e->lock);
+	*e->cmds_tail = c;
+	e->cmds_tail = &c->next;
+	switch (cmd) {
+	case PEV_CMD_PAUSE: e->paused = true; break;
+	case PEV_CMD_RESUME: e->paused = false; break;
+	case PEV_CMD_ABORT:
+	case PEV_CMD_QUIT:
+		atomic_store(&e->aborting, true);
+		atomic_store(&e->cancel_call, true);
+		gatekeeper_cancel_all(e->gates);
+		break;
+	case PEV_CMD_EDIT:
+	case PEV_CMD_SKIP:
+		/* An edit or skip of the step in flight cancels its call; the engine then
+		 * restarts (edit) or skips it when it drains the queue. */
+		if (e->current_step && step_id && !strcmp(e->current_step, step_id))
+			atomic_store(&e->cancel_call, true);
+		break;
+	case PEV_CMD_RERUN: break;
+	}
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static struct cmd *take_cmds(struct pev *e)
+{
+	struct cmd *list;
+
+	pthread_mutex_lock(&e->lock);
+	list = e->cmds;
+	e->cmds = NULL;
+	e->cmds_tail = &e->cmds;
+	pthread_mutex_unlock(&e->lock);
+	return list;
+}
+
+static void cmd_free(struct cmd *c)
+{
+	free(c->step_id);
+	free(c->json);
+	free(c);
+}
+
+/* ------------------------------------------------------------------- events */
+
+static void publish_step_end(struct pev *e, const char *id, enum step_status s, int attempts,
+			     bool reused)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "step_id", id);
+	cJSON_AddStringToObject(f, "status", status_name(s));
+	cJSON_AddNumberToObject(f, "attempts", attempts);
+	cJSON_AddBoolToObject(f, "reused", reused);
+	bus_publish(e->bus, EV_STEP_END, f);
+}
+
+static void publish_verdict(struct pev *e, const char *id, int attempt, const char *stage,
+			    const struct verdict *v)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "step_id", id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "stage", stage);
+	cJSON_AddStringToObject(f, "action", verdict_action_name(v->action));
+	cJSON_AddStringToObject(f, "severity", severity_name(v->severity));
+	cJSON_AddBoolToObject(f, "overall_pass", v->overall_pass);
+	cJSON_AddItemToObject(f, "criteria", verdict_criteria_to_json(v));
+	add_json_string_or_null(f, "feedback", v->feedback);
+	bus_publish(e->bus, EV_VERIFY_VERDICT, f);
+}
+
+/* ------------------------------------------------------------ model calls */
+
+struct call_ctx {
+	struct pev *e;
+	enum llm_role role;
+	const char *step_id;
+	int attempt;
+};
+
+static void on_delta(void *ctx, const char *text, size_t len)
+{
+	struct call_ctx *c = ctx;
+	cJSON *f;
+	char *t;
+
+	if (!bus_wants_ephemeral(c->e->bus))
+		return;
+	f = cJSON_CreateObject();
+	t = xstrndup(text, len);
+	cJSON_AddStringToObject(f, "role", llm_role_name(c->role));
+	add_json_string_or_null(f, "step_id", c->step_id);
+	cJSON_AddNumberToObject(f, "attempt", c->attempt);
+	cJSON_AddStringToObject(f, "text", t);
+	free(t);
+	bus_publish(c->e->bus, EV_LLM_DELTA, f);
+}
+
+static void on_retry(void *ctx, int http_status, long wait_ms, int attempt, int max,
+		     const char *reason)
+{
+	struct call_ctx *c = ctx;
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "role", llm_role_name(c->role));
+	add_json_string_or_null(f, "step_id", c->step_id);
+	cJSON_AddNumberToObject(f, "http_status", http_status);
+	cJSON_AddNumberToObject(f, "wait_ms", (double)wait_ms);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddNumberToObject(f, "max", max);
+	cJSON_AddStringToObject(f, "reason", reason ? reason : "");
+	bus_publish(c->e->bus, EV_LLM_RETRY, f);
+}
+
+static void budget_check(struct pev *e);
+
+/*
+ * One model call with its llm.call event and accounting. Returns PROVIDER_OK,
+ * PROVIDER_CANCELLED, or PROVIDER_ERROR (the run is then ended with exit 1 unless
+ * cancelled meanwhile).
+ */
+static int call_model(struct pev *e, struct llm_request *req, struct llm_response *out)
+{
+	struct call_ctx cc = {e, req->role, req->step_id, req->attempt};
+	struct llm_hooks hooks = {&cc, on_delta, on_retry, &e->cancel_call};
+	struct role_usage *u = &e->usage[req->role];
+	char *err = NULL;
+	long t0 = now_ms();
+	int rc;
+	bool known = false;
+	double cost = 0;
+	cJSON *f;
+
+	req->model = e->models[req->role];
+	req->task = e->task;
+	rc = provider_complete(e->prov[req->role], req, &hooks, out, &err);
+	if (rc == PROVIDER_OK) {
+		cost = cost_of_call(req->model, &out->usage, &known);
+		if (!out->latency_ms)
+			out->latency_ms = now_ms() - t0;
+	}
+
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "role", llm_role_name(req->role));
+	cJSON_AddStringToObject(f, "purpose", llm_purpose_name(req->purpose));
+	cJSON_AddStringToObject(f, "model", req->model ? req->model : "");
+	cJSON_AddBoolToObject(f, "simulated", e->prov[req->role]->simulated);
+	add_json_string_or_null(f, "step_id", req->step_id);
+	cJSON_AddNumberToObject(f, "attempt", req->attempt);
+	cJSON_AddNumberToObject(f, "input_tokens", rc == PROVIDER_OK ? out->usage.input_tokens : 0);
+	cJSON_AddNumberToObject(f, "output_tokens",
+				rc == PROVIDER_OK ? out->usage.output_tokens : 0);
+	cJSON_AddNumberToObject(f, "cached_tokens",
+				rc == PROVIDER_OK ? out->usage.cache_read_tokens : 0);
+	cJSON_AddNumberToObject(f, "cache_write_tokens",
+				rc == PROVIDER_OK ? out->usage.cache_write_tokens : 0);
+	if (rc == PROVIDER_OK && known)
+		cJSON_AddNumberToObject(f, "cost_usd", cost);
+	else if (rc == PROVIDER_OK)
+		cJSON_AddNullToObject(f, "cost_usd");
+	else
+		cJSON_AddNumberToObject(f, "cost_usd", 0);
+	cJSON_AddNumberToObject(f, "latency_ms",
+				(double)(rc == PROVIDER_OK ? out->latency_ms : now_ms() - t0));
+	cJSON_AddStringToObject(f, "status",
+				rc == PROVIDER_OK ? "ok"
+						  : rc == PROVIDER_CANCELLED ? "cancelled" : "error");
+	cJSON_AddNumberToObject(f, "http_status", rc == PROVIDER_OK ? out->http_status : 0);
+	if (err)
+		cJSON_AddStringToObject(f, "error", err);
+	bus_publish(e->bus, EV_LLM_CALL, f);
+
+	if (rc == PROVIDER_OK) {
+		u->calls++;
+		u->input += out->usage.input_tokens;
+		u->output += out->usage.output_tokens;
+		u->cached += out->usage.cache_read_tokens;
+		u->cache_write += out->usage.cache_write_tokens;
+		if (known) {
+			u->cost += cost;
+			e->spent += cost;
+		} else {
+			u->cost_unknown = true;
+		}
+		budget_check(e);
+	} else if (rc == PROVIDER_ERROR && !atomic_load(&e->aborting)) {
+		bus_notice(e->bus, "error", req->step_id, "%s", err ? err : "model call failed");
+		set_end(e, PEV_EXIT_ERROR, "%s call failed: %s", llm_role_name(req->role),
+			err ? err : "unknown error");
+	}
+	free(err);
+	return rc;
+}
+
+static void budget_check(struct pev *e)
+{
+	cJSON *p;
+	enum gate_decision d;
+
+	if (e->budget <= 0 || e->budget_asked || e->spent < e->budget)
+		return;
+	e->budget_asked = true;
+	if (!gatekeeper_enabled(e->gates, GATE_BUDGET)) {
+		bus_notice(e->bus, "error", NULL, "spending $%.4f crossed the budget of $%.2f",
+			   e->spent, e->budget);
+		set_end(e, PEV_EXIT_ABORTED, "budget of $%.2f exceeded", e->budget);
+		atomic_store(&e->cancel_call, true);
+		return;
+	}
+	p = cJSON_CreateObject();
+	cJSON_AddNumberToObject(p, "spent_usd", e->spent);
+	cJSON_AddNumberToObject(p, "budget_usd", e->budget);
+	d = gatekeeper_ask(e->gates, GATE_BUDGET, NULL, p, NULL);
+	if (d == GATE_REJECT) {
+		set_end(e, PEV_EXIT_ABORTED, "the operator stopped the run at the budget gate");
+		atomic_store(&e->cancel_call, true);
+	}
+}
+
+/* ------------------------------------------------------------------ planning */
+
+static void publish_proposed(struct pev *e, const struct plan *p, int revision,
+			     const char *reason)
+{
+	cJSON *f = cJSON_CreateObject();
+	bool known = false;
+	double est = cost_estimate_plan(p, (const char *const *)e->models, &known);
+
+	cJSON_AddItemToObject(f, "plan", plan_to_json(p));
+	cJSON_AddNumberToObject(f, "revision", revision);
+	if (known)
+		cJSON_AddNumberToObject(f, "estimate_usd", est);
+	else
+		cJSON_AddNullToObject(f, "estimate_usd");
+	cJSON_AddStringToObject(f, "reason", reason);
+	bus_publish(e->bus, EV_PLAN_PROPOSED, f);
+}
+
+/*
+ * Asks the planner for a plan (PURPOSE_PLAN or PURPOSE_REPLAN with `prompt`), validates
+ * it, and re-asks once with the errors. Returns the valid plan or NULL (run ended).
+ */
+static struct plan *ask_planner(struct pev *e, enum llm_purpose purpose, char *prompt)
+{
+	struct llm_msg msgs[3] = {{0}};
+	size_t n = 1;
+	struct plan *p = NULL;
+
+	msgs[0].kind = LLM_MSG_USER;
+	msgs[0].text = prompt;
+	for (int round = 0; round < 2 && !e->stop; round++) {
+		struct llm_request req = {0};
+		struct llm_response res = {0};
+		struct strvec errors = STRVEC_INIT;
+
+		req.role = ROLE_PLANNER;
+		req.purpose = purpose;
+		req.system = prompt_system_planner();
+		req.msgs = msgs;
+		req.n_msgs = n;
+		req.want_json = true;
+		req.max_tokens = MAX_TOKENS_PLAN;
+		if (call_model(e, &req, &res) != PROVIDER_OK) {
+			if (!stopping(e))
+				set_end(e, PEV_EXIT_ABORTED, "run aborted while planning");
+			llm_response_release(&res);
+			break;
+		}
+		p = plan_parse(res.text, &errors);
+		if (p && !plan_validate(p, &errors)) {
+			plan_free(p);
+			p = NULL;
+		}
+		if (p) {
+			llm_response_release(&res);
+			strvec_clear(&errors);
+			break;
+		}
+		if (round == 0) {
+			char *joined = strvec_join(&errors, "; ");
+			bus_notice(e->bus, "warn", NULL,
+				   "the planner's plan is invalid (%s); asking it once to fix it",
+				   joined);
+			free(joined);
+			msgs[1].kind = LLM_MSG_ASSISTANT;
+			msgs[1].text = xstrdup(res.text);
+			msgs[2].kind = LLM_MSG_USER;
+			msgs[2].text = prompt_plan_fix(e->task, res.text, &errors);
+			n = 3;
+		} else {
+			char *joined = strvec_join(&errors, "; ");
+			bus_notice(e->bus, "error", NULL, "the planner's plan is still invalid: %s",
+				   joined);
+			set_end(e, PEV_EXIT_ERROR,
+				"the planner returned an invalid plan twice: %s", joined);
+			free(joined);
+		}
+		llm_response_release(&res);
+		strvec_clear(&errors);
+	}
+	for (size_t i = 0; i < n; i++)
+		llm_msg_release(&msgs[i]);
+	return p;
+}
+
+/* Parses and validates operator-edited plan JSON. NULL + notice when it is unusable. */
+static struct plan *plan_from_edit(struct pev *e, const char *json)
+{
+	struct strvec errors = STRVEC_INIT;
+	struct plan *p = json ? plan_parse(json, &errors) : NULL;
+
+	if (p && !plan_validate(p, &errors)) {
+		plan_free(p);
+		p = NULL;
+	}
+	if (!p) {
+		char *joined = strvec_join(&errors, "; ");
+		bus_notice(e->bus, "error", NULL, "the edited plan is invalid: %s",
+			   *joined ? joined : "no plan");
+		free(joined);
+	}
+	strvec_clear(&errors);
+	return p;
+}
+
+static char *reuse_key(struct pev *e, const struct plan *p, size_t i);
+
+/*
+ * Makes `np` the current plan. Steps that passed (or were fail-accepted) and whose
+ * definition and inputs are unchanged keep their results; the others start over.
+ */
+static void adopt_plan(struct pev *e, struct plan *np, int revision)
+{
+	struct step_state *nst = xcalloc(np->n_steps ? np->n_steps : 1, sizeof(*nst));
+	size_t *order = plan_topo_order(np);
+	cJSON *f = cJSON_CreateObject(), *kept = cJSON_CreateArray();
+
+	for (size_t k = 0; k < np->n_steps; k++) {
+		size_t i = order[k];
+		struct plan_step *s = &np->steps[i];
+		int old = e->plan ? plan_find(e->plan, s->id) : -1;
+		bool keep = false;
+
+		if (old >= 0) {
+			struct step_state *os = &e->st[old];
+			nst[i].attempts = os->attempts;
+			/* Critiques still apply if the step is the same. */
+			if (plan_step_equal(s, &e->plan->steps[old])) {
+				for (size_t c = 0; c < os->critiques.n; c++)
+					strvec_push(&nst[i].critiques, os->critiques.v[c]);
+				keep = os->status == SS_PASSED || os->status == SS_FAIL_ACCEPTED ||
+				       os->status == SS_SKIPPED;
+			}
+			/* Inputs unchanged only if every dependency was kept too. */
+			for (size_t d = 0; keep && d < s->deps.n; d++) {
+				int di = plan_find(np, s->deps.v[d]);
+				if (di < 0 || nst[di].status == SS_PENDING)
+					keep = false;
+			}
+			if (keep) {
+				nst[i].status = os->status;
+				nst[i].result_json = xstrdup(os->result_json);
+				nst[i].output_json = xstrdup(os->output_json);
+				cJSON_AddItemToArray(kept, cJSON_CreateString(s->id));
+			}
+		}
+	}
+	free(order);
+	if (e->plan) {
+		for (size_t i = 0; i < e->plan->n_steps; i++)
+			step_state_release(&e->st[i]);
+	}
+	free(e->st);
+	plan_free(e->plan);
+	e->plan = np;
+	e->st = nst;
+	e->revision = revision;
+
+	cJSON_AddNumberToObject(f, "revision", revision);
+	cJSON_AddItemToObject(f, "plan", plan_to_json(np));
+	cJSON_AddItemToObject(f, "kept", kept);
+	bus_publish(e->bus, EV_PLAN_ADOPTED, f);
+	{
+		char *pj = plan_to_string(np, true), *err = NULL;
+		if (!journal_write_plan(e->run_dir, pj, &err)) {
+			bus_notice(e->bus, "warn", NULL, "cannot write plan.json: %s", err);
+			free(err);
+		}
+		free(pj);
+	}
+}
+
+/* Plan gate loop: approve adopts, edit adopts the edited plan (re-asking on errors),
+ * reject ends the run. Takes `p`. */
+static bool gate_and_adopt(struct pev *e, struct plan *p, int revision)
+{
+	for (;;) {
+		cJSON *payload = cJSON_CreateObject();
+		bool known = false;
+		double est = cost_estimate_plan(p, (const char *const *)e->models, &known);
+		char *edited = NULL;
+		enum gate_decision d;
+
+		cJSON_AddNumberToObject(payload, "revision", revision);
+		if (known)
+			cJSON_AddNumberToObject(payload, "estimate_usd", est);
+		else
+			cJSON_AddNullToObject(payload, "estimate_usd");
+		d = gatekeeper_ask(e->gates, GATE_PLAN, NULL, payload, &edited);
+		if (d == GATE_APPROVE || d == GATE_SKIP) {
+			adopt_plan(e, p, revision);
+			return true;
+		}
+		if (d == GATE_REJECT) {
+			plan_free(p);
+			if (!stopping(e))
+				set_end(e, PEV_EXIT_ABORTED, "the plan was rejected at the plan gate");
+			return false;
+		}
+		{
+			struct plan *np = plan_from_edit(e, edited);
+			free(edited);
+			if (np) {
+				plan_free(p);
+				p = np;
+				publish_proposed(e, p, revision, "edit");
+				adopt_plan(e, p, revision);
+				return true;
+			}
+			/* Invalid edit: ask again with the unchanged proposal. */
+		}
+	}
+}
+
+static bool make_first_plan(struct pev *e)
+{
+	struct plan *p;
+
+	if (e->pending_plan) {
+		/* Resume: the proposal was waiting at its gate when the run stopped. */
+		struct strvec errors = STRVEC_INIT;
+		p = plan_parse(e->pending_plan, &errors);
+		strvec_clear(&errors);
+		free(e->pending_plan);
+		e->pending_plan = NULL;
+		if (p)
+			return gate_and_adopt(e, p, e->revision);
+	}
+	p = ask_planner(e, PURPOSE_PLAN, prompt_plan(e->task));
+	if (!p)
+		return false;
+	publish_proposed(e, p, 0, "initial");
+	return gate_and_adopt(e, p, 0);
+}
+
+/* The replan diff for the gate: steps added, removed, changed, kept. */
+static cJSON *plan_diff(const struct plan *old, const struct plan *np)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON *added = cJSON_AddArrayToObject(d, "added");
+	cJSON *removed = cJSON_AddArrayToObject(d, "removed");
+	cJSON *changed = cJSON_AddArrayToObject(d, "changed");
+	cJSON *kept = cJSON_AddArrayToObject(d, "kept");
+
+	for (size_t i = 0; i < np->n_steps; i++) {
+		int o = plan_find(old, np->steps[i].id);
+		cJSON *id = cJSON_CreateString(np->steps[i].id);
+		if (o < 0)
+			cJSON_AddItemToArray(added, id);
+		else if (!plan_step_equal(&old->steps[o], &np->steps[i]))
+			cJSON_AddItemToArray(changed, id);
+		else
+			cJSON_AddItemToArray(kept, id);
+	}
+	for (size_t i = 0; i < old->n_steps; i++)
+		if (plan_find(np, old->steps[i].id) < 0)
+			cJSON_AddItemToArray(removed, cJSON_CreateString(old->steps[i].id));
+	return d;
+}
+
+static void fail_accept(struct pev *e, size_t i, const char *why)
+{
+	struct step_state *s = &e->st[i];
+
+	bus_notice(e->bus, "warn", e->plan->steps[i].id,
+		   "step %s is fail-accepted: %s; its last result is kept and marked",
+		   e->plan->steps[i].id, why);
+	s->status = SS_FAIL_ACCEPTED;
+	publish_step_end(e, e->plan->steps[i].id, SS_FAIL_ACCEPTED, s->attempts, false);
+}
+
+/* Retries exhausted or the verifier asked for a replan. */
+static void replan(struct pev *e, size_t i, const char *failure)
+{
+	struct strvec passed = STRVEC_INIT;
+	char *failed_id = xstrdup(e->plan->steps[i].id);
+	struct plan *np;
+	char *prompt;
+
+	if (e->replans >= e->max_replans) {
+		char *why = xasprintf("the replan limit (%d) is reached", e->max_replans);
+		fail_accept(e, i, why);
+		free(why);
+		free(failed_id);
+		return;
+	}
+	for (size_t k = 0; k < e->plan->n_steps; k++)
+		if (e->st[k].status == SS_PASSED)
+			strvec_push(&passed, e->plan->steps[k].id);
+	prompt = prompt_replan(e->task, e->plan, &passed, failed_id, failure);
+	strvec_clear(&passed);
+	np = ask_planner(e, PURPOSE_REPLAN, prompt);
+	if (!np) {
+		free(failed_id);
+		return;
+	}
+	e->replans++;
+	publish_proposed(e, np, e->revision + 1, "replan");
+
+	for (;;) {
+		cJSON *payload = cJSON_CreateObject();
+		char *edited = NULL;
+		enum gate_decision d;
+
+		cJSON_AddNumberToObject(payload, "revision", e->revision + 1);
+		cJSON_AddStringToObject(payload, "failed_step", failed_id);
+		cJSON_AddStringToObject(payload, "reason", failure ? failure : "");
+		cJSON_AddItemToObject(payload, "diff", plan_diff(e->plan, np));
+		d = gatekeeper_ask(e->gates, GATE_REPLAN, failed_id, payload, &edited);
+		if (d == GATE_APPROVE) {
+			adopt_plan(e, np, e->revision + 1);
+			break;
+		}
+		if (d == GATE_SKIP) {
+			plan_free(np);
+			fail_accept(e, i, "the operator kept the old plan");
+			break;
+		}
+		if (d == GATE_REJECT) {
+			plan_free(np);
+			if (!stopping(e))
+				set_end(e, PEV_EXIT_ABORTED, "the replan was rejected at its gate");
+			break;
+		}
+		{
+			struct plan *ep = plan_from_edit(e, edited);
+			free(edited);
+			if (ep) {
+				plan_free(np);
+				publish_proposed(e, ep, e->revision + 1, "edit");
+				adopt_plan(e, ep, e->revision + 1);
+				break;
+			}
+		}
+	}
+	free(failed_id);
+}
+
+/* ------------------------------------------------------------ execution */
+
+struct tool_record {
+	char *tool;
+	bool ok;
+	char *summary;
+};
+
+struct attempt_log {
+	struct tool_record *v;
+	size_t n, cap;
+	struct strbuf text; /* for the verifier: what the tools did */
+};
+
+static void attempt_log_release(struct attempt_log *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].tool);
+		free(l->v[i].summary);
+	}
+	free(l->v);
+	strbuf_release(&l->text);
+}
+
+static const struct tool_def **offered_tools(struct pev *e, size_t *n)
+{
+	size_t total;
+	const struct tool_def *const *all = tool_registry(&total);
+	const struct tool_def **out = xcalloc(total ? total : 1, sizeof(*out));
+
+	*n = 0;
+	for (size_t i = 0; i < total; i++)
+		if (!all[i]->demo_only || e->demo)
+			out[(*n)++] = all[i];
+	return out;
+}
+
+static void run_tool(struct pev *e, const char *step_id, int attempt,
+		     const struct llm_tool_call *call, struct llm_tool_result *res,
+		     struct attempt_log *log)
+{
+	const struct tool_def *t = tool_find(call->name);
+	struct tool_env env = {e->ws_fd, e->workspace, e->demo};
+	struct strbuf out = STRBUF_INIT;
+	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
+	cJSON *f = cJSON_CreateObject();
+	bool ok = false;
+	char *summary;
+
+	strbuf_init(&out);
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
+	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
+	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
+	bus_publish(e->bus, EV_TOOL_CALL, f);
+
+	if (!t || (t->demo_only && !e->demo)) {
+		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
+	} else if (!input || !cJSON_IsObject(input)) {
+		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
+	} else if (e->chaos > 0 && chaos_next(e) < e->chaos) {
+		strbuf_addf(&out, "%s failed: injected failure (--chaos %.2f)", call->name,
+			    e->chaos);
+	} else {
+		ok = t->run(&env, input, &out);
+	}
+	cJSON_Delete(input);
+
+	summary = summarize(out.buf);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
+	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
+	cJSON_AddBoolToObject(f, "ok", ok);
+	cJSON_AddStringToObject(f, "summary", summary);
+	cJSON_AddNumberToObject(f, "bytes", (double)out.len);
+	bus_publish(e->bus, EV_TOOL_RESULT, f);
+
+	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
+	log->v[log->n].tool = xstrdup(call->name ? call->name : "");
+	log->v[log->n].ok = ok;
+	log->v[log->n].summary = xstrdup(summary);
+	log->n++;
+	strbuf_addf(&log->text, "- %s %s → %s: %s\n", call->name ? call->name : "?",
+		    call->input_json ? call->input_json : "{}", ok ? "ok" : "ERROR", summary);
+	free(summary);
+
+	res->call_id = xstrdup(call->id);
+	res->content = strbuf_detach(&out);
+	res->is_error = !ok;
+}
+
+static void deps_for_prompt(struct pev *e, size_t i, struct prompt_dep **deps, size_t *n)
+{
+	const struct plan_step *s = &e->plan->steps[i];
+
+	*deps = xcalloc(s->deps.n ? s->deps.n : 1, sizeof(**deps));
+	*n = 0;
+	for (size_t d = 0; d < s->deps.n; d++) {
+		int di = plan_find(e->plan, s->deps.v[d]);
+		const char *out;
+		if (di < 0)
+			continue;
+		if (e->st[di].status == SS_SKIPPED)
+			out = "(skipped by the operator: no output)";
+		else
+			out = e->st[di].output_json ? e->st[di].output_json : "(no output)";
+		(*deps)[*n].step_id = e->plan->steps[di].id;
+		(*deps)[(*n)++].output_json = out;
+	}
+}
+
+/*
+ * Runs the executor's tool loop for one attempt. Returns the final text (caller frees)
+ * or NULL when the call was cancelled or failed.
+ */
+static char *execute_attempt(struct pev *e, size_t i, int attempt, struct attempt_log *log)
+{
+	const struct plan_step *step = &e->plan->steps[i];
+	struct llm_msg *msgs = xcalloc(2 * MAX_TOOL_ROUNDS + 2, sizeof(*msgs));
+	size_t n_msgs = 1, n_tools, n_deps;
+	const struct tool_def **tools = offered_tools(e, &n_tools);
+	struct prompt_dep *deps;
+	char *step_json = plan_step_to_string(step, false);
+	char *final = NULL;
+
+	deps_for_prompt(e, i, &deps, &n_deps);
+	msgs[0].kind = LLM_MSG_USER;
+	msgs[0].text = prompt_execute(e->plan->goal, step, deps, n_deps,
+				      &e->st[i].critiques, attempt);
+	free(deps);
+
+	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
+		struct llm_request req = {0};
+		struct llm_response res = {0};
+
+		req.role = ROLE_EXECUTOR;
+		req.purpose = PURPOSE_EXECUTE;
+		req.step_id = step->id;
+		req.attempt = attempt;
+		req.step_json = step_json;
+		req.system = prompt_system_executor();
+		req.msgs = msgs;
+		req.n_msgs = n_msgs;
+		req.tools = tools;
+		req.n_tools = round < MAX_TOOL_ROUNDS ? n_tools : 0;
+		req.max_tokens = MAX_TOKENS_STEP;
+		if (call_model(e, &req, &res) != PROVIDER_OK) {
+			llm_response_release(&res);
+			break;
+		}
+		if (!res.n_calls || round == MAX_TOOL_ROUNDS) {
+			final = res.text ? res.text : xstrdup("");
+			res.text = NULL;
+			llm_response_release(&res);
+			break;
+		}
+		/* The assistant turn keeps the calls; the next turn carries their results. */
+		msgs[n_msgs].kind = LLM_MSG_ASSISTANT;
+		msgs[n_msgs].text = res.text;
+		msgs[n_msgs].calls = res.calls;
+		msgs[n_msgs].n_calls = res.n_calls;
+		res.text = NULL;
+		res.calls = NULL;
+		res.n_calls = 0;
+		llm_response_release(&res);
+		{
+			struct llm_msg *am = &msgs[n_msgs++];
+			struct llm_msg *rm = &msgs[n_msgs++];
+			rm->kind = LLM_MSG_TOOL_RESULTS;
+			rm->results = xcalloc(am->n_calls, sizeof(*rm->results));
+			rm->n_results = am->n_calls;
+			for (size_t c = 0; c < am->n_calls; c++)
+				run_tool(e, step->id, attempt, &am->calls[c], &rm->results[c], log);
+		}
+		if (atomic_load(&e->cancel_call))
+			break;
+	}
+	for (size_t m = 0; m < n_msgs; m++)
+		llm_msg_release(&msgs[m]);
+	free(msgs);
+	free((void *)tools);
+	free(step_json);
+	return final;
+}
+
+static void add_check(struct verdict *v, const char *criterion, bool passed, const char *evidence)
+{
+	struct criterion_result *c;
+
+	v->criteria = xrealloc(v->criteria, (v->n_criteria + 1) * sizeof(*v->criteria));
+	c = &v->criteria[v->n_criteria++];
+	memset(c, 0, sizeof(*c));
+	c->criterion = xstrdup(criterion);
+	c->passed = passed;
+	c->evidence = xstrdup(evidence);
+	c->confidence = 1.0;
+}
+
+/*
+ * Stage 1, deterministic and free. Returns a verdict (action pass or retry with a concrete
+ * critique). `r` may be NULL when the result did not parse (`parse_err` says why).
+ */
+static struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
+					    const char *parse_err, const struct attempt_log *log)
+{
+	struct verdict *v = xcalloc(1, sizeof(*v));
+	struct strvec problems = STRVEC_INIT;
+
+	if (!r) {
+		char *ev = xasprintf("the answer is not a usable result object: %s", parse_err);
+		add_check(v, "result JSON is well-formed", false, ev);
+		strvec_pushf(&problems,
+			     "Your answer was not a usable result: %s. End with exactly one JSON "
+			     "object with reasoning, actions_taken, step_output {findings, artifacts, "
+			     "meets_criteria}, confidence and notes.",
+			     parse_err);
+		free(ev);
+	} else {
+		struct strbuf miss = STRBUF_INIT;
+		bool tools_ok = true;
+
+		add_check(v, "result JSON is well-formed", true, "parsed and complete");
+		strbuf_init(&miss);
+		for (size_t a = 0; a < r->artifacts.n; a++) {
+			const char *path = r->artifacts.v[a];
+			const char *bad = sandbox_check_path(path);
+			if (bad)
+				strvec_pushf(&problems, "Artifact \"%s\" is not a workspace path (%s).",
+					     path, bad);
+			else if (!sandbox_file_nonempty(e->ws_fd, path))
+				strvec_pushf(&problems,
+					     "Artifact \"%s\" is missing or empty in the workspace: "
+					     "write it with write_file before claiming it.",
+					     path);
+			else
+				continue;
+			strbuf_addf(&miss, "%s%s", miss.len ? ", " : "", path);
+		}
+		if (miss.len) {
+			char *ev = xasprintf("missing or empty: %s", miss.buf);
+			add_check(v, "declared artifacts exist and are not empty", false, ev);
+			free(ev);
+		} else {
+			add_check(v, "declared artifacts exist and are not empty", true,
+				  r->artifacts.n ? "all present" : "none declared");
+		}
+		strbuf_release(&miss);
+
+		for (size_t t = 0; t < log->n; t++) {
+			bool addressed = false;
+			if (log->v[t].ok)
+				continue;
+			for (size_t u = t + 1; u < log->n && !addressed; u++)
+				addressed = log->v[u].ok && !strcmp(log->v[u].tool, log->v[t].tool);
+			if (!addressed && r->notes && strstr(r->notes, log->v[t].tool))
+				addressed = true;
+			if (!addressed) {
+				tools_ok = false;
+				strvec_pushf(&problems,
+					     "Tool %s failed (%s) and the result does not address it: "
+					     "retry the call, use another route, or explain in notes "
+					     "why the result holds without it.",
+					     log->v[t].tool, log->v[t].summary);
+			}
+		}
+		add_check(v, "no tool error left unaddressed", tools_ok,
+			  tools_ok ? "every failed call was retried or explained" : "see feedback");
+
+		if (r->confidence < e->threshold) {
+			char *ev = xasprintf("confidence %.2f is below the threshold %.2f",
+					     r->confidence, e->threshold);
+			add_check(v, "confidence at or above the threshold", false, ev);
+			strvec_pushf(&problems,
+				     "Your confidence %.2f is below the required %.2f: resolve what "
+				     "makes you unsure, or say precisely what is missing.",
+				     r->confidence, e->threshold);
+			free(ev);
+		} else {
+			add_check(v, "confidence at or above the threshold", true, "ok");
+		}
+	}
+	v->overall_pass = problems.n == 0;
+	v->action = v->overall_pass ? VERDICT_PASS : VERDICT_RETRY;
+	v->severity = v->overall_pass ? SEV_MINOR : SEV_MAJOR;
+	if (problems.n)
+		v->feedback = strvec_join(&problems, " ");
+	strvec_clear(&problems);
+	return v;
+}
+
+/* Stage 2: the verifier model. NULL when the call failed or was cancelled. */
+static struct verdict *verify_model(struct pev *e, size_t i, int attempt, const char *result_json,
+				    const struct attempt_log *log)
+{
+	const struct plan_step *step = &e->plan->steps[i];
+	struct llm_msg msgs[3] = {{0}};
+	size_t n = 1;
+	struct verdict *v = NULL;
+	char *step_json = plan_step_to_string(step, false);
+
+	msgs[0].kind = LLM_MSG_USER;
+	msgs[0].text = prompt_verify(e->plan->goal, step, result_json, log->text.buf);
+	for (int round = 0; round < 2 && !v; round++) {
+		struct llm_request req = {0};
+		struct llm_response res = {0};
+		char *err = NULL;
+
+		req.role = ROLE_VERIFIER;
+		req.purpose = PURPOSE_VERIFY;
+		req.step_id = step->id;
+		req.attempt = attempt;
+		req.step_json = step_json;
+		req.system = prompt_system_verifier();
+		req.msgs = msgs;
+		req.n_msgs = n;
+		req.want_json = true;
+		req.max_tokens = MAX_TOKENS_STEP;
+		if (call_model(e, &req, &res) != PROVIDER_OK) {
+			llm_response_release(&res);
+			break;
+		}
+		v = verdict_parse(res.text, &err);
+		if (!v && round == 0) {
+			bus_notice(e->bus, "warn", step->id,
+				   "the verifier's answer is unusable (%s); asking it again", err);
+			msgs[1].kind = LLM_MSG_ASSISTANT;
+			msgs[1].text = xstrdup(res.text);
+			msgs[2].kind = LLM_MSG_USER;
+			msgs[2].text = xasprintf("Your verdict cannot be read: %s. Answer again with "
+						 "exactly one verdict JSON object.",
+						 err);
+			n = 3;
+		} else if (!v) {
+			/* Not the executor's fault, but the step cannot pass unverified. */
+			v = xcalloc(1, sizeof(*v));
+			v->action = VERDICT_RETRY;
+			v->severity = SEV_MAJOR;
+			v->feedback = xasprintf("The verifier's answer could not be read (%s); "
+						"the attempt is repeated.",
+						err);
+		}
+		free(err);
+		llm_response_release(&res);
+	}
+	for (size_t m = 0; m < n; m++)
+		llm_msg_release(&msgs[m]);
+	free(step_json);
+	return v;
+}
+
+static char *reuse_key(struct pev *e, const struct plan *p, size_t i)
+{
+	struct plan_step copy;
+	struct strbuf sb = STRBUF_INIT;
+	char *def;
+
+	/* The id does not matter for reuse: the definition and the inputs do. */
+	plan_step_copy(&copy, &p->steps[i]);
+	free(copy.id);
+	copy.id = xstrdup("");
+	def = plan_step_to_string(&copy, false);
+	plan_step_free_fields(&copy);
+	strbuf_init(&sb);
+	strbuf_adds(&sb, def);
+	free(def);
+	for (size_t d = 0; d < p->steps[i].deps.n; d++) {
+		int di = plan_find(p, p->steps[i].deps.v[d]);
+		strbuf_addc(&sb, '\n');
+		strbuf_adds(&sb, di >= 0 && e->st[di].output_json ? e->st[di].output_json : "-");
+	}
+	return strbuf_detach(&sb);
+}
+
+static const struct reuse_entry *reuse_find(struct pev *e, const char *key)
+{
+	for (size_t r = 0; r < e->n_reuse; r++)
+		if (!strcmp(e->reuse[r].key, key))
+			return &e->reuse[r];
+	return NULL;
+}
+
+static void reuse_add(struct pev *e, char *key, const char *result, const char *output)
+{
+	if (reuse_find(e, key)) {
+		free(key);
+		return;
+	}
+	e->reuse = xgrow(e->reuse, &e->cap_reuse, e->n_reuse + 1, sizeof(*e->reuse));
+	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output)};
+}
+
+/* The step in flight, read by pev_post from other threads. */
+static void set_current_step(struct pev *e, const char *id)
+{
+	pthread_mutex_lock(&e->lock);
+	free(e->current_step);
+	e->current_step = xstrdup(id);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* After an operator stop (abort/quit) was posted, applies it; true if the run stops. */
+static bool stopping(struct pev *e)
+{
+	if (atomic_load(&e->aborting))
+		apply_commands(e);
+	return e->stop;
+}
+
+/*
+ * The attempt loop of one step: execute, verify (deterministic then model), route.
+ */
+static enum attempt_outcome run_step_attempts(struct pev *e, size_t i, char **failure)
+{
+	struct step_state *s = &e->st[i];
+
+	for (;;) {
+		const struct plan_step *step = &e->plan->steps[i];
+		struct attempt_log log = {0};
+		struct exec_result *r = NULL;
+		struct verdict *v = NULL;
+		char *text, *perr = NULL;
+		int attempt;
+		cJSON *f;
+
+		if (!apply_commands(e) || e->stop)
+			return OUT_STOP;
+		if (s->status == SS_SKIPPED)
+			return OUT_SKIPPED;
+		attempt = ++s->attempts;
+		s->round_attempts++;
+		s->status = SS_RUNNING;
+		f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "step_id", step->id);
+		cJSON_AddNumberToObject(f, "attempt", attempt);
+		cJSON_AddStringToObject(f, "name", step->name ? step->name : step->id);
+		bus_publish(e->bus, EV_STEP_START, f);
+
+		strbuf_init(&log.text);
+		text = execute_attempt(e, i, attempt, &log);
+		if (!text) {
+			attempt_log_release(&log);
+			if (e->stop)
+				return OUT_STOP;
+			/* Cancelled by an edit or skip of this step: apply it and start over. */
+			atomic_store(&e->cancel_call, false);
+			s->status = SS_PENDING;
+			continue;
+		}
+		r = exec_result_parse(text, &perr);
+		f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "step_id", step->id);
+		cJSON_AddNumberToObject(f, "attempt", attempt);
+		if (r)
+			cJSON_AddItemToObject(f, "result", parse_or_string(r->json));
+		else
+			cJSON_AddStringToObject(f, "result", text);
+		bus_publish(e->bus, EV_STEP_OUTPUT, f);
+		if (r) {
+			cJSON *ro = cJSON_Parse(r->json);
+			cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
+			free(s->result_json);
+			free(s->output_json);
+			s->result_json = xstrdup(r->json);
+			s->output_json = so ? jsonx_print(so) : xstrdup(r->json);
+			cJSON_Delete(ro);
+		}
+		free(text);
+
+		v = verify_deterministic(e, r, perr, &log);
+		if (v->action == VERDICT_PASS) {
+			publish_verdict(e, step->id, attempt, "deterministic", v);
+			verdict_free(v);
+			v = verify_model(e, i, attempt, r->json, &log);
+			if (!v) {
+				exec_result_free(r);
+				free(perr);
+				attempt_log_release(&log);
+				if (e->stop)
+					return OUT_STOP;
+				atomic_store(&e->cancel_call, false);
+				s->status = SS_PENDING;
+				continue;
+			}
+			publish_verdict(e, step->id, attempt, "model", v);
+		} else {
+			publish_verdict(e, step->id, attempt, "deterministic", v);
+		}
+		exec_result_free(r);
+		free(perr);
+		attempt_log_release(&log);
+
+		if (v->action == VERDICT_PASS) {
+			verdict_free(v);
+			s->status = SS_PASSED;
+			reuse_add(e, reuse_key(e, e->plan, i), s->result_json, s->output_json);
+			publish_step_end(e, e->plan->steps[i].id, SS_PASSED, s->attempts, false);
+			return OUT_PASSED;
+		}
+		strvec_push(&s->critiques, v->feedback ? v->feedback : "verification failed");
+		if (v->action == VERDICT_REPLAN) {
+			*failure = xasprintf("the verifier asked for a replan: %s",
+					     v->feedback ? v->feedback : "");
+			verdict_free(v);
+			return OUT_REPLAN;
+		}
+		if (s->round_attempts > e->max_retries) {
+			*failure = xasprintf("%d attempts failed verification; last critique: %s",
+					     s->round_attempts, v->feedback ? v->feedback : "");
+			verdict_free(v);
+			return OUT_REPLAN;
+		}
+		bus_notice(e->bus, "info", step->id, "retrying %s (attempt %d of %d): %s",
+			   step->id, s->round_attempts + 1, e->max_retries + 1,
+			   v->feedback ? v->feedback : "");
+		verdict_free(v);
+	}
+}
+
+/* Gates before a step, reuse of identical passed work, then the attempt loop. */
+static void run_step(struct pev *e, size_t i)
+{
+	const struct plan_step *step = &e->plan->steps[i];
+	enum gate_kind kinds[2];
+	int n_kinds = 0;
+	char *failure = NULL;
+	char *key;
+	const struct reuse_entry *hit;
+
+	if (gatekeeper_enabled(e->gates, GATE_STEP))
+		kinds[n_kinds++] = GATE_STEP;
+	else if (step->complexity == CX_HIGH && gatekeeper_enabled(e->gates, GATE_HIGH))
+		kinds[n_kinds++] = GATE_HIGH;
+	for (int g = 0; g < n_kinds; g++) {
+		for (;;) {
+			cJSON *payload = cJSON_CreateObject();
+			char *edited = NULL;
+			enum gate_decision d;
+
+			cJSON_AddItemToObject(payload, "step", plan_step_to_json(step));
+			d = gatekeeper_ask(e->gates, kinds[g], step->id, payload, &edited);
+			if (d == GATE_APPROVE)
+				break;
+			if (d == GATE_REJECT) {
+				if (!stopping(e))
+					set_end(e, PEV_EXIT_ABORTED,
+						"step %s was rejected at the %s gate", step->id,
+						gate_kind_name(kinds[g]));
+				return;
+			}
+			if (d == GATE_SKIP) {
+				e->st[i].status = SS_SKIPPED;
+				publish_step_end(e, step->id, SS_SKIPPED, e->st[i].attempts, false);
+				return;
+			}
+			pev_post(e, PEV_CMD_EDIT, step->id, edited);
+			free(edited);
+			apply_commands(e);
+			step = &e->plan->steps[i];
+			break;
+		}
+	}
+
+	key = reuse_key(e, e->plan, i);
+	hit = reuse_find(e, key);
+	free(key);
+	if (hit) {
+		struct step_state *s = &e->st[i];
+		free(s->result_json);
+		free(s->output_json);
+		s->result_json = xstrdup(hit->result_json);
+		s->output_json = xstrdup(hit->output_json);
+		s->status = SS_PASSED;
+		bus_notice(e->bus, "info", step->id,
+			   "step %s reuses an identical step's verified result (same definition "
+			   "and inputs)",
+			   step->id);
+		publish_step_end(e, step->id, SS_PASSED, s->attempts, true);
+		return;
+	}
+
+	set_current_step(e, step->id);
+	if (run_step_attempts(e, i, &failure) == OUT_REPLAN) {
+		set_current_step(e, NULL);
+		replan(e, i, failure);
+	}
+	free(failure);
+	set_current_step(e, NULL);
+}
+
+/* Marks step i and everything that depends on it (transitively) pending again. */
+static void reset_with_dependents(struct pev *e, size_t i)
+{
+	bool *mark = xcalloc(e->plan->n_steps, sizeof(*mark));
+	bool changed = true;
+
+	mark[i] = true;
+	while (changed) {
+		changed = false;
+		for (size_t k = 0; k < e->plan->n_steps; k++) {
+			if (mark[k])
+				continue;
+			for (size_t d = 0; d < e->plan->steps[k].deps.n; d++) {
+				int di = plan_find(e->plan, e->plan->steps[k].deps.v[d]);
+				if (di >= 0 && mark[di]) {
+					mark[k] = changed = true;
+					break;
+				}
+			}
+		}
+	}
+	for (size_t k = 0; k < e->plan->n_steps; k++) {
+		if (!mark[k])
+			continue;
+		e->st[k].status = SS_PENDING;
+		e->st[k].round_attempts = 0;
+	}
+	free(mark);
+}
+
+static void apply_edit(struct pev *e, const char *step_id, const char *json)
+{
+	int i = plan_find(e->plan, step_id);
+	struct strvec errors = STRVEC_INIT;
+	struct plan_step ns;
+	char *perr = NULL;
+	cJSON *obj = json ? jsonx_extract(json, PLAN_MAX_JSON_DEPTH, &perr) : NULL;
+	struct plan *trial;
+	cJSON *f;
+
+	if (i < 0) {
+		bus_notice(e->bus, "error", step_id, "cannot edit unknown step %s", step_id);
+		cJSON_Delete(obj);
+		free(perr);
+		return;
+	}
+	if (!obj || !plan_step_from_json(obj, &ns, &errors)) {
+		char *joined = strvec_join(&errors, "; ");
+		bus_notice(e->bus, "error", step_id, "the edited step %s is invalid: %s", step_id,
+			   *joined ? joined : perr ? perr : "not a JSON object");
+		free(joined);
+		free(perr);
+		strvec_clear(&errors);
+		cJSON_Delete(obj);
+		return;
+	}
+	cJSON_Delete(obj);
+	/* The id is the step's identity: an edit never renames it. */
+	free(ns.id);
+	ns.id = xstrdup(step_id);
+	trial = plan_clone(e->plan);
+	plan_step_free_fields(&trial->steps[i]);
+	plan_step_copy(&trial->steps[i], &ns);
+	if (!plan_validate(trial, &errors)) {
+		char *joined = strvec_join(&errors, "; ");
+		bus_notice(e->bus, "error", step_id, "the edited step %s breaks the plan: %s",
+			   step_id, joined);
+		free(joined);
+		strvec_clear(&errors);
+		plan_free(trial);
+		plan_step_free_fields(&ns);
+		return;
+	}
+	plan_free(trial);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddItemToObject(f, "before", plan_step_to_json(&e->plan->steps[i]));
+	cJSON_AddItemToObject(f, "after", plan_step_to_json(&ns));
+	cJSON_AddStringToObject(f, "by", "operator");
+	bus_publish(e->bus, EV_STEP_EDIT, f);
+	plan_step_free_fields(&e->plan->steps[i]);
+	e->plan->steps[i] = ns;
+	if (e->st[i].status != SS_PENDING && e->st[i].status != SS_RUNNING)
+		reset_with_dependents(e, (size_t)i);
+	e->st[i].round_attempts = 0;
+	{
+		char *pj = plan_to_string(e->plan, true), *err = NULL;
+		if (!journal_write_plan(e->run_dir, pj, &err))
+			free(err);
+		free(pj);
+	}
+}
+
+/*
+ * Applies queued operator commands and waits while paused. Returns false when the run
+ * must stop (abort / quit).
+ */
+static bool apply_commands(struct pev *e)
+{
+	for (;;) {
+		struct cmd *c = take_cmds(e), *next;
+		bool paused;
+
+		for (; c; c = next) {
+			int i;
+
+			next = c->next;
+			i = c->step_id && e->plan ? plan_find(e->plan, c->step_id) : -1;
+			switch (c->cmd) {
+			case PEV_CMD_ABORT:
+				if (!e->stop)
+					set_end(e, PEV_EXIT_ABORTED, "aborted by the operator");
+				bus_notice(e->bus, "warn", NULL, "run aborted by the operator");
+				break;
+			case PEV_CMD_QUIT:
+				if (!e->stop)
+					set_end(e, PEV_EXIT_ABORTED,
+						"the operator quit; the run can be resumed");
+				e->quit = true;
+				break;
+			case PEV_CMD_PAUSE:
+				bus_notice(e->bus, "info", NULL, "paused: no new step starts");
+				break;
+			case PEV_CMD_RESUME:
+				bus_notice(e->bus, "info", NULL, "resumed");
+				break;
+			case PEV_CMD_EDIT:
+				if (e->plan)
+					apply_edit(e, c->step_id, c->json);
+				break;
+			case PEV_CMD_RERUN:
+				if (i >= 0) {
+					reset_with_dependents(e, (size_t)i);
+					bus_notice(e->bus, "info", c->step_id,
+						   "step %s will run again, with its dependents",
+						   c->step_id);
+				}
+				break;
+			case PEV_CMD_SKIP:
+				if (i >= 0 && (e->st[i].status == SS_PENDING ||
+					       e->st[i].status == SS_RUNNING)) {
+					e->st[i].status = SS_SKIPPED;
+					publish_step_end(e, c->step_id, SS_SKIPPED, e->st[i].attempts,
+							 false);
+				}
+				break;
+			}
+			cmd_free(c);
+		}
+		if (e->stop)
+			return false;
+		pthread_mutex_lock(&e->lock);
+		paused = e->paused && !e->cmds && !atomic_load(&e->aborting);
+		if (paused)
+			pthread_cond_wait(&e->cond, &e->lock);
+		pthread_mutex_unlock(&e->lock);
+		if (!paused && !e->cmds)
+			return true;
+	}
+}
+
+/* ------------------------------------------------------------------ finish */
+
+static void collect_results(struct pev *e, struct strvec *results, struct strvec *gaps)
+{
+	for (size_t i = 0; i < e->plan->n_steps; i++) {
+		const struct plan_step *s = &e->plan->steps[i];
+		const struct step_state *st = &e->st[i];
+		if (st->status == SS_PASSED)
+			strvec_pushf(results, "[%s] %s: %s", s->id, s->name ? s->name : "",
+				     st->output_json ? st->output_json : "");
+		else if (st->status == SS_FAIL_ACCEPTED)
+			strvec_pushf(gaps, "%s (%s): fail-accepted after failing verification",
+				     s->id, s->name ? s->name : "");
+		else
+			strvec_pushf(gaps, "%s (%s): %s", s->id, s->name ? s->name : "",
+				     st->status == SS_SKIPPED ? "skipped" : "not run");
+	}
+}
+
+static cJSON *metrics_json(struct pev *e)
+{
+	cJSON *m = cJSON_CreateObject(), *tok, *cost;
+	int passed = 0, fa = 0, skipped = 0, attempts = 0;
+	double total = 0;
+	bool known = true;
+
+	for (size_t i = 0; i < e->plan->n_steps; i++) {
+		attempts += e->st[i].attempts;
+		passed += e->st[i].status == SS_PASSED;
+		fa += e->st[i].status == SS_FAIL_ACCEPTED;
+		skipped += e->st[i].status == SS_SKIPPED;
+	}
+	cJSON_AddNumberToObject(m, "steps_total", (double)e->plan->n_steps);
+	cJSON_AddNumberToObject(m, "steps_passed", passed);
+	cJSON_AddNumberToObject(m, "steps_fail_accepted", fa);
+	cJSON_AddNumberToObject(m, "steps_skipped", skipped);
+	cJSON_AddNumberToObject(m, "total_attempts", attempts);
+	cJSON_AddNumberToObject(m, "replans", e->replans);
+	tok = cJSON_AddObjectToObject(m, "tokens");
+	cost = cJSON_AddObjectToObject(m, "cost_usd");
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		cJSON *t = cJSON_AddObjectToObject(tok, llm_role_name(r));
+		cJSON_AddNumberToObject(t, "input", (double)e->usage[r].input);
+		cJSON_AddNumberToObject(t, "output", (double)e->usage[r].output);
+		cJSON_AddNumberToObject(t, "cached", (double)e->usage[r].cached);
+		if (e->usage[r].cost_unknown) {
+			cJSON_AddNullToObject(cost, llm_role_name(r));
+			known = false;
+		} else {
+			cJSON_AddNumberToObject(cost, llm_role_name(r), e->usage[r].cost);
+		}
+		total += e->usage[r].cost;
+	}
+	cJSON_AddNumberToObject(cost, "total", total);
+	cJSON_AddBoolToObject(m, "cost_known", known);
+	return m;
+}
+
+static void finish(struct pev *e)
+{
+	struct strvec results = STRVEC_INIT, gaps = STRVEC_INIT;
+	struct verdict *check = NULL;
+	char *answer = NULL;
+	bool partial;
+	cJSON *f;
+
+	collect_results(e, &results, &gaps);
+	partial = gaps.n > 0;
+
+	if (results.n) {
+		struct llm_msg msg = {.kind = LLM_MSG_USER,
+				      .text = prompt_final_check(e->plan, &results)};
+		struct llm_request req = {0};
+		struct llm_response res = {0};
+		char *err = NULL;
+
+		req.role = ROLE_VERIFIER;
+		req.purpose = PURPOSE_FINAL_CHECK;
+		req.system = prompt_system_verifier();
+		req.msgs = &msg;
+		req.n_msgs = 1;
+		req.want_json = true;
+		req.max_tokens = MAX_TOKENS_STEP;
+		if (call_model(e, &req, &res) == PROVIDER_OK) {
+			check = verdict_parse(res.text, &err);
+			if (!check)
+				bus_notice(e->bus, "warn", NULL,
+					   "the whole-plan check could not be read: %s", err);
+			free(err);
+		}
+		llm_response_release(&res);
+		llm_msg_release(&msg);
+	}
+	if (e->stop)
+		goto out;
+
+	{
+		struct llm_msg msg = {.kind = LLM_MSG_USER,
+				      .text = prompt_synthesize(e->task, e->plan, &results, &gaps)};
+		struct llm_request req = {0};
+		struct llm_response res = {0};
+
+		req.role = ROLE_PLANNER;
+		req.purpose = PURPOSE_SYNTHESIZE;
+		req.system = prompt_system_synthesizer();
+		req.msgs = &msg;
+		req.n_msgs = 1;
+		req.max_tokens = MAX_TOKENS_PLAN;
+		if (call_model(e, &req, &res) == PROVIDER_OK) {
+			answer = res.text;
+			res.text = NULL;
+		}
+		llm_response_release(&res);
+		llm_msg_release(&msg);
+	}
+	if (e->stop)
+		goto out;
+	if (partial && strncmp(answer, "PARTIAL:", 8) != 0) {
+		/* The contract holds even if the model forgot: gaps are named up front. */
+		char *g = strvec_join(&gaps, "; "), *a = xasprintf("PARTIAL: not verified: %s\n\n%s", g, answer);
+		free(g);
+		free(answer);
+		answer = a;
+	}
+
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "answer", answer);
+	cJSON_AddBoolToObject(f, "partial", partial);
+	{
+		cJSON *fc = cJSON_AddObjectToObject(f, "final_check");
+		if (check) {
+			cJSON_AddBoolToObject(fc, "passed", check->overall_pass);
+			add_json_string_or_null(fc, "feedback", check->feedback);
+		} else {
+			cJSON_AddNullToObject(fc, "passed");
+			cJSON_AddNullToObject(fc, "feedback");
+		}
+	}
+	cJSON_AddItemToObject(f, "metrics", metrics_json(e));
+	bus_publish(e->bus, EV_RUN_FINAL, f);
+	e->exit_code = partial ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
+	if (partial) {
+		char *g = strvec_join(&gaps, "; ");
+		free(e->end_reason);
+		e->end_reason = xasprintf("finished with gaps: %s", g);
+		free(g);
+	}
+out:
+	verdict_free(check);
+	free(answer);
+	strvec_clear(&results);
+	strvec_clear(&gaps);
+}
+
+/* ------------------------------------------------------------------- resume */
+
+struct rebuild {
+	struct pev *e;
+	char *err;
+	bool ended;
+	char *end_status;
+	int proposed_rev;
+	char *proposed;
+};
+
+static bool rebuild_visit(void *ctx, const struct event *ev)
+{
+	struct rebuild *rb = ctx;
+	struct pev *e = rb->e;
+	cJSON *o = cJSON_Parse(ev->json);
+	const char *sid = ev->step_id;
+	int i = (sid && e->plan) ? plan_find(e->plan, sid) : -1;
+	double num;
+
+	if (!o)
+		return true;
+	switch (ev->type) {
+	case EV_RUN_START:
+		if (jsonx_str(o, "task")) {
+			free(e->task);
+			e->task = xstrdup(jsonx_str(o, "task"));
+		}
+		break;
+	case EV_PLAN_PROPOSED: {
+		cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "plan");
+		free(rb->proposed);
+		rb->proposed = p ? jsonx_print(p) : NULL;
+		rb->proposed_rev = jsonx_num(o, "revision", &num) ? (int)num : 0;
+		if (!strcmp(jsonx_str(o, "reason") ? jsonx_str(o, "reason") : "", "replan"))
+			e->replans++;
+		break;
+	}
+	case EV_PLAN_ADOPTED: {
+		cJSON *pj = cJSON_GetObjectItemCaseSensitive(o, "plan");
+		struct strvec errors = STRVEC_INIT;
+		struct plan *np = pj ? plan_from_json(pj, &errors) : NULL;
+		strvec_clear(&errors);
+		if (np) {
+			/* Silence: the adoption is re-derived, not re-published. */
+			struct step_state *nst = xcalloc(np->n_steps, sizeof(*nst));
+			cJSON *kept = cJSON_GetObjectItemCaseSensitive(o, "kept"), *k;
+			for (size_t s = 0; s < np->n_steps; s++) {
+				int old = e->plan ? plan_find(e->plan, np->steps[s].id) : -1;
+				if (old < 0)
+					continue;
+				nst[s].attempts = e->st[old].attempts;
+				cJSON_ArrayForEach(k, kept)
+				{
+					if (cJSON_IsString(k) &&
+					    !strcmp(k->valuestring, np->steps[s].id)) {
+						nst[s].status = e->st[old].status;
+						nst[s].result_json = xstrdup(e->st[old].result_json);
+						nst[s].output_json = xstrdup(e->st[old].output_json);
+					}
+				}
+			}
+			if (e->plan)
+				for (size_t s = 0; s < e->plan->n_steps; s++)
+					step_state_release(&e->st[s]);
+			free(e->st);
+			plan_free(e->plan);
+			e->plan = np;
+			e->st = nst;
+			e->revision = jsonx_num(o, "revision", &num) ? (int)num : 0;
+			free(rb->proposed);
+			rb->proposed = NULL;
+		}
+		break;
+	}
+	case EV_STEP_START:
+		if (i >= 0 && jsonx_num(o, "attempt", &num)) {
+			e->st[i].attempts = (int)num;
+			e->st[i].round_attempts++;
+			e->st[i].status = SS_RUNNING;
+		}
+		break;
+	case EV_STEP_OUTPUT:
+		if (i >= 0) {
+			cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "result");
+			cJSON *so = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "step_output") : NULL;
+			free(e->st[i].result_json);
+			free(e->st[i].output_json);
+			e->st[i].result_json = jsonx_print(r);
+			e->st[i].output_json = so ? jsonx_print(so) : jsonx_print(r);
+		}
+		break;
+	case EV_VERIFY_VERDICT: {
+		const char *action = jsonx_str(o, "action");
+		const char *fb = jsonx_str(o, "feedback");
+		if (i >= 0 && action && strcmp(action, "pass") != 0)
+			strvec_push(&e->st[i].critiques, fb ? fb : "verification failed");
+		break;
+	}
+	case EV_STEP_END: {
+		const char *st = jsonx_str(o, "status");
+		if (i >= 0 && st) {
+			e->st[i].status = !strcmp(st, "passed")    ? SS_PASSED
+					  : !strcmp(st, "skipped") ? SS_SKIPPED
+								   : SS_FAIL_ACCEPTED;
+			if (e->st[i].status == SS_PASSED)
+				reuse_add(e, reuse_key(e, e->plan, (size_t)i),
+					  e->st[i].result_json, e->st[i].output_json);
+		}
+		break;
+	}
+	case EV_STEP_EDIT:
+		if (i >= 0) {
+			cJSON *after = cJSON_GetObjectItemCaseSensitive(o, "after");
+			struct strvec errors = STRVEC_INIT;
+			struct plan_step ns;
+			if (after && plan_step_from_json(after, &ns, &errors)) {
+				plan_step_free_fields(&e->plan->steps[i]);
+				e->plan->steps[i] = ns;
+				if (e->st[i].status != SS_PENDING)
+					reset_with_dependents(e, (size_t)i);
+			}
+			strvec_clear(&errors);
+		}
+		break;
+	case EV_LLM_CALL: {
+		const char *role = jsonx_str(o, "role");
+		int r = llm_role_from_name(role);
+		if (r >= 0) {
+			struct role_usage *u = &e->usage[r];
+			u->calls++;
+			if (jsonx_num(o, "input_tokens", &num))
+				u->input += (long)num;
+			if (jsonx_num(o, "output_tokens", &num))
+				u->output += (long)num;
+			if (jsonx_num(o, "cached_tokens", &num))
+				u->cached += (long)num;
+			if (jsonx_num(o, "cost_usd", &num)) {
+				u->cost += num;
+				e->spent += num;
+			} else if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "cost_usd"))) {
+				u->cost_unknown = true;
+			}
+		}
+		break;
+	}
+	case EV_RUN_END:
+		rb->ended = true;
+		free(rb->end_status);
+		rb->end_status = xstrdup(jsonx_str(o, "status"));
+		break;
+	default:
+		break;
+	}
+	cJSON_Delete(o);
+	return true;
+}
+
+/* Rebuilds the engine state from the journal. false + *err when it cannot resume. */
+static bool rebuild(struct pev *e, char **err)
+{
+	char *path = xasprintf("%s/journal.jsonl", e->run_dir);
+	struct journal_load_info info = {0};
+	struct rebuild rb = {e, NULL, false, NULL, 0, NULL};
+	bool ok = journal_load(path, rebuild_visit, &rb, &info, err);
+
+	if (ok && rb.ended && rb.end_status &&
+	    (!strcmp(rb.end_status, "passed") || !strcmp(rb.end_status, "partial"))) {
+		*err = xasprintf("run %s already finished (%s); use --replay to browse it",
+				 e->run_id, rb.end_status);
+		ok = false;
+	}
+	if (ok && info.torn_tail && !journal_repair(path, &info, err))
+		ok = false;
+	if (ok) {
+		bus_set_next_seq(e->bus, info.last_seq + 1);
+		for (size_t i = 0; e->plan && i < e->plan->n_steps; i++) {
+			/* An attempt that was in flight starts over. */
+			if (e->st[i].status == SS_RUNNING)
+				e->st[i].status = SS_PENDING;
+		}
+		if (rb.proposed) {
+			e->pending_plan = rb.proposed;
+			e->revision = rb.proposed_rev;
+			rb.proposed = NULL;
+		}
+	}
+	free(rb.proposed);
+	free(rb.end_status);
+	free(path);
+	return ok;
+}
+
+/* ----------------------------------------------------------------- the run */
+
+static void publish_run_start(struct pev *e)
+{
+	cJSON *f = cJSON_CreateObject(), *models, *policy, *gates;
+
+	cJSON_AddStringToObject(f, "run_id", e->run_id);
+	cJSON_AddStringToObject(f, "task", e->task);
+	cJSON_AddStringToObject(f, "provider", e->prov[ROLE_PLANNER]->ops->name);
+	cJSON_AddBoolToObject(f, "simulated", e->prov[ROLE_PLANNER]->simulated);
+	if (e->scenario)
+		cJSON_AddStringToObject(f, "scenario", e->scenario);
+	models = cJSON_AddObjectToObject(f, "models");
+	for (int r = 0; r < ROLE__COUNT; r++)
+		cJSON_AddStringToObject(models, llm_role_name(r), e->models[r]);
+	policy = cJSON_AddObjectToObject(f, "policy");
+	gates = cJSON_AddArrayToObject(policy, "gates");
+	for (int k = 0; k < GATE__COUNT; k++)
+		if (gatekeeper_enabled(e->gates, k))
+			cJSON_AddItemToArray(gates, cJSON_CreateString(gate_kind_name(k)));
+	cJSON_AddBoolToObject(policy, "yes", e->yes);
+	cJSON_AddNumberToObject(policy, "max_retries", e->max_retries);
+	cJSON_AddNumberToObject(policy, "max_replans", e->max_replans);
+	cJSON_AddNumberToObject(policy, "parallel", e->parallel);
+	if (e->budget > 0)
+		cJSON_AddNumberToObject(policy, "budget_usd", e->budget);
+	else
+		cJSON_AddNullToObject(policy, "budget_usd");
+	cJSON_AddNumberToObject(policy, "confidence_threshold", e->threshold);
+	cJSON_AddNumberToObject(policy, "chaos", e->chaos);
+	cJSON_AddStringToObject(f, "workspace", e->workspace);
+	bus_publish(e->bus, EV_RUN_START, f);
+}
+
+/* The next step to run: pending with every dependency settled, in plan order. -1 none. */
+static int next_ready(struct pev *e, bool *blocked)
+{
+	*blocked = false;
+	for (size_t i = 0; i < e->plan->n_steps; i++) {
+		bool ready = true;
+		if (e->st[i].status != SS_PENDING)
+			continue;
+		for (size_t d = 0; d < e->plan->steps[i].deps.n; d++) {
+			int di = plan_find(e->plan, e->plan->steps[i].deps.v[d]);
+			if (di >= 0 && (e->st[di].status == SS_PENDING ||
+					e->st[di].status == SS_RUNNING))
+				ready = false;
+		}
+		if (ready)
+			return (int)i;
+		*blocked = true;
+	}
+	return -1;
+}
+
+static void *engine_main(void *arg)
+{
+	struct pev *e = arg;
+
+	if (e->resume)
+		bus_notice(e->bus, "info", NULL, "resuming run %s from its journal", e->run_id);
+	else
+		publish_run_start(e);
+
+	if (!e->plan && !make_first_plan(e))
+		goto end;
+	while (!e->stop) {
+		bool blocked;
+		int i;
+
+		if (!apply_commands(e))
+			break;
+		i = next_ready(e, &blocked);
+		if (i < 0) {
+			if (blocked)
+				set_end(e, PEV_EXIT_ERROR, "no step can run: the plan is blocked");
+			break;
+		}
+		run_step(e, (size_t)i);
+	}
+	if (!e->stop)
+		finish(e);
+end:
+	if (!e->quit) {
+		cJSON *f = cJSON_CreateObject();
+		const char *status = e->exit_code == PEV_EXIT_OK        ? "passed"
+				     : e->exit_code == PEV_EXIT_PARTIAL ? "partial"
+				     : e->exit_code == PEV_EXIT_ABORTED ? "aborted"
+									: "error";
+		char *err = NULL;
+
+		cJSON_AddStringToObject(f, "status", status);
+		cJSON_AddNumberToObject(f, "exit_code", e->exit_code);
+		if (e->end_reason)
+			cJSON_AddStringToObject(f, "reason", e->end_reason);
+		bus_publish(e->bus, EV_RUN_END, f);
+		if (!report_write(e->run_dir, &err)) {
+			/* The journal has everything; the report is a convenience. */
+			free(err);
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+static char *make_run_id(void)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
+	return xasprintf("%s-%04lx", buf, ((unsigned long)ts.tv_nsec ^ (unsigned long)getpid()) & 0xffff);
+}
+
+struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__COUNT],
+		    struct bus *bus, struct gatekeeper *gates, const char *run_dir, bool resume,
+		    char **err)
+{
+	struct pev *e = xcalloc(1, sizeof(*e));
+	const char *slash;
+
+	e->task = xstrdup(s->task ? s->task : "");
+	if (providers[ROLE_PLANNER]->simulated && !s->script)
+		e->scenario = xstrdup(s->scenario);
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		e->prov[r] = providers[r];
+		e->models[r] = xstrdup(s->model[r] ? s->model[r] : "unknown");
+	}
+	e->max_retries = s->max_retries;
+	e->max_replans = s->max_replans;
+	e->budget = s->budget_usd;
+	e->threshold = s->confidence_threshold;
+	e->chaos = s->chaos;
+	e->chaos_state = s->chaos_seed ? s->chaos_seed : 0x9E3779B97F4A7C15UL;
+	e->demo = providers[ROLE_EXECUTOR]->simulated;
+	e->yes = s->yes;
+	e->parallel = s->parallel;
+	e->bus = bus;
+	e->gates = gates;
+	e->run_dir = xstrdup(run_dir);
+	slash = strrchr(e->run_dir, '/');
+	e->run_id = xstrdup(slash ? slash + 1 : e->run_dir);
+	e->workspace = s->workspace ? xstrdup(s->workspace) : xasprintf("%s/workspace", run_dir);
+	e->resume = resume;
+	e->ws_fd = -1;
+	e->cmds_tail = &e->cmds;
+	atomic_init(&e->cancel_call, false);
+	atomic_init(&e->aborting, false);
+	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL))
+		fatal("cannot initialise engine lock");
+
+	if (mkdir(run_dir, 0700) && errno != EEXIST) {
+		*err = xasprintf("cannot create run directory %s: %s", run_dir, strerror(errno));
+		goto fail;
+	}
+	e->ws_fd = sandbox_open_root(e->workspace, err);
+	if (e->ws_fd < 0)
+		goto fail;
+	if (resume && !rebuild(e, err))
+		goto fail;
+	e->journal = journal_open(run_dir, err);
+	if (!e->journal)
+		goto fail;
+	bus_subscribe(bus, journal_on_event, e->journal);
+	return e;
+fail:
+	pev_free(e);
+	return NULL;
+}
+
+void pev_start(struct pev *e)
+{
+	if (pthread_create(&e->thread, NULL, engine_main, e))
+		fatal("cannot start the engine thread");
+	e->started = true;
+}
+
+enum pev_exit pev_join(struct pev *e)
+{
+	if (e->started) {
+		pthread_join(e->thread, NULL);
+		e->started = false;
+	}
+	return e->exit_code;
+}
+
+const char *pev_run_id(const struct pev *e)
+{
+	return e->run_id;
+}
+
+const char *pev_end_reason(const struct pev *e)
+{
+	return e->end_reason;
+}
+
+void pev_free(struct pev *e)
+{
+	struct cmd *c, *next;
+
+	if (!e)
+		return;
+	pev_join(e);
+	for (c = e->cmds; c; c = next) {
+		next = c->next;
+		cmd_free(c);
+	}
+	if (e->plan)
+		for (size_t i = 0; i < e->plan->n_steps; i++)
+			step_state_release(&e->st[i]);
+	free(e->st);
+	plan_free(e->plan);
+	for (size_t r = 0; r < e->n_reuse; r++) {
+		free(e->reuse[r].key);
+		free(e->reuse[r].result_json);
+		free(e->reuse[r].output_json);
+	}
+	free(e->reuse);
+	for (int r = 0; r < ROLE__COUNT; r++)
+		free(e->models[r]);
+	journal_close(e->journal);
+	if (e->ws_fd >= 0)
+		close(e->ws_fd);
+	free(e->task);
+	free(e->scenario);
+	free(e->run_dir);
+	free(e->run_id);
+	free(e->workspace);
+	free(e->current_step);
+	free(e->end_reason);
+	free(e->pending_plan);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+char *pev_new_run_dir(const char *runs_dir)
+{
+	char *id = make_run_id();
+	char *dir = xasprintf("%s/%s", runs_dir, id);
+
+	free(id);
+	return dir;
+}

@@ -46,5 +46,9 @@ void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
 
 /* The run id (the run directory's last component). */
 const char *pev_run_id(const struct pev *e);
+/* Why the run ended when it did not pass (a sentence), or NULL. Valid after pev_join. */
+const char *pev_end_reason(const struct pev *e);
+/* A fresh run directory path RUNS_DIR/<run-id> (not created). Caller frees. */
+char *pev_new_run_dir(const char *runs_dir);
 
 #endif

@@ -1,3 +1,917 @@
-/* plan — placeholder until implemented. */
+/* plan — the structured plan of DESIGN.md: model, JSON in and out, validation. */
 #include "config.h"
-typedef int plan_placeholder;
+
+#include "plan.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "jsonx.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+/*
+ * Parsing policy. Tolerated because a real model does it and nothing is lost: missing
+ * optional lists (empty), `null` for any optional field (absent), a missing `name` (the
+ * step_id is used), a missing `description`/`context`/`rollback_strategy` (""), missing
+ * `estimated_complexity` (medium), complexity in any case with blanks around it, missing
+ * action `params` ({}), unknown extra fields (ignored). Refused, with the field path named:
+ * everything of the wrong type, a missing goal, missing or empty step_id, steps that are not
+ * an array of objects, an unknown complexity. Array indexes in paths are 0-based, as in
+ * JSON tooling ("steps[0]" is the first step).
+ */
+
+/* A hostile plan could otherwise produce one sentence per bad element. */
+#define MAX_ERRORS 25
+#define SNIP 40
+
+struct perr {
+	struct strvec *errors;
+	size_t n;
+	size_t dropped;
+};
+
+static void perr_add(struct perr *pe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void perr_add(struct perr *pe, const char *fmt, ...)
+{
+	va_list ap;
+	struct strbuf sb;
+
+	pe->n++;
+	if (pe->n > MAX_ERRORS) {
+		pe->dropped++;
+		return;
+	}
+	strbuf_init(&sb);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strvec_push(pe->errors, sb.buf);
+	strbuf_release(&sb);
+}
+
+static void perr_finish(struct perr *pe)
+{
+	if (pe->dropped)
+		strvec_pushf(pe->errors, "%zu more problems were not listed.", pe->dropped);
+}
+
+const char *complexity_name(enum complexity c)
+{
+	switch (c) {
+	case CX_LOW: return "low";
+	case CX_MEDIUM: return "medium";
+	case CX_HIGH: return "high";
+	}
+	return "medium";
+}
+
+int complexity_from_name(const char *s)
+{
+	static const char *const names[] = {"low", "medium", "high"};
+	size_t len;
+
+	if (!s)
+		return -1;
+	while (isspace((unsigned char)*s))
+		s++;
+	len = strlen(s);
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	for (int i = 0; i < 3; i++) {
+		size_t j = 0;
+
+		if (strlen(names[i]) != len)
+			continue;
+		while (j < len && tolower((unsigned char)s[j]) == names[i][j])
+			j++;
+		if (j == len)
+			return i;
+	}
+	return -1;
+}
+
+struct plan *plan_new(void)
+{
+	return xcalloc(1, sizeof(struct plan));
+}
+
+void plan_step_free_fields(struct plan_step *s)
+{
+	if (!s)
+		return;
+	free(s->id);
+	free(s->name);
+	free(s->description);
+	for (size_t i = 0; i < s->n_actions; i++) {
+		free(s->actions[i].tool);
+		free(s->actions[i].params_json);
+	}
+	free(s->actions);
+	strvec_clear(&s->criteria);
+	strvec_clear(&s->expected_outputs);
+	strvec_clear(&s->deps);
+	memset(s, 0, sizeof(*s));
+}
+
+void plan_free(struct plan *p)
+{
+	if (!p)
+		return;
+	free(p->goal);
+	free(p->context);
+	for (size_t i = 0; i < p->n_steps; i++)
+		plan_step_free_fields(&p->steps[i]);
+	free(p->steps);
+	strvec_clear(&p->success_criteria);
+	free(p->rollback_strategy);
+	free(p);
+}
+
+static void strvec_copy(struct strvec *dst, const struct strvec *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < src->n; i++)
+		strvec_push(dst, src->v[i]);
+}
+
+void plan_step_copy(struct plan_step *dst, const struct plan_step *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->id = xstrdup(src->id);
+	dst->name = xstrdup(src->name);
+	dst->description = xstrdup(src->description);
+	if (src->n_actions) {
+		dst->actions = xcalloc(src->n_actions, sizeof(*dst->actions));
+		for (size_t i = 0; i < src->n_actions; i++) {
+			dst->actions[i].tool = xstrdup(src->actions[i].tool);
+			dst->actions[i].params_json = xstrdup(src->actions[i].params_json);
+		}
+	}
+	dst->n_actions = src->n_actions;
+	strvec_copy(&dst->criteria, &src->criteria);
+	strvec_copy(&dst->expected_outputs, &src->expected_outputs);
+	strvec_copy(&dst->deps, &src->deps);
+	dst->complexity = src->complexity;
+}
+
+struct plan *plan_clone(const struct plan *p)
+{
+	struct plan *c;
+
+	if (!p)
+		return NULL;
+	c = plan_new();
+	c->goal = xstrdup(p->goal);
+	c->context = xstrdup(p->context);
+	if (p->n_steps) {
+		c->steps = xcalloc(p->n_steps, sizeof(*c->steps));
+		for (size_t i = 0; i < p->n_steps; i++)
+			plan_step_copy(&c->steps[i], &p->steps[i]);
+	}
+	c->n_steps = p->n_steps;
+	strvec_copy(&c->success_criteria, &p->success_criteria);
+	c->rollback_strategy = xstrdup(p->rollback_strategy);
+	return c;
+}
+
+/* NULL and "" are the same text: a fresh struct and a parsed one must compare equal. */
+static bool text_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool strvec_eq(const struct strvec *a, const struct strvec *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		if (!text_eq(a->v[i], b->v[i]))
+			return false;
+	}
+	return true;
+}
+
+/* Params compare as JSON values, so {"a": 1} equals {"a":1}. */
+static bool params_eq(const char *a, const char *b)
+{
+	cJSON *ja, *jb;
+	bool eq;
+
+	if (text_eq(a, b))
+		return true;
+	ja = cJSON_Parse(a ? a : "{}");
+	jb = cJSON_Parse(b ? b : "{}");
+	eq = ja && jb && cJSON_Compare(ja, jb, 1);
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+	return eq;
+}
+
+bool plan_step_equal(const struct plan_step *a, const struct plan_step *b)
+{
+	if (!text_eq(a->id, b->id) || !text_eq(a->name, b->name) ||
+	    !text_eq(a->description, b->description) || a->n_actions != b->n_actions ||
+	    a->complexity != b->complexity || !strvec_eq(&a->criteria, &b->criteria) ||
+	    !strvec_eq(&a->expected_outputs, &b->expected_outputs) ||
+	    !strvec_eq(&a->deps, &b->deps))
+		return false;
+	for (size_t i = 0; i < a->n_actions; i++) {
+		if (!text_eq(a->actions[i].tool, b->actions[i].tool) ||
+		    !params_eq(a->actions[i].params_json, b->actions[i].params_json))
+			return false;
+	}
+	return true;
+}
+
+bool plan_equal(const struct plan *a, const struct plan *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (!text_eq(a->goal, b->goal) || !text_eq(a->context, b->context) ||
+	    !text_eq(a->rollback_strategy, b->rollback_strategy) || a->n_steps != b->n_steps ||
+	    !strvec_eq(&a->success_criteria, &b->success_criteria))
+		return false;
+	for (size_t i = 0; i < a->n_steps; i++) {
+		if (!plan_step_equal(&a->steps[i], &b->steps[i]))
+			return false;
+	}
+	return true;
+}
+
+int plan_find(const struct plan *p, const char *id)
+{
+	if (!p || !id)
+		return -1;
+	for (size_t i = 0; i < p->n_steps; i++) {
+		if (p->steps[i].id && strcmp(p->steps[i].id, id) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* ---- JSON in ----------------------------------------------------------------------- */
+
+static char *path_of(const char *prefix, const char *key)
+{
+	if (!prefix || !*prefix)
+		return xstrdup(key);
+	return xasprintf("%s.%s", prefix, key);
+}
+
+/* An absent key and an explicit null are the same for optional fields. */
+static const cJSON *field(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNull(it) ? NULL : it;
+}
+
+/* Text field: *out is set (never NULL on success). `def` NULL means required. */
+static bool get_text(const cJSON *obj, const char *prefix, const char *key, const char *def,
+                     char **out, struct perr *pe)
+{
+	const cJSON *it = field(obj, key);
+	char *path;
+
+	*out = NULL;
+	if (cJSON_IsString(it)) {
+		*out = xstrdup(it->valuestring);
+		return true;
+	}
+	path = path_of(prefix, key);
+	if (!it && def) {
+		*out = xstrdup(def);
+		free(path);
+		return true;
+	}
+	if (!it)
+		perr_add(pe, "%s is missing.", path);
+	else
+		perr_add(pe, "%s must be a string.", path);
+	free(path);
+	return false;
+}
+
+static bool get_list(const cJSON *obj, const char *prefix, const char *key, struct strvec *out,
+                     struct perr *pe)
+{
+	const cJSON *it = field(obj, key);
+	const cJSON *el;
+	char *path;
+
+	memset(out, 0, sizeof(*out));
+	if (!it)
+		return true;
+	if (cJSON_IsArray(it)) {
+		bool ok = true;
+
+		for (el = it->child; el; el = el->next) {
+			if (!cJSON_IsString(el)) {
+				ok = false;
+				break;
+			}
+			strvec_push(out, el->valuestring);
+		}
+		if (ok)
+			return true;
+		strvec_clear(out);
+	}
+	path = path_of(prefix, key);
+	perr_add(pe, "%s must be an array of strings.", path);
+	free(path);
+	return false;
+}
+
+static bool parse_actions(const cJSON *obj, const char *prefix, struct plan_step *s,
+                          struct perr *pe)
+{
+	const cJSON *it = field(obj, "actions");
+	const cJSON *el;
+	size_t cap = 0, i = 0;
+	bool ok = true;
+
+	if (!it)
+		return true;
+	if (!cJSON_IsArray(it)) {
+		char *path = path_of(prefix, "actions");
+
+		perr_add(pe, "%s must be an array of {tool, params} objects.", path);
+		free(path);
+		return false;
+	}
+	for (el = it->child; el; el = el->next) {
+		char *ap = xasprintf("%s%sactions[%zu]", prefix, *prefix ? "." : "", i++);
+		const cJSON *params;
+		struct plan_action act = {NULL, NULL};
+
+		if (!cJSON_IsObject(el)) {
+			perr_add(pe, "%s must be an object with \"tool\" and \"params\".", ap);
+			ok = false;
+			free(ap);
+			continue;
+		}
+		if (!get_text(el, ap, "tool", NULL, &act.tool, pe) || !*act.tool) {
+			if (act.tool)
+				perr_add(pe, "%s.tool must not be empty.", ap);
+			free(act.tool);
+			ok = false;
+			free(ap);
+			continue;
+		}
+		params = field(el, "params");
+		if (params && !cJSON_IsObject(params)) {
+			perr_add(pe, "%s.params must be an object.", ap);
+			free(act.tool);
+			ok = false;
+			free(ap);
+			continue;
+		}
+		act.params_json = params ? jsonx_print(params) : xstrdup("{}");
+		s->actions = xgrow(s->actions, &cap, s->n_actions + 1, sizeof(*s->actions));
+		s->actions[s->n_actions++] = act;
+		free(ap);
+	}
+	return ok;
+}
+
+static bool parse_step(const cJSON *obj, const char *prefix, struct plan_step *s, struct perr *pe)
+{
+	size_t before = pe->n;
+	const cJSON *cx;
+	const char *name;
+
+	memset(s, 0, sizeof(*s));
+	if (get_text(obj, prefix, "step_id", NULL, &s->id, pe) && !*s->id) {
+		char *path = path_of(prefix, "step_id");
+
+		perr_add(pe, "%s must be a non-empty string.", path);
+		free(path);
+	}
+	name = jsonx_str(obj, "name");
+	if (field(obj, "name") && !name) {
+		char *path = path_of(prefix, "name");
+
+		perr_add(pe, "%s must be a string.", path);
+		free(path);
+	} else {
+		s->name = xstrdup(name && *name ? name : (s->id ? s->id : ""));
+	}
+	get_text(obj, prefix, "description", "", &s->description, pe);
+	parse_actions(obj, prefix, s, pe);
+	get_list(obj, prefix, "acceptance_criteria", &s->criteria, pe);
+	get_list(obj, prefix, "expected_outputs", &s->expected_outputs, pe);
+	get_list(obj, prefix, "dependencies", &s->deps, pe);
+	s->complexity = CX_MEDIUM;
+	cx = field(obj, "estimated_complexity");
+	if (cx) {
+		int c = cJSON_IsString(cx) ? complexity_from_name(cx->valuestring) : -1;
+		char *path = path_of(prefix, "estimated_complexity");
+
+		if (c < 0 && cJSON_IsString(cx)) {
+			char *sn = jsonx_snippet(cx->valuestring, SNIP);
+
+			perr_add(pe, "%s must be low, medium or high, not \"%s\".", path, sn);
+			free(sn);
+		} else if (c < 0) {
+			perr_add(pe, "%s must be one of the strings low, medium or high.", path);
+		} else {
+			s->complexity = (enum complexity)c;
+		}
+		free(path);
+	}
+	if (pe->n != before) {
+		plan_step_free_fields(s);
+		return false;
+	}
+	return true;
+}
+
+bool plan_step_from_json(const cJSON *obj, struct plan_step *out, struct strvec *errors)
+{
+	struct strvec local = STRVEC_INIT;
+	struct perr pe = {errors ? errors : &local, 0, 0};
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (!cJSON_IsObject(obj)) {
+		perr_add(&pe, "The step must be a JSON object.");
+		ok = false;
+	} else {
+		ok = parse_step(obj, "", out, &pe);
+	}
+	perr_finish(&pe);
+	strvec_clear(&local);
+	return ok;
+}
+
+struct plan *plan_from_json(const cJSON *obj, struct strvec *errors)
+{
+	struct strvec local = STRVEC_INIT;
+	struct perr pe = {errors ? errors : &local, 0, 0};
+	struct plan *p;
+	const cJSON *steps, *el;
+	size_t cap = 0, i = 0;
+
+	if (!cJSON_IsObject(obj)) {
+		perr_add(&pe, "The plan must be a JSON object.");
+		strvec_clear(&local);
+		return NULL;
+	}
+	p = plan_new();
+	if (get_text(obj, "", "goal", NULL, &p->goal, &pe) && !*p->goal)
+		perr_add(&pe, "goal must not be empty.");
+	get_text(obj, "", "context", "", &p->context, &pe);
+	steps = field(obj, "steps");
+	if (!steps) {
+		perr_add(&pe, "steps is missing (an array of step objects).");
+	} else if (!cJSON_IsArray(steps)) {
+		perr_add(&pe, "steps must be an array of step objects.");
+	} else {
+		for (el = steps->child; el; el = el->next) {
+			char *sp = xasprintf("steps[%zu]", i++);
+			struct plan_step s;
+
+			if (!cJSON_IsObject(el))
+				perr_add(&pe, "%s must be an object.", sp);
+			else if (parse_step(el, sp, &s, &pe)) {
+				p->steps = xgrow(p->steps, &cap, p->n_steps + 1, sizeof(*p->steps));
+				p->steps[p->n_steps++] = s;
+			}
+			free(sp);
+		}
+	}
+	get_list(obj, "", "success_criteria", &p->success_criteria, &pe);
+	get_text(obj, "", "rollback_strategy", "", &p->rollback_strategy, &pe);
+	perr_finish(&pe);
+	strvec_clear(&local);
+	if (pe.n) {
+		plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+struct plan *plan_parse(const char *text, struct strvec *errors)
+{
+	char *err = NULL;
+	cJSON *obj = jsonx_extract(text, PLAN_MAX_JSON_DEPTH, &err);
+	struct plan *p;
+
+	if (!obj) {
+		if (errors)
+			strvec_pushf(errors, "%s.", err);
+		free(err);
+		return NULL;
+	}
+	p = plan_from_json(obj, errors);
+	cJSON_Delete(obj);
+	return p;
+}
+
+/* ---- validation ------------------------------------------------------------------- */
+
+static bool id_well_formed(const char *id)
+{
+	if (!id || !*id)
+		return false;
+	for (const char *c = id; *c; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.')
+			return false;
+	}
+	return true;
+}
+
+/* Ids sorted once, so lookups stay O(log n) even for a hostile plan with many steps. */
+struct id_index {
+	const struct plan *p;
+	size_t *order; /* step indexes sorted by id, then by index */
+	size_t n;
+};
+
+/* A stable merge sort: qsort has no context argument in C11 and a global would not be
+ * thread-safe. */
+static void merge_sort(size_t *a, size_t *tmp, size_t n, const struct plan *p)
+{
+	if (n < 2)
+		return;
+	merge_sort(a, tmp, n / 2, p);
+	merge_sort(a + n / 2, tmp, n - n / 2, p);
+	size_t i = 0, j = n / 2, k = 0;
+
+	while (i < n / 2 && j < n) {
+		const char *x = p->steps[a[i]].id ? p->steps[a[i]].id : "";
+		const char *y = p->steps[a[j]].id ? p->steps[a[j]].id : "";
+
+		tmp[k++] = strcmp(x, y) <= 0 ? a[i++] : a[j++];
+	}
+	while (i < n / 2)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+static void index_build(struct id_index *ix, const struct plan *p)
+{
+	size_t *tmp;
+
+	ix->p = p;
+	ix->n = p->n_steps;
+	ix->order = xcalloc(p->n_steps ? p->n_steps : 1, sizeof(size_t));
+	tmp = xcalloc(p->n_steps ? p->n_steps : 1, sizeof(size_t));
+	for (size_t i = 0; i < p->n_steps; i++)
+		ix->order[i] = i;
+	/* Stable, so the first step with a given id comes first. */
+	merge_sort(ix->order, tmp, p->n_steps, p);
+	free(tmp);
+}
+
+/* First step (in plan order) with this id, or -1. */
+static long index_find(const struct id_index *ix, const char *id)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *m = ix->p->steps[ix->order[mid]].id;
+
+		if (strcmp(m ? m : "", id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ix->n && text_eq(ix->p->steps[ix->order[lo]].id, id))
+		return (long)ix->order[lo];
+	return -1;
+}
+
+static void check_text(struct perr *pe, const char *path, const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+
+	if (len > PLAN_MAX_TEXT)
+		perr_add(pe, "%s is %zu bytes long; the limit is %d.", path, len, PLAN_MAX_TEXT);
+}
+
+static void check_list(struct perr *pe, const char *path, const struct strvec *sv)
+{
+	if (sv->n > PLAN_MAX_LIST)
+		perr_add(pe, "%s has %zu entries; the limit is %d.", path, sv->n, PLAN_MAX_LIST);
+	for (size_t i = 0; i < sv->n && i < PLAN_MAX_LIST; i++) {
+		char *ep = xasprintf("%s[%zu]", path, i);
+
+		check_text(pe, ep, sv->v[i]);
+		free(ep);
+	}
+}
+
+static void check_step(struct perr *pe, const struct plan *p, size_t i, const struct id_index *ix)
+{
+	const struct plan_step *s = &p->steps[i];
+	char *id = jsonx_snippet(s->id, SNIP);
+	char *path;
+	long first;
+
+	if (!s->id || !*s->id) {
+		perr_add(pe, "steps[%zu].step_id is empty.", i);
+	} else if (strlen(s->id) > PLAN_MAX_ID) {
+		perr_add(pe, "steps[%zu].step_id \"%s\" is longer than %d bytes.", i, id,
+		         PLAN_MAX_ID);
+	} else if (!id_well_formed(s->id)) {
+		perr_add(pe,
+		         "steps[%zu].step_id \"%s\" may only hold letters, digits, '_', '-' and "
+		         "'.'.",
+		         i, id);
+	}
+	if (s->id && *s->id) {
+		first = index_find(ix, s->id);
+		if (first >= 0 && (size_t)first != i)
+			perr_add(pe, "steps[%zu].step_id \"%s\" repeats the id of steps[%ld].", i,
+			         id, first);
+	}
+	path = xasprintf("steps[%zu].name", i);
+	check_text(pe, path, s->name);
+	free(path);
+	path = xasprintf("steps[%zu].description", i);
+	check_text(pe, path, s->description);
+	free(path);
+	if (s->n_actions > PLAN_MAX_LIST)
+		perr_add(pe, "steps[%zu].actions has %zu entries; the limit is %d.", i,
+		         s->n_actions, PLAN_MAX_LIST);
+	for (size_t a = 0; a < s->n_actions && a < PLAN_MAX_LIST; a++) {
+		path = xasprintf("steps[%zu].actions[%zu].tool", i, a);
+		check_text(pe, path, s->actions[a].tool);
+		free(path);
+		path = xasprintf("steps[%zu].actions[%zu].params", i, a);
+		check_text(pe, path, s->actions[a].params_json);
+		free(path);
+	}
+	path = xasprintf("steps[%zu].acceptance_criteria", i);
+	check_list(pe, path, &s->criteria);
+	free(path);
+	path = xasprintf("steps[%zu].expected_outputs", i);
+	check_list(pe, path, &s->expected_outputs);
+	free(path);
+	path = xasprintf("steps[%zu].dependencies", i);
+	check_list(pe, path, &s->deps);
+	free(path);
+	for (size_t d = 0; d < s->deps.n; d++) {
+		char *dep = jsonx_snippet(s->deps.v[d], SNIP);
+
+		if (text_eq(s->deps.v[d], s->id))
+			perr_add(pe,
+			         "Step \"%s\" depends on itself (steps[%zu].dependencies[%zu]).",
+			         id, i, d);
+		else if (index_find(ix, s->deps.v[d]) < 0)
+			perr_add(pe,
+			         "Step \"%s\" depends on unknown step \"%s\" "
+			         "(steps[%zu].dependencies[%zu]).",
+			         id, dep, i, d);
+		free(dep);
+	}
+	free(id);
+}
+
+/*
+ * Cycles, by an iterative depth-first search in plan order (dependencies in listed order),
+ * so the same plan always gives the same sentences. An edge a -> b means "a depends on b".
+ * Each cycle is named starting from its earliest step in plan order. Self-dependencies are
+ * reported by check_step and skipped here.
+ */
+static void check_cycles(struct perr *pe, const struct plan *p, const struct id_index *ix)
+{
+	size_t n = p->n_steps;
+	unsigned char *color = xcalloc(n ? n : 1, 1); /* 0 new, 1 on stack, 2 done */
+	size_t *stack = xcalloc(n ? n : 1, sizeof(size_t));
+	size_t *next = xcalloc(n ? n : 1, sizeof(size_t)); /* next dependency to follow */
+	long *pos = xcalloc(n ? n : 1, sizeof(long));      /* place on the stack */
+
+	for (size_t root = 0; root < n; root++) {
+		size_t top = 0;
+
+		if (color[root])
+			continue;
+		stack[top++] = root;
+		color[root] = 1;
+		pos[root] = 0;
+		next[root] = 0;
+		while (top) {
+			size_t v = stack[top - 1];
+			const struct plan_step *s = &p->steps[v];
+			long w;
+
+			if (next[v] >= s->deps.n) {
+				color[v] = 2;
+				top--;
+				continue;
+			}
+			w = index_find(ix, s->deps.v[next[v]++]);
+			if (w < 0 || (size_t)w == v)
+				continue;
+			if (color[w] == 0) {
+				color[w] = 1;
+				next[w] = 0;
+				pos[w] = (long)top;
+				stack[top++] = (size_t)w;
+			} else if (color[w] == 1) {
+				size_t from = (size_t)pos[w], len = top - from, start = 0;
+				struct strbuf sb;
+
+				for (size_t k = 1; k < len; k++) {
+					if (stack[from + k] < stack[from + start])
+						start = k;
+				}
+				strbuf_init(&sb);
+				for (size_t k = 0; k <= len; k++) {
+					size_t sidx = stack[from + (start + k) % len];
+					char *sn = jsonx_snippet(p->steps[sidx].id, SNIP);
+
+					strbuf_addf(&sb, "%s%s", k ? " -> " : "", sn);
+					free(sn);
+				}
+				perr_add(pe, "dependency cycle: %s.", sb.buf);
+				strbuf_release(&sb);
+			}
+		}
+	}
+	free(color);
+	free(stack);
+	free(next);
+	free(pos);
+}
+
+bool plan_validate(const struct plan *p, struct strvec *errors)
+{
+	struct strvec local = STRVEC_INIT;
+	struct perr pe = {errors ? errors : &local, 0, 0};
+	struct id_index ix;
+
+	if (!p) {
+		perr_add(&pe, "There is no plan.");
+		perr_finish(&pe);
+		strvec_clear(&local);
+		return false;
+	}
+	if (!p->goal || !*p->goal)
+		perr_add(&pe, "goal must not be empty.");
+	check_text(&pe, "goal", p->goal);
+	check_text(&pe, "context", p->context);
+	check_list(&pe, "success_criteria", &p->success_criteria);
+	check_text(&pe, "rollback_strategy", p->rollback_strategy);
+	if (p->n_steps == 0)
+		perr_add(&pe, "The plan has no steps; it needs at least one.");
+	if (p->n_steps > PLAN_MAX_STEPS)
+		perr_add(&pe, "The plan has %zu steps; the limit is %d.", p->n_steps,
+		         PLAN_MAX_STEPS);
+	index_build(&ix, p);
+	for (size_t i = 0; i < p->n_steps; i++)
+		check_step(&pe, p, i, &ix);
+	check_cycles(&pe, p, &ix);
+	free(ix.order);
+	perr_finish(&pe);
+	strvec_clear(&local);
+	return pe.n == 0;
+}
+
+/* ---- JSON out --------------------------------------------------------------------- */
+
+static cJSON *str_array(const struct strvec *sv)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; i < sv->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i] ? sv->v[i] : ""));
+	return a;
+}
+
+static void add_text(cJSON *o, const char *key, const char *s)
+{
+	cJSON_AddItemToObject(o, key, cJSON_CreateString(s ? s : ""));
+}
+
+cJSON *plan_step_to_json(const struct plan_step *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *acts = cJSON_CreateArray();
+
+	if (!o || !acts)
+		fatal("out of memory building JSON");
+	add_text(o, "step_id", s->id);
+	add_text(o, "name", s->name);
+	add_text(o, "description", s->description);
+	for (size_t i = 0; i < s->n_actions; i++) {
+		cJSON *a = cJSON_CreateObject();
+		cJSON *params =
+		    cJSON_Parse(s->actions[i].params_json ? s->actions[i].params_json : "{}");
+
+		add_text(a, "tool", s->actions[i].tool);
+		/* Text that is not an object (an editor slip) stays visible as a string rather
+		 * than vanishing; parsing it back then names the problem. */
+		if (!cJSON_IsObject(params)) {
+			cJSON_Delete(params);
+			params = cJSON_CreateString(s->actions[i].params_json);
+		}
+		cJSON_AddItemToObject(a, "params", params);
+		cJSON_AddItemToArray(acts, a);
+	}
+	cJSON_AddItemToObject(o, "actions", acts);
+	cJSON_AddItemToObject(o, "acceptance_criteria", str_array(&s->criteria));
+	cJSON_AddItemToObject(o, "expected_outputs", str_array(&s->expected_outputs));
+	cJSON_AddItemToObject(o, "dependencies", str_array(&s->deps));
+	add_text(o, "estimated_complexity", complexity_name(s->complexity));
+	return o;
+}
+
+cJSON *plan_to_json(const struct plan *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *steps = cJSON_CreateArray();
+
+	if (!o || !steps)
+		fatal("out of memory building JSON");
+	add_text(o, "goal", p->goal);
+	add_text(o, "context", p->context);
+	for (size_t i = 0; i < p->n_steps; i++)
+		cJSON_AddItemToArray(steps, plan_step_to_json(&p->steps[i]));
+	cJSON_AddItemToObject(o, "steps", steps);
+	cJSON_AddItemToObject(o, "success_criteria", str_array(&p->success_criteria));
+	add_text(o, "rollback_strategy", p->rollback_strategy);
+	return o;
+}
+
+static char *print_json(cJSON *o, bool pretty)
+{
+	char *s = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+	char *d;
+
+	if (!s)
+		fatal("out of memory printing JSON");
+	d = xstrdup(s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+	return d;
+}
+
+char *plan_to_string(const struct plan *p, bool pretty)
+{
+	return print_json(plan_to_json(p), pretty);
+}
+
+char *plan_step_to_string(const struct plan_step *s, bool pretty)
+{
+	return print_json(plan_step_to_json(s), pretty);
+}
+
+/* ---- order ------------------------------------------------------------------------ */
+
+/*
+ * Kahn's algorithm, taking the earliest ready step in plan order each time, so the order
+ * is stable and readable. Unknown dependencies are ignored; steps caught in a cycle (an
+ * invalid plan) are appended in plan order so every index still appears exactly once.
+ */
+size_t *plan_topo_order(const struct plan *p)
+{
+	size_t n = p->n_steps;
+	size_t *out = xcalloc(n ? n : 1, sizeof(size_t));
+	bool *done = xcalloc(n ? n : 1, sizeof(bool));
+	struct id_index ix;
+	size_t k = 0;
+
+	index_build(&ix, p);
+	while (k < n) {
+		size_t pick = n;
+
+		for (size_t i = 0; i < n && pick == n; i++) {
+			bool ready = !done[i];
+
+			for (size_t d = 0; ready && d < p->steps[i].deps.n; d++) {
+				long w = index_find(&ix, p->steps[i].deps.v[d]);
+
+				if (w >= 0 && (size_t)w != i && !done[w])
+					ready = false;
+			}
+			if (ready)
+				pick = i;
+		}
+		if (pick == n) {
+			for (size_t i = 0; i < n; i++) {
+				if (!done[i]) {
+					done[i] = true;
+					out[k++] = i;
+				}
+			}
+			break;
+		}
+		done[pick] = true;
+		out[k++] = pick;
+	}
+	free(ix.order);
+	free(done);
+	return out;
+}

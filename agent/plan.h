@@ -55,6 +55,8 @@ void plan_step_free_fields(struct plan_step *s);
 void plan_step_copy(struct plan_step *dst, const struct plan_step *src);
 /* True when two steps have the same definition (every field). */
 bool plan_step_equal(const struct plan_step *a, const struct plan_step *b);
+/* True when two plans have the same content (NULL text equals ""). */
+bool plan_equal(const struct plan *a, const struct plan *b);
 /* Index of the step with this id, or -1. */
 int plan_find(const struct plan *p, const char *id);
 

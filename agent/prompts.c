@@ -1,3 +1,188 @@
-/* prompts — placeholder until implemented. */
+/* prompts — what each role is told. System prompts are static so providers can cache them. */
 #include "config.h"
-typedef int prompts_placeholder;
+
+#include "prompts.h"
+
+#include <stdlib.h>
+
+#include "plan.h"
+#include "xalloc.h"
+
+static const char planner_system[] =
+	"You are the planner of a supervised Plan-Execute-Verify run. Turn the operator's task "
+	"into a plan that an executor can carry out one step at a time with workspace tools "
+	"(read_file, write_file, list_files) and that a verifier can check.\n"
+	"Answer with ONE JSON object and nothing else, of this form:\n"
+	"{\"goal\": string, \"context\": string,\n"
+	" \"steps\": [{\"step_id\": \"s1\", \"name\": string, \"description\": string,\n"
+	"   \"actions\": [{\"tool\": string, \"params\": object}],\n"
+	"   \"acceptance_criteria\": [string], \"expected_outputs\": [string],\n"
+	"   \"dependencies\": [step_id], \"estimated_complexity\": \"low\"|\"medium\"|\"high\"}],\n"
+	" \"success_criteria\": [string], \"rollback_strategy\": string}\n"
+	"Rules: step ids are short and unique (letters, digits, - _ .); dependencies name "
+	"earlier steps only and never form a cycle; every acceptance criterion is concrete and "
+	"checkable from the step's output or files; a step that writes files lists them in "
+	"expected_outputs; mark a step high complexity when a mistake in it would be costly.\n"
+	"When revising a plan, keep every step that already passed exactly as it was (same "
+	"step_id, same definition) so its result is reused, and change only what failed.";
+
+static const char executor_system[] =
+	"You are the executor of one step of a plan. Use the tools to do the work inside the "
+	"workspace; paths are relative to the workspace root. Do only this step. Address every "
+	"critique of earlier attempts. When done, answer with ONE JSON object and nothing else:\n"
+	"{\"reasoning\": string, \"actions_taken\": [string],\n"
+	" \"step_output\": {\"findings\": string, \"artifacts\": [workspace-relative paths you "
+	"wrote], \"meets_criteria\": bool},\n"
+	" \"confidence\": number from 0 to 1, \"notes\": string}\n"
+	"If a tool failed, say so in notes and how you worked around it. Claim only artifacts "
+	"you actually wrote, and never claim success you cannot show.";
+
+static const char verifier_system[] =
+	"You are the verifier. Judge the executor's result against each acceptance criterion, "
+	"strictly, from the evidence given. Answer with ONE JSON object and nothing else:\n"
+	"{\"overall_pass\": bool,\n"
+	" \"criteria_results\": [{\"criterion\": string, \"passed\": bool, \"evidence\": string,"
+	" \"confidence\": number, \"feedback\": string}],\n"
+	" \"action\": \"pass\"|\"retry\"|\"replan\",\n"
+	" \"feedback_for_executor\": string (required unless pass: concrete, actionable),\n"
+	" \"severity\": \"minor\"|\"major\"|\"critical\"}\n"
+	"Choose retry when another attempt at the same step can fix it, replan when the step "
+	"itself is wrong or impossible as defined.";
+
+static const char synthesizer_system[] =
+	"You write the final answer of a run from verified step results only. Be concise and "
+	"factual; cite which step each fact comes from. If some steps were not verified, start "
+	"the answer with \"PARTIAL:\" and name the gaps. Answer in plain text, not JSON.";
+
+const char *prompt_system_planner(void)
+{
+	return planner_system;
+}
+
+const char *prompt_system_executor(void)
+{
+	return executor_system;
+}
+
+const char *prompt_system_verifier(void)
+{
+	return verifier_system;
+}
+
+const char *prompt_system_synthesizer(void)
+{
+	return synthesizer_system;
+}
+
+char *prompt_plan(const char *task)
+{
+	return xasprintf("Task:\n%s\n\nWrite the plan.", task);
+}
+
+char *prompt_plan_fix(const char *task, const char *bad_text, const struct strvec *errors)
+{
+	struct strbuf sb;
+
+	(void)bad_text; /* it is the assistant turn just before this message */
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "Your plan for the task \"%s\" cannot be used:\n", task);
+	for (size_t i = 0; i < errors->n; i++)
+		strbuf_addf(&sb, "- %s\n", errors->v[i]);
+	strbuf_adds(&sb, "Answer again with the whole corrected plan as one JSON object.");
+	return strbuf_detach(&sb);
+}
+
+char *prompt_replan(const char *task, const struct plan *current, const struct strvec *passed,
+		    const char *failed_step, const char *failure)
+{
+	struct strbuf sb;
+	char *pj = plan_to_string(current, true);
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "Task:\n%s\n\nThe current plan:\n%s\n\n", task, pj);
+	strbuf_adds(&sb, "Steps that passed verification (keep them unchanged): ");
+	if (!passed->n)
+		strbuf_adds(&sb, "none");
+	for (size_t i = 0; i < passed->n; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", passed->v[i]);
+	strbuf_addf(&sb, "\n\nStep %s failed: %s\n\nWrite the revised plan as one JSON object.",
+		    failed_step ? failed_step : "(none)", failure ? failure : "(no reason given)");
+	free(pj);
+	return strbuf_detach(&sb);
+}
+
+char *prompt_execute(const char *goal, const struct plan_step *step, const struct prompt_dep *deps,
+		     size_t n_deps, const struct strvec *critiques, int attempt)
+{
+	struct strbuf sb;
+	char *sj = plan_step_to_string(step, true);
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "Goal of the plan: %s\n\nYour step (attempt %d):\n%s\n", goal ? goal : "",
+		    attempt, sj);
+	if (n_deps) {
+		strbuf_adds(&sb, "\nVerified outputs of the steps this one depends on:\n");
+		for (size_t i = 0; i < n_deps; i++)
+			strbuf_addf(&sb, "- %s: %s\n", deps[i].step_id, deps[i].output_json);
+	}
+	if (critiques && critiques->n) {
+		strbuf_adds(&sb, "\nEarlier attempts failed verification. Address every point:\n");
+		for (size_t i = 0; i < critiques->n; i++)
+			strbuf_addf(&sb, "%zu. %s\n", i + 1, critiques->v[i]);
+	}
+	strbuf_adds(&sb, "\nDo the step, then answer with the result JSON.");
+	free(sj);
+	return strbuf_detach(&sb);
+}
+
+char *prompt_verify(const char *goal, const struct plan_step *step, const char *result_json,
+		    const char *tool_log)
+{
+	struct strbuf sb;
+	char *sj = plan_step_to_string(step, true);
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "Goal of the plan: %s\n\nThe step:\n%s\n\nThe executor's result:\n%s\n",
+		    goal ? goal : "", sj, result_json);
+	if (tool_log && *tool_log)
+		strbuf_addf(&sb, "\nTool calls made in this attempt:\n%s\n", tool_log);
+	strbuf_adds(&sb, "\nJudge each acceptance criterion and answer with the verdict JSON.");
+	free(sj);
+	return strbuf_detach(&sb);
+}
+
+char *prompt_final_check(const struct plan *p, const struct strvec *results)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "Goal: %s\n\nSuccess criteria of the whole plan:\n", p->goal ? p->goal : "");
+	for (size_t i = 0; i < p->success_criteria.n; i++)
+		strbuf_addf(&sb, "- %s\n", p->success_criteria.v[i]);
+	strbuf_adds(&sb, "\nVerified step results:\n");
+	for (size_t i = 0; i < results->n; i++)
+		strbuf_addf(&sb, "%s\n", results->v[i]);
+	strbuf_adds(&sb, "\nJudge each success criterion (as criteria_results) and answer with "
+			 "the verdict JSON.");
+	return strbuf_detach(&sb);
+}
+
+char *prompt_synthesize(const char *task, const struct plan *p, const struct strvec *results,
+			const struct strvec *gaps)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "Task:\n%s\n\nGoal: %s\n\nVerified step results:\n", task,
+		    p->goal ? p->goal : "");
+	for (size_t i = 0; i < results->n; i++)
+		strbuf_addf(&sb, "%s\n", results->v[i]);
+	if (gaps->n) {
+		strbuf_adds(&sb, "\nNot verified (start the answer with \"PARTIAL:\" and name "
+				 "these gaps):\n");
+		for (size_t i = 0; i < gaps->n; i++)
+			strbuf_addf(&sb, "- %s\n", gaps->v[i]);
+	}
+	strbuf_adds(&sb, "\nWrite the final answer.");
+	return strbuf_detach(&sb);
+}

@@ -11,6 +11,7 @@ struct settings {
 	char *provider;              /* "anthropic" "openai" "sim"; NULL = pick from keys */
 	char *model[ROLE__COUNT];    /* per role; NULL = the provider's default */
 	char *base_url;
+	char *api_key_cmd;           /* a command that prints the API key (config [provider]) */
 	char *workspace;             /* NULL = RUNDIR/workspace */
 	char *runs_dir;              /* NULL = $XDG_DATA_HOME/pevtui/runs */
 	char *theme;
@@ -36,12 +37,16 @@ void settings_release(struct settings *s);  /* frees owned strings */
 
 /*
  * Reads an INI config file into s (only keys present change). A missing file is fine
- * (returns true). A bad line → false + *err naming file, line and key.
+ * (returns true). A bad line → false + *err naming file, line and key, e.g.
+ * "FILE:3: unknown key \"foo\" in [policy]" (caller frees). An API key itself is never
+ * read from a file (api_key is refused; use api_key_cmd or the environment).
  */
 bool settings_load_file(struct settings *s, const char *path, char **err);
-/* The default config path ($XDG_CONFIG_HOME/pevtui/config or ~/.config/…). Caller frees. */
+/* The default config path ($XDG_CONFIG_HOME/pevtui/config or ~/.config/…). Caller frees;
+ * NULL only when neither XDG_CONFIG_HOME nor a home directory is known. */
 char *settings_default_config_path(void);
-/* The default runs dir ($XDG_DATA_HOME/pevtui/runs or ~/.local/share/…). Caller frees. */
+/* The default runs dir ($XDG_DATA_HOME/pevtui/runs or ~/.local/share/…). Caller frees;
+ * NULL only when neither XDG_DATA_HOME nor a home directory is known. */
 char *settings_default_runs_dir(void);
 
 #endif

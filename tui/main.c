@@ -1,2 +1,863 @@
+/* main — command line → settings → providers → a run in the cockpit or headless. */
 #include "config.h"
-int main(void) { return 0; }
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <locale.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "app.h"
+#include "bus.h"
+#include "cost.h"
+#include "gate.h"
+#include "headless.h"
+#include "journal.h"
+#include "jsonx.h"
+#include "pev.h"
+#include "provider.h"
+#include "provider_anthropic.h"
+#include "provider_openai.h"
+#include "provider_sim.h"
+#include "sandbox.h"
+#include "settings.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+#define DEFAULT_DEMO_SCENARIO "legal-review"
+
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST };
+
+/* Long options without a short form. */
+enum {
+	OPT_DEMO = 256, OPT_HEADLESS, OPT_RESUME, OPT_REPLAY, OPT_LIST_RUNS, OPT_PROVIDER,
+	OPT_MODEL, OPT_PLANNER_MODEL, OPT_EXECUTOR_MODEL, OPT_VERIFIER_MODEL, OPT_BASE_URL,
+	OPT_WORKSPACE, OPT_GATE, OPT_YES, OPT_MAX_RETRIES, OPT_MAX_REPLANS, OPT_PARALLEL,
+	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
+	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{"demo", no_argument, NULL, OPT_DEMO},
+	{"headless", no_argument, NULL, OPT_HEADLESS},
+	{"resume", required_argument, NULL, OPT_RESUME},
+	{"replay", required_argument, NULL, OPT_REPLAY},
+	{"list-runs", no_argument, NULL, OPT_LIST_RUNS},
+	{"provider", required_argument, NULL, OPT_PROVIDER},
+	{"model", required_argument, NULL, OPT_MODEL},
+	{"planner-model", required_argument, NULL, OPT_PLANNER_MODEL},
+	{"executor-model", required_argument, NULL, OPT_EXECUTOR_MODEL},
+	{"verifier-model", required_argument, NULL, OPT_VERIFIER_MODEL},
+	{"base-url", required_argument, NULL, OPT_BASE_URL},
+	{"workspace", required_argument, NULL, OPT_WORKSPACE},
+	{"gate", required_argument, NULL, OPT_GATE},
+	{"yes", no_argument, NULL, OPT_YES},
+	{"max-retries", required_argument, NULL, OPT_MAX_RETRIES},
+	{"max-replans", required_argument, NULL, OPT_MAX_REPLANS},
+	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"theme", required_argument, NULL, OPT_THEME},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"runs-dir", required_argument, NULL, OPT_RUNS_DIR},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"chaos", required_argument, NULL, OPT_CHAOS},
+	{"chaos-seed", required_argument, NULL, OPT_CHAOS_SEED},
+	{"scenario", required_argument, NULL, OPT_SCENARIO},
+	{"script", required_argument, NULL, OPT_SCRIPT},
+	{"sim-delay", required_argument, NULL, OPT_SIM_DELAY},
+	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+/* "  name   text…" with the text wrapped under itself to stay within 80 columns. */
+static void print_wrapped(FILE *out, const char *name, const char *text)
+{
+	const int indent = 24, width = 79 - indent;
+	const char *p = text ? text : "";
+
+	fprintf(out, "        %-15s ", name);
+	while (*p) {
+		int n = (int)strlen(p);
+		if (n > width) {
+			n = width;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)
+				n = width;
+		}
+		fprintf(out, "%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			fprintf(out, "%*s", indent, "");
+	}
+	if (!text || !*text)
+		fputc('\n', out);
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: pevtui [OPTIONS] [TASK]\n"
+	      "       pevtui --demo [OPTIONS] [TASK]\n"
+	      "       pevtui --headless [OPTIONS] TASK\n"
+	      "       pevtui --resume RUN | --replay RUN | --list-runs\n"
+	      "A terminal cockpit for supervised Plan-Execute-Verify agent runs.\n"
+	      "\n"
+	      "Modes:\n"
+	      "      --demo              offline simulated models and a built-in task (no key)\n"
+	      "      --headless          no screen: progress lines on stdout (--json: events)\n"
+	      "      --resume RUN        continue an unfinished run (id or directory)\n"
+	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
+	      "      --list-runs         list runs with state, task, age and cost\n"
+	      "\n"
+	      "Models:\n"
+	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
+	      "      --model M           model for every role\n"
+	      "      --planner-model M, --executor-model M, --verifier-model M\n"
+	      "      --base-url URL      API base URL (Ollama, vLLM, llama.cpp, OpenRouter…)\n"
+	      "\n"
+	      "Policy:\n"
+	      "      --gate LIST         gates: plan,high,replan,shell,budget,step or none\n"
+	      "                          (default plan,high,replan,shell,budget)\n"
+	      "      --yes               approve every gate (for --headless)\n"
+	      "      --max-retries N     retries per step before a replan (default 2)\n"
+	      "      --max-replans N     replans before a step is fail-accepted (default 2)\n"
+	      "      --parallel N        steps at once (default 3; this version runs one)\n"
+	      "      --budget USD        ask (budget gate) when spending crosses USD\n"
+	      "      --chaos P           tools fail with probability P (--chaos-seed N)\n"
+	      "\n"
+	      "Files:\n"
+	      "      --workspace DIR     the executor's folder (default: RUNDIR/workspace)\n"
+	      "      --runs-dir DIR      where runs live (default $XDG_DATA_HOME/pevtui/runs)\n"
+	      "      --config FILE       config file (default $XDG_CONFIG_HOME/pevtui/config)\n"
+	      "      --theme NAME        colour theme (default, light, high-contrast, mono)\n"
+	      "\n"
+	      "Simulated provider:\n"
+	      "      --scenario NAME     a built-in story (below; default legal-review, or\n"
+	      "                          generic when a task is given)\n"
+	      "      --script FILE       scripted responses per role and step (JSON)\n"
+	      "      --sim-delay MS      pause per streamed chunk (default 20; 0 for tests)\n",
+	      out);
+	for (const char *const *n = sim_scenario_names(); *n; n++)
+		print_wrapped(out, *n, sim_scenario_about(*n));
+	fputs("\n"
+	      "      --help              show this help and exit\n"
+	      "      --version           show the version and exit\n"
+	      "\n"
+	      "Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY,\n"
+	      "OPENAI_BASE_URL, VISUAL/EDITOR, NO_COLOR, XDG_CONFIG_HOME, XDG_DATA_HOME.\n"
+	      "Exit status: 0 all steps passed, 2 partial, 3 aborted, 1 error.\n"
+	      "See pevtui(1).\n",
+	      out);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* One line naming what was wrong, then exit 1 (bad flags, config). */
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pevtui: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(PEV_EXIT_ERROR);
+}
+
+static int parse_int(const char *flag, const char *v, int lo, int hi)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < lo || n > hi)
+		die("%s takes a whole number from %d to %d, not \"%s\"", flag, lo, hi, v);
+	return (int)n;
+}
+
+static double parse_double(const char *flag, const char *v, double lo, double hi)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || *end || !(d >= lo && d <= hi))
+		die("%s takes a number from %g to %g, not \"%s\"", flag, lo, hi, v);
+	return d;
+}
+
+static void set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = xstrdup(v);
+}
+
+/* Flags are parsed twice: first to find --config and the mode, then applied over the
+ * config file and environment so that flags win. */
+struct cli {
+	enum mode mode;
+	char *run_ref; /* --resume / --replay RUN */
+	const char *config;
+	bool help, version;
+};
+
+static void apply_flags(int argc, char **argv, struct settings *s, struct cli *cli)
+{
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+		case OPT_HELP: cli->help = true; break;
+		case 'V':
+		case OPT_VERSION: cli->version = true; break;
+		case OPT_DEMO: s->demo = true; break;
+		case OPT_HEADLESS: s->headless = true; break;
+		case OPT_RESUME:
+			cli->mode = MODE_RESUME;
+			set_str(&cli->run_ref, optarg);
+			break;
+		case OPT_REPLAY:
+			cli->mode = MODE_REPLAY;
+			set_str(&cli->run_ref, optarg);
+			break;
+		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
+		case OPT_PROVIDER:
+			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
+			    strcmp(optarg, "sim"))
+				die("--provider takes anthropic, openai or sim, not \"%s\"", optarg);
+			set_str(&s->provider, optarg);
+			break;
+		case OPT_MODEL:
+			for (int r = 0; r < ROLE__COUNT; r++)
+				set_str(&s->model[r], optarg);
+			break;
+		case OPT_PLANNER_MODEL: set_str(&s->model[ROLE_PLANNER], optarg); break;
+		case OPT_EXECUTOR_MODEL: set_str(&s->model[ROLE_EXECUTOR], optarg); break;
+		case OPT_VERIFIER_MODEL: set_str(&s->model[ROLE_VERIFIER], optarg); break;
+		case OPT_BASE_URL: set_str(&s->base_url, optarg); break;
+		case OPT_WORKSPACE: set_str(&s->workspace, optarg); break;
+		case OPT_GATE: {
+			char *err = NULL;
+			if (!gate_parse_list(optarg, &s->gates, &err))
+				die("--gate: %s", err);
+			break;
+		}
+		case OPT_YES: s->yes = true; break;
+		case OPT_MAX_RETRIES: s->max_retries = parse_int("--max-retries", optarg, 0, 10); break;
+		case OPT_MAX_REPLANS: s->max_replans = parse_int("--max-replans", optarg, 0, 10); break;
+		case OPT_PARALLEL: s->parallel = parse_int("--parallel", optarg, 1, 64); break;
+		case OPT_BUDGET: s->budget_usd = parse_double("--budget", optarg, 0, 1e6); break;
+		case OPT_THEME: set_str(&s->theme, optarg); break;
+		case OPT_CONFIG: cli->config = optarg; break;
+		case OPT_RUNS_DIR: set_str(&s->runs_dir, optarg); break;
+		case OPT_JSON: s->json = true; break;
+		case OPT_CHAOS: s->chaos = parse_double("--chaos", optarg, 0, 1); break;
+		case OPT_CHAOS_SEED:
+			s->chaos_seed = (unsigned long)parse_int("--chaos-seed", optarg, 0, 1 << 30);
+			break;
+		case OPT_SCENARIO: set_str(&s->scenario, optarg); break;
+		case OPT_SCRIPT: set_str(&s->script, optarg); break;
+		case OPT_SIM_DELAY: s->sim_delay_ms = parse_int("--sim-delay", optarg, 0, 10000); break;
+		default:
+			fputs("Try 'pevtui --help' for more information.\n", stderr);
+			exit(PEV_EXIT_ERROR);
+		}
+	}
+}
+
+/* Runs `cmd` and returns its first line of output (the key), or NULL + *err. */
+static char *key_from_command(const char *cmd, char **err)
+{
+	FILE *p = popen(cmd, "r");
+	struct strbuf sb = STRBUF_INIT;
+	char buf[256];
+	size_t n;
+	int rc;
+
+	if (!p) {
+		*err = xasprintf("cannot run api_key_cmd: %s", strerror(errno));
+		return NULL;
+	}
+	strbuf_init(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0 && sb.len < 16384)
+		strbuf_add(&sb, buf, n);
+	rc = pclose(p);
+	if (rc != 0) {
+		/* Never echo the output: it may be a key. */
+		*err = xasprintf("api_key_cmd failed (status %d); check the command in the config "
+				 "file",
+				 rc);
+		strbuf_release(&sb);
+		return NULL;
+	}
+	sb.buf[strcspn(sb.buf, "\r\n")] = '\0';
+	if (!*sb.buf) {
+		*err = xstrdup("api_key_cmd printed nothing");
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb);
+}
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* Picks the provider: --provider, else --demo, else whichever key is set. */
+static const char *pick_provider(const struct settings *s)
+{
+	if (s->provider)
+		return s->provider;
+	if (s->demo)
+		return "sim";
+	if (env_nonempty("ANTHROPIC_API_KEY"))
+		return "anthropic";
+	if (env_nonempty("OPENAI_API_KEY") || env_nonempty("OPENAI_BASE_URL"))
+		return "openai";
+	if (s->api_key_cmd)
+		return "anthropic";
+	return NULL;
+}
+
+static struct provider *make_provider(struct settings *s, const char *name)
+{
+	struct provider *p = NULL;
+	char *err = NULL, *key = NULL;
+	const char *default_model[ROLE__COUNT] = {0};
+
+	if (!strcmp(name, "sim")) {
+		p = provider_sim_new(s->script ? NULL : s->scenario, s->script, s->sim_delay_ms,
+				     &err);
+		default_model[ROLE_PLANNER] = "sim-planner";
+		default_model[ROLE_EXECUTOR] = "sim-executor";
+		default_model[ROLE_VERIFIER] = "sim-verifier";
+	} else {
+		bool anthropic = !strcmp(name, "anthropic");
+		const char *env_key = anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+		const char *url = s->base_url ? s->base_url
+					      : env_nonempty(anthropic ? "ANTHROPIC_BASE_URL"
+								       : "OPENAI_BASE_URL");
+
+		if (env_nonempty(env_key)) {
+			key = xstrdup(getenv(env_key));
+		} else if (s->api_key_cmd) {
+			key = key_from_command(s->api_key_cmd, &err);
+			if (!key)
+				die("%s", err);
+		} else if (anthropic || !url) {
+			die("no API key for %s: set %s (or api_key_cmd in the config file), or try "
+			    "the offline demo with --demo",
+			    name, env_key);
+		}
+		p = anthropic ? provider_anthropic_new(url, key, &err)
+			      : provider_openai_new(url, key, &err);
+		for (int r = 0; r < ROLE__COUNT; r++)
+			default_model[r] = anthropic ? provider_anthropic_default_model(r)
+						     : provider_openai_default_model(r);
+		if (key) {
+			memset(key, 0, strlen(key));
+			free(key);
+		}
+	}
+	if (!p)
+		die("%s", err ? err : "cannot set up the provider");
+	for (int r = 0; r < ROLE__COUNT; r++)
+		if (!s->model[r])
+			s->model[r] = xstrdup(default_model[r]);
+	return p;
+}
+
+static void mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		mkdir(p, 0700);
+		*q = '/';
+	}
+	if (mkdir(p, 0700) && errno != EEXIST)
+		die("cannot create %s: %s", p, strerror(errno));
+	free(p);
+}
+
+/* RUN is a directory path, or an id below the runs dir. */
+static char *resolve_run(const struct settings *s, const char *ref)
+{
+	struct stat st;
+	char *dir;
+
+	if (strchr(ref, '/') || (stat(ref, &st) == 0 && S_ISDIR(st.st_mode)))
+		dir = xstrdup(ref);
+	else
+		dir = xasprintf("%s/%s", s->runs_dir, ref);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		die("no run \"%s\" (looked in %s): see pevtui --list-runs", ref, dir);
+	return dir;
+}
+
+/* ------------------------------------------------------------ list runs */
+
+struct run_summary {
+	char *task;
+	char *status;
+	char *provider;
+	double cost;
+	bool cost_unknown;
+	char first_ts[40];
+};
+
+static bool summary_visit(void *ctx, const struct event *ev)
+{
+	struct run_summary *rs = ctx;
+	cJSON *o = cJSON_Parse(ev->json);
+	double d;
+
+	if (!o)
+		return true;
+	if (ev->type == EV_RUN_START) {
+		set_str(&rs->task, jsonx_str(o, "task"));
+		set_str(&rs->provider, jsonx_str(o, "provider"));
+		snprintf(rs->first_ts, sizeof(rs->first_ts), "%s",
+			 jsonx_str(o, "ts") ? jsonx_str(o, "ts") : "");
+	} else if (ev->type == EV_LLM_CALL) {
+		if (jsonx_num(o, "cost_usd", &d))
+			rs->cost += d;
+		else
+			rs->cost_unknown = true;
+	} else if (ev->type == EV_RUN_END) {
+		set_str(&rs->status, jsonx_str(o, "status"));
+	}
+	cJSON_Delete(o);
+	return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *age_of(const char *ts)
+{
+	struct tm tm = {0};
+	time_t then, now = time(NULL);
+	long sec;
+
+	if (!strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm))
+		return xstrdup("?");
+	then = timegm(&tm);
+	sec = (long)(now - then);
+	if (sec < 120)
+		return xasprintf("%lds", sec);
+	if (sec < 7200)
+		return xasprintf("%ldm", sec / 60);
+	if (sec < 172800)
+		return xasprintf("%ldh", sec / 3600);
+	return xasprintf("%ldd", sec / 86400);
+}
+
+static int list_runs(const struct settings *s)
+{
+	DIR *d = opendir(s->runs_dir);
+	struct strvec names = STRVEC_INIT;
+	struct dirent *de;
+
+	if (!d) {
+		if (errno == ENOENT) {
+			printf("no runs yet in %s\n", s->runs_dir);
+			return 0;
+		}
+		die("cannot read %s: %s", s->runs_dir, strerror(errno));
+	}
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			strvec_push(&names, de->d_name);
+	closedir(d);
+	qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	printf("%-22s %-11s %6s %10s  %s\n", "RUN", "STATE", "AGE", "COST", "TASK");
+	for (size_t i = 0; i < names.n; i++) {
+		char *path = xasprintf("%s/%s/journal.jsonl", s->runs_dir, names.v[i]);
+		struct run_summary rs = {0};
+		struct journal_load_info info = {0};
+		char *err = NULL, *age, *cost;
+
+		if (!journal_load(path, summary_visit, &rs, &info, &err)) {
+			printf("%-22s %-11s %6s %10s  (%s)\n", names.v[i], "unreadable", "-", "-",
+			       err);
+			free(err);
+			free(path);
+			continue;
+		}
+		age = age_of(rs.first_ts);
+		cost = rs.cost_unknown ? xasprintf("$%.4f+?", rs.cost) : xasprintf("$%.4f", rs.cost);
+		printf("%-22s %-11s %6s %10s  %.60s\n", names.v[i],
+		       rs.status ? rs.status : "unfinished", age, cost, rs.task ? rs.task : "");
+		free(age);
+		free(cost);
+		free(rs.task);
+		free(rs.status);
+		free(rs.provider);
+		free(path);
+	}
+	strvec_clear(&names);
+	return 0;
+}
+
+/* ------------------------------------------------------------ replay */
+
+static bool replay_visit(void *ctx, const struct event *ev)
+{
+	headless_print(ctx, ev);
+	return true;
+}
+
+static int replay_headless(const struct settings *s, const char *dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", dir);
+	struct headless *h = headless_new(stdout, s->json);
+	struct journal_load_info info = {0};
+	char *err = NULL;
+	bool ok = journal_load(path, replay_visit, h, &info, &err);
+
+	headless_free(h);
+	free(path);
+	if (!ok)
+		die("%s", err);
+	if (info.torn_tail)
+		fprintf(stderr, "pevtui: the journal's last line was cut off (a crash?) and was "
+				"skipped\n");
+	return 0;
+}
+
+/* ------------------------------------------------------------ resume */
+
+struct resume_info {
+	char *task, *provider, *scenario;
+	char *model[ROLE__COUNT];
+	bool simulated;
+};
+
+static bool resume_visit(void *ctx, const struct event *ev)
+{
+	struct resume_info *ri = ctx;
+	cJSON *o, *m;
+
+	if (ev->type != EV_RUN_START)
+		return true;
+	o = cJSON_Parse(ev->json);
+	if (!o)
+		return false;
+	set_str(&ri->task, jsonx_str(o, "task"));
+	set_str(&ri->provider, jsonx_str(o, "provider"));
+	set_str(&ri->scenario, jsonx_str(o, "scenario"));
+	m = cJSON_GetObjectItemCaseSensitive(o, "models");
+	for (int r = 0; r < ROLE__COUNT; r++)
+		set_str(&ri->model[r], jsonx_str(m, llm_role_name(r)));
+	cJSON_Delete(o);
+	return false; /* run.start is all we need */
+}
+
+/* The run's own task, provider and models are the defaults of a resumed run. */
+static void settings_from_journal(struct settings *s, const char *dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", dir);
+	struct resume_info ri = {0};
+	struct journal_load_info info = {0};
+	char *err = NULL;
+
+	if (!journal_load(path, resume_visit, &ri, &info, &err))
+		die("cannot resume: %s", err);
+	if (!ri.task)
+		die("cannot resume: %s has no run.start event", path);
+	set_str(&s->task, ri.task);
+	if (!s->provider && ri.provider)
+		set_str(&s->provider, ri.provider);
+	if (!s->scenario && ri.scenario)
+		set_str(&s->scenario, ri.scenario);
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		if (!s->model[r] && ri.model[r])
+			set_str(&s->model[r], ri.model[r]);
+		free(ri.model[r]);
+	}
+	free(ri.task);
+	free(ri.provider);
+	free(ri.scenario);
+	free(path);
+}
+
+/* ------------------------------------------------------------ the run */
+
+struct seed_ctx {
+	int root;
+	const char *ws;
+};
+
+static void seed_file(void *ctx, const char *rel, const char *content)
+{
+	struct seed_ctx *sc = ctx;
+	char *err = NULL;
+	int fd = sandbox_open(sc->root, rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644, true,
+			      &err);
+	size_t n = strlen(content);
+
+	if (fd < 0) {
+		fprintf(stderr, "pevtui: cannot seed %s in %s: %s\n", rel, sc->ws, err);
+		free(err);
+		return;
+	}
+	if (write(fd, content, n) != (ssize_t)n)
+		fprintf(stderr, "pevtui: cannot seed %s in %s: %s\n", rel, sc->ws, strerror(errno));
+	close(fd);
+}
+
+static void seed_workspace(struct provider *p, const char *ws)
+{
+	char *err = NULL;
+	struct seed_ctx sc = {sandbox_open_root(ws, &err), ws};
+
+	if (sc.root < 0)
+		die("%s", err);
+	provider_sim_seed(p, seed_file, &sc);
+	close(sc.root);
+}
+
+/* SIGINT/SIGTERM in headless mode: stop, leaving the run resumable. */
+static sigset_t stop_signals;
+static struct pev *signal_engine;
+
+static void *signal_thread(void *arg)
+{
+	int sig;
+
+	(void)arg;
+	while (sigwait(&stop_signals, &sig) == 0) {
+		if (sig == SIGUSR1)
+			break; /* the run ended: nothing to stop */
+		fprintf(stderr, "\npevtui: interrupted — stopping; resume with pevtui --resume %s\n",
+			pev_run_id(signal_engine));
+		pev_post(signal_engine, PEV_CMD_QUIT, NULL, NULL);
+	}
+	return NULL;
+}
+
+static int run(struct settings *s, enum mode mode, const char *run_ref)
+{
+	struct provider *prov;
+	struct provider *roles[ROLE__COUNT];
+	struct bus *bus;
+	struct gatekeeper *gates;
+	struct headless *hl = NULL;
+	struct app *app = NULL;
+	struct pev *e;
+	char *run_dir, *err = NULL;
+	const char *name;
+	bool interactive = !s->headless;
+	int code;
+
+	if (mode == MODE_RESUME) {
+		run_dir = resolve_run(s, run_ref);
+		settings_from_journal(s, run_dir);
+	} else {
+		mkdir_p(s->runs_dir);
+		run_dir = pev_new_run_dir(s->runs_dir);
+	}
+	if (interactive && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		fprintf(stderr, "pevtui: no terminal: running headless (use --headless to say so)\n");
+		interactive = false;
+	}
+	if (s->demo && s->provider && strcmp(s->provider, "sim"))
+		die("--demo runs the simulated provider; leave out --provider %s", s->provider);
+	name = pick_provider(s);
+	if (!name)
+		die("no provider: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for a "
+		    "local server), or try the offline demo with --demo");
+	if (!strcmp(name, "sim") && !s->scenario && !s->script)
+		set_str(&s->scenario, s->task ? "generic" : DEFAULT_DEMO_SCENARIO);
+	prov = make_provider(s, name);
+	if (!s->task && prov->simulated)
+		set_str(&s->task, provider_sim_task(prov));
+
+	bus = bus_new();
+	gates = gatekeeper_new(bus, s->gates,
+			       s->yes ? GATE_MODE_YES
+				      : interactive ? GATE_MODE_OPERATOR : GATE_MODE_NONE);
+	if (interactive) {
+		app = app_new(s, bus, gates, &err);
+		if (!app)
+			die("%s", err);
+		if (!s->task) {
+			s->task = app_prompt_task(app);
+			if (!s->task || !*s->task) {
+				app_free(app);
+				fprintf(stderr, "pevtui: no task given; nothing was run\n");
+				gatekeeper_free(gates);
+				bus_free(bus);
+				provider_free(prov);
+				free(run_dir);
+				return PEV_EXIT_ABORTED;
+			}
+		}
+	}
+	if (!s->task || !*s->task)
+		die("no task: give one as an argument, e.g. pevtui --headless \"summarise "
+		    "notes.md\" (or try --demo)");
+
+	for (int r = 0; r < ROLE__COUNT; r++)
+		roles[r] = prov;
+	if (prov->simulated && mode != MODE_RESUME) {
+		char *ws = s->workspace ? xstrdup(s->workspace) : xasprintf("%s/workspace", run_dir);
+		mkdir_p(run_dir);
+		seed_workspace(prov, ws);
+		free(ws);
+	}
+	e = pev_new(s, roles, bus, gates, run_dir, mode == MODE_RESUME, &err);
+	if (!e) {
+		app_free(app);
+		die("%s", err);
+	}
+
+	if (!app) {
+		pthread_t sig_thread;
+
+		hl = headless_new(stdout, s->json);
+		bus_subscribe(bus, headless_on_event, hl);
+		/* Block the stop signals in every thread; one thread takes them with sigwait. */
+		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+		signal_engine = e;
+		pev_start(e);
+		if (pthread_create(&sig_thread, NULL, signal_thread, NULL))
+			fatal("cannot start the signal thread");
+		code = pev_join(e);
+		pthread_kill(sig_thread, SIGUSR1);
+		pthread_join(sig_thread, NULL);
+	} else {
+		pev_start(e);
+		app_run(app, e);
+		code = pev_join(e);
+		app_free(app);
+		if (pev_end_reason(e) && code != PEV_EXIT_OK)
+			fprintf(stderr, "pevtui: %s\n", pev_end_reason(e));
+		if (code == PEV_EXIT_ABORTED)
+			fprintf(stderr, "pevtui: resume the run with pevtui --resume %s\n",
+				pev_run_id(e));
+	}
+	if (code == PEV_EXIT_OK || code == PEV_EXIT_PARTIAL)
+		fprintf(stderr, "pevtui: report: %s/report.md\n", run_dir);
+
+	pev_free(e);
+	headless_free(hl);
+	gatekeeper_free(gates);
+	bus_free(bus);
+	provider_free(prov);
+	free(run_dir);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct settings s;
+	struct cli cli = {0};
+	char *config_path, *err = NULL;
+	int code;
+
+	setlocale(LC_ALL, "");
+	/* Signals for the headless stop are taken by a thread; block them everywhere. */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGUSR1);
+	signal(SIGPIPE, SIG_IGN);
+
+	settings_init(&s);
+	{
+		/* First pass: only --config, --help, --version and the mode matter. */
+		struct settings scratch;
+		settings_init(&scratch);
+		opterr = 1;
+		apply_flags(argc, argv, &scratch, &cli);
+		settings_release(&scratch);
+	}
+	if (cli.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (cli.version) {
+		printf("pevtui %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (cli.config && access(cli.config, R_OK) != 0)
+		die("cannot read config file %s: %s", cli.config, strerror(errno));
+	/* Environment variables (keys, base URLs) are read where they are used, between
+	 * the config file and the flags in precedence. */
+	config_path = cli.config ? xstrdup(cli.config) : settings_default_config_path();
+	if (config_path && !settings_load_file(&s, config_path, &err))
+		die("%s", err);
+	free(config_path);
+	free(cli.run_ref);
+	cli.run_ref = NULL;
+	opterr = 0;
+	apply_flags(argc, argv, &s, &cli);
+	if (optind < argc) {
+		struct strvec words = STRVEC_INIT;
+		for (int i = optind; i < argc; i++)
+			strvec_push(&words, argv[i]);
+		free(s.task);
+		s.task = strvec_join(&words, " ");
+		strvec_clear(&words);
+	}
+	if (!s.runs_dir) {
+		s.runs_dir = settings_default_runs_dir();
+		if (!s.runs_dir)
+			die("no runs directory: set XDG_DATA_HOME or HOME, or pass --runs-dir");
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	/* A broken price file leaves the built-in table in place: a warning, not an error. */
+	if (!cost_init())
+		fprintf(stderr, "pevtui: warning: %s\n", cost_load_error());
+
+	switch (cli.mode) {
+	case MODE_LIST:
+		code = list_runs(&s);
+		break;
+	case MODE_REPLAY: {
+		char *dir = resolve_run(&s, cli.run_ref);
+		if (s.headless || !isatty(STDOUT_FILENO))
+			code = replay_headless(&s, dir);
+		else
+			code = app_replay(&s, dir);
+		free(dir);
+		break;
+	}
+	default:
+		code = run(&s, cli.mode, cli.run_ref);
+		break;
+	}
+	free(cli.run_ref);
+	settings_release(&s);
+	curl_global_cleanup();
+	return code;
+}

@@ -1,9 +1,438 @@
-/* placeholder test — replaced by the module's real tests. */
+/* test_events — event types, building and parsing event lines, and the bus's ordering. */
 #include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-static void test_nothing_yet(void **state) { (void)state; skip(); }
-int main(void) { const struct CMUnitTest t[] = { cmocka_unit_test(test_nothing_yet) }; return cmocka_run_group_tests(t, NULL, NULL); }
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "bus.h"
+#include "events.h"
+#include "xalloc.h"
+
+static void test_type_names_round_trip(void **state)
+{
+	(void)state;
+	for (int t = 0; t < EV__COUNT; t++) {
+		const char *name = event_type_name((enum event_type)t);
+
+		assert_non_null(name);
+		assert_string_not_equal(name, "unknown");
+		assert_int_equal(event_type_from_name(name), t);
+		for (int u = 0; u < t; u++)
+			assert_string_not_equal(name, event_type_name((enum event_type)u));
+	}
+	assert_string_equal(event_type_name(EV_RUN_START), "run.start");
+	assert_string_equal(event_type_name(EV_VERIFY_VERDICT), "verify.verdict");
+	assert_string_equal(event_type_name(EV_RUN_END), "run.end");
+	assert_string_equal(event_type_name(EV__COUNT), "unknown");
+	assert_int_equal(event_type_from_name("run.begin"), -1);
+	assert_int_equal(event_type_from_name(""), -1);
+	assert_int_equal(event_type_from_name(NULL), -1);
+}
+
+static void test_only_deltas_are_ephemeral(void **state)
+{
+	(void)state;
+	for (int t = 0; t < EV__COUNT; t++)
+		assert_int_equal(event_type_is_ephemeral((enum event_type)t), t == EV_LLM_DELTA);
+}
+
+/* True when s is "YYYY-MM-DDTHH:MM:SS.mmmZ" and within a minute of now. */
+static bool is_rfc3339_utc_now(const char *s)
+{
+	static const char pat[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+	struct tm tm;
+	time_t t;
+
+	if (strlen(s) != strlen(pat))
+		return false;
+	for (size_t i = 0; pat[i]; i++) {
+		if (pat[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != pat[i])
+			return false;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (!strptime(s, "%Y-%m-%dT%H:%M:%S", &tm))
+		return false;
+	t = timegm(&tm);
+	return labs((long)(t - time(NULL))) <= 60;
+}
+
+static void test_timestamp_format(void **state)
+{
+	char buf[40];
+
+	(void)state;
+	event_timestamp(buf, sizeof(buf));
+	assert_true(is_rfc3339_utc_now(buf));
+}
+
+/* Names of an object's members, in order, joined with ','. */
+static char *keys_of(const char *json)
+{
+	cJSON *o = cJSON_Parse(json);
+	const cJSON *it;
+	char *out = xstrdup("");
+
+	assert_non_null(o);
+	cJSON_ArrayForEach(it, o)
+	{
+		char *n = xasprintf("%s%s%s", out, *out ? "," : "", it->string);
+
+		free(out);
+		out = n;
+	}
+	cJSON_Delete(o);
+	return out;
+}
+
+static void test_build_header_first_and_not_overridden(void **state)
+{
+	cJSON *f = cJSON_CreateObject();
+	struct event *ev;
+	cJSON *o;
+	char *keys;
+
+	(void)state;
+	cJSON_AddNumberToObject(f, "b", 1);
+	cJSON_AddNumberToObject(f, "seq", 99);
+	cJSON_AddStringToObject(f, "ts", "1999-01-01T00:00:00.000Z");
+	cJSON_AddStringToObject(f, "type", "run.end");
+	cJSON_AddStringToObject(f, "a", "x");
+	cJSON_AddStringToObject(f, "step_id", "s2");
+	ev = event_build(EV_STEP_START, 7, f);
+	assert_non_null(ev);
+	assert_int_equal(ev->type, EV_STEP_START);
+	assert_int_equal(ev->seq, 7);
+	assert_string_equal(ev->step_id, "s2");
+	assert_null(strchr(ev->json, '\n'));
+	assert_true(strncmp(ev->json, "{\"seq\":7,\"ts\":\"", 15) == 0);
+	keys = keys_of(ev->json);
+	assert_string_equal(keys, "seq,ts,type,b,a,step_id");
+	free(keys);
+	o = cJSON_Parse(ev->json);
+	assert_string_equal(cJSON_GetObjectItem(o, "type")->valuestring, "step.start");
+	assert_true(is_rfc3339_utc_now(cJSON_GetObjectItem(o, "ts")->valuestring));
+	assert_int_equal(cJSON_GetObjectItem(o, "b")->valueint, 1);
+	cJSON_Delete(o);
+	event_free(ev);
+
+	ev = event_build(EV_RUN_END, 0, NULL);
+	keys = keys_of(ev->json);
+	assert_string_equal(keys, "seq,ts,type");
+	assert_null(ev->step_id);
+	free(keys);
+	event_free(ev);
+	event_free(NULL);
+}
+
+static void test_from_line(void **state)
+{
+	char *err = NULL;
+	struct event *ev;
+
+	(void)state;
+	ev = event_from_line("{\"seq\":5,\"ts\":\"t\",\"type\":\"step.end\",\"step_id\":\"s9\","
+	                     "\"status\":\"passed\"}",
+	                     &err);
+	assert_non_null(ev);
+	assert_int_equal(ev->type, EV_STEP_END);
+	assert_int_equal(ev->seq, 5);
+	assert_string_equal(ev->step_id, "s9");
+	assert_non_null(strstr(ev->json, "\"status\":\"passed\""));
+	event_free(ev);
+
+	/* A built event parses back to the same thing. */
+	{
+		struct event *a = event_build(EV_NOTICE, 12, NULL), *b;
+
+		b = event_from_line(a->json, &err);
+		assert_non_null(b);
+		assert_int_equal(b->type, a->type);
+		assert_int_equal(b->seq, a->seq);
+		assert_string_equal(b->json, a->json);
+		event_free(a);
+		event_free(b);
+	}
+}
+
+static void expect_bad(const char *line, const char *needle)
+{
+	char *err = NULL;
+	struct event *ev = event_from_line(line, &err);
+
+	if (ev)
+		fail_msg("accepted \"%s\"", line);
+	assert_non_null(err);
+	if (!strstr(err, needle))
+		fail_msg("error \"%s\" for \"%s\" lacks \"%s\"", err, line, needle);
+	free(err);
+}
+
+static void test_from_line_errors(void **state)
+{
+	(void)state;
+	expect_bad("", "not a JSON object");
+	expect_bad("not json", "not a JSON object");
+	expect_bad("[1,2]", "not a JSON object");
+	expect_bad("\"run.start\"", "not a JSON object");
+	expect_bad("{\"seq\":1,\"ts\":\"x\"", "not a JSON object");
+	expect_bad("{\"seq\":1,\"ts\":\"x\"}", "unknown event type \"(missing)\"");
+	expect_bad("{\"seq\":1,\"type\":\"no.such\"}", "unknown event type \"no.such\"");
+	expect_bad("{\"seq\":1,\"type\":7}", "unknown event type");
+	expect_bad("{\"type\":\"notice\"}", "seq");
+	expect_bad("{\"seq\":-1,\"type\":\"notice\"}", "seq");
+	expect_bad("{\"seq\":\"1\",\"type\":\"notice\"}", "seq");
+}
+
+/*
+ * A journal line with something after the object is not one event (it is what two
+ * writes glued together look like).
+ */
+static void test_from_line_rejects_trailing_text(void **state)
+{
+	(void)state;
+	expect_bad("{\"seq\":1,\"type\":\"notice\"} junk", "");
+	expect_bad("{\"seq\":1,\"type\":\"notice\"}{\"seq\":2,\"type\":\"notice\"}", "");
+}
+
+static void test_dup(void **state)
+{
+	cJSON *f = cJSON_CreateObject();
+	struct event *a, *b;
+
+	(void)state;
+	cJSON_AddStringToObject(f, "step_id", "s1");
+	a = event_build(EV_TOOL_CALL, 3, f);
+	b = event_dup(a);
+	assert_ptr_not_equal(a->json, b->json);
+	assert_ptr_not_equal(a->step_id, b->step_id);
+	assert_string_equal(a->json, b->json);
+	assert_string_equal(b->step_id, "s1");
+	assert_int_equal(b->seq, 3);
+	assert_int_equal(b->type, EV_TOOL_CALL);
+	event_free(a);
+	assert_string_equal(b->step_id, "s1"); /* still valid after the original is gone */
+	event_free(b);
+}
+
+/* --- bus ---------------------------------------------------------------------------- */
+
+struct record {
+	int sub[64];
+	unsigned long seq[64];
+	enum event_type type[64];
+	char *json[64];
+	int n;
+};
+
+struct sub_ctx {
+	int id;
+	struct record *rec;
+};
+
+static void recorder(void *ctx, const struct event *ev)
+{
+	struct sub_ctx *c = ctx;
+	struct record *r = c->rec;
+
+	if (r->n >= 64)
+		return;
+	r->sub[r->n] = c->id;
+	r->seq[r->n] = ev->seq;
+	r->type[r->n] = ev->type;
+	r->json[r->n] = xstrdup(ev->json);
+	r->n++;
+}
+
+static void record_free(struct record *r)
+{
+	for (int i = 0; i < r->n; i++)
+		free(r->json[i]);
+}
+
+static void test_bus_order_several_subscribers(void **state)
+{
+	struct bus *b = bus_new();
+	struct record rec = {0};
+	struct sub_ctx subs[3] = {{0, &rec}, {1, &rec}, {2, &rec}};
+	unsigned long want[5] = {1, 2, 0, 3, 4};
+	enum event_type types[5] = {EV_RUN_START, EV_STEP_START, EV_LLM_DELTA, EV_STEP_END,
+	                            EV_RUN_END};
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		bus_subscribe_all(b, recorder, &subs[i]);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(bus_publish(b, types[i], cJSON_CreateObject()), want[i]);
+	assert_int_equal(rec.n, 15);
+	for (int e = 0; e < 5; e++) {
+		for (int s = 0; s < 3; s++) {
+			int k = e * 3 + s;
+
+			assert_int_equal(rec.sub[k], s);
+			assert_int_equal(rec.seq[k], want[e]);
+			assert_int_equal(rec.type[k], types[e]);
+			/* every subscriber sees the very same event */
+			assert_string_equal(rec.json[k], rec.json[e * 3]);
+		}
+	}
+	/* The ephemeral event says seq 0 in its JSON too. */
+	assert_true(strncmp(rec.json[6], "{\"seq\":0,", 9) == 0);
+	record_free(&rec);
+	bus_free(b);
+	bus_free(NULL);
+}
+
+static void test_bus_set_next_seq(void **state)
+{
+	struct bus *b = bus_new();
+	struct record rec = {0};
+	struct sub_ctx sub = {0, &rec};
+
+	(void)state;
+	bus_subscribe_all(b, recorder, &sub);
+	bus_set_next_seq(b, 42);
+	assert_int_equal(bus_publish(b, EV_NOTICE, NULL), 42);
+	assert_int_equal(bus_publish(b, EV_LLM_DELTA, NULL), 0);
+	assert_int_equal(bus_publish(b, EV_NOTICE, NULL), 43);
+	assert_int_equal(rec.n, 3);
+	assert_true(strncmp(rec.json[0], "{\"seq\":42,", 10) == 0);
+	assert_true(strncmp(rec.json[2], "{\"seq\":43,", 10) == 0);
+	record_free(&rec);
+	bus_free(b);
+}
+
+/* Streaming deltas go only to subscribers that asked for them, and are not even built
+ * when nobody did. */
+static void test_bus_ephemeral_only_to_all_subscribers(void **state)
+{
+	struct bus *b = bus_new();
+	struct record plain = {0}, all = {0};
+	struct sub_ctx sp = {0, &plain}, sa = {1, &all};
+
+	(void)state;
+	bus_subscribe(b, recorder, &sp);
+	assert_false(bus_wants_ephemeral(b));
+	assert_int_equal(bus_publish(b, EV_LLM_DELTA, NULL), 0);
+	assert_int_equal(plain.n, 0);
+	bus_subscribe_all(b, recorder, &sa);
+	assert_true(bus_wants_ephemeral(b));
+	bus_publish(b, EV_LLM_DELTA, NULL);
+	bus_publish(b, EV_NOTICE, NULL);
+	assert_int_equal(plain.n, 1);
+	assert_int_equal(plain.type[0], EV_NOTICE);
+	assert_int_equal(all.n, 2);
+	assert_int_equal(all.type[0], EV_LLM_DELTA);
+	record_free(&plain);
+	record_free(&all);
+	bus_free(b);
+}
+
+static void test_bus_notice(void **state)
+{
+	struct bus *b = bus_new();
+	struct record rec = {0};
+	struct sub_ctx sub = {0, &rec};
+	cJSON *o;
+
+	(void)state;
+	bus_subscribe(b, recorder, &sub);
+	bus_notice(b, "warn", "s3", "retry %d of %s", 2, "three");
+	bus_notice(b, "info", NULL, "plain");
+	assert_int_equal(rec.n, 2);
+	assert_int_equal(rec.type[0], EV_NOTICE);
+	o = cJSON_Parse(rec.json[0]);
+	assert_string_equal(cJSON_GetObjectItem(o, "level")->valuestring, "warn");
+	assert_string_equal(cJSON_GetObjectItem(o, "message")->valuestring, "retry 2 of three");
+	assert_string_equal(cJSON_GetObjectItem(o, "step_id")->valuestring, "s3");
+	cJSON_Delete(o);
+	o = cJSON_Parse(rec.json[1]);
+	assert_null(cJSON_GetObjectItem(o, "step_id"));
+	cJSON_Delete(o);
+	record_free(&rec);
+	bus_free(b);
+}
+
+/* Many publishing threads: subscribers still see one total order, seq without gaps, and
+ * timestamps that never go backwards. */
+struct order_log {
+	unsigned long *seq;
+	char **ts;
+	size_t n;
+};
+
+static void order_sub(void *ctx, const struct event *ev)
+{
+	struct order_log *l = ctx;
+	cJSON *o = cJSON_Parse(ev->json);
+
+	l->seq[l->n] = ev->seq;
+	l->ts[l->n] = xstrdup(cJSON_GetObjectItem(o, "ts")->valuestring);
+	l->n++;
+	cJSON_Delete(o);
+}
+
+static void *pub_many(void *p)
+{
+	for (int i = 0; i < 500; i++)
+		bus_publish(p, EV_NOTICE, cJSON_CreateObject());
+	return NULL;
+}
+
+static void test_bus_total_order_across_threads(void **state)
+{
+	struct bus *b = bus_new();
+	struct order_log l = {xcalloc(2000, sizeof(unsigned long)), xcalloc(2000, sizeof(char *)),
+	                      0};
+	pthread_t t[4];
+
+	(void)state;
+	bus_subscribe(b, order_sub, &l);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, pub_many, b), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(l.n, 2000);
+	for (size_t i = 0; i < l.n; i++) {
+		assert_int_equal(l.seq[i], i + 1);
+		if (i)
+			assert_true(strcmp(l.ts[i - 1], l.ts[i]) <= 0);
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free(l.ts[i]);
+	free(l.ts);
+	free(l.seq);
+	bus_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_type_names_round_trip),
+	    cmocka_unit_test(test_only_deltas_are_ephemeral),
+	    cmocka_unit_test(test_timestamp_format),
+	    cmocka_unit_test(test_build_header_first_and_not_overridden),
+	    cmocka_unit_test(test_from_line),
+	    cmocka_unit_test(test_from_line_errors),
+	    cmocka_unit_test(test_from_line_rejects_trailing_text),
+	    cmocka_unit_test(test_dup),
+	    cmocka_unit_test(test_bus_order_several_subscribers),
+	    cmocka_unit_test(test_bus_set_next_seq),
+	    cmocka_unit_test(test_bus_ephemeral_only_to_all_subscribers),
+	    cmocka_unit_test(test_bus_notice),
+	    cmocka_unit_test(test_bus_total_order_across_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,9 +1,821 @@
-/* placeholder test — replaced by the module's real tests. */
+/* test_pev — every route of the PEV state machine, driven by a scripted simulated model. */
 #include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-static void test_nothing_yet(void **state) { (void)state; skip(); }
-int main(void) { const struct CMUnitTest t[] = { cmocka_unit_test(test_nothing_yet) }; return cmocka_run_group_tests(t, NULL, NULL); }
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "bus.h"
+#include "gate.h"
+#include "journal.h"
+#include "jsonx.h"
+#include "pev.h"
+#include "provider.h"
+#include "provider_sim.h"
+#include "settings.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+/* ------------------------------------------------------------- script builders */
+
+static cJSON *strings(const char *csv)
+{
+	cJSON *a = cJSON_CreateArray();
+	char *copy = xstrdup(csv ? csv : ""), *save = NULL;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		cJSON_AddItemToArray(a, cJSON_CreateString(t));
+	free(copy);
+	return a;
+}
+
+static cJSON *step(const char *id, const char *deps, const char *cx, const char *criteria)
+{
+	cJSON *s = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(s, "step_id", id);
+	cJSON_AddStringToObject(s, "name", id);
+	cJSON_AddStringToObject(s, "description", "do the thing");
+	cJSON_AddItemToObject(s, "actions", cJSON_CreateArray());
+	cJSON_AddItemToObject(s, "acceptance_criteria", strings(criteria ? criteria : "done"));
+	cJSON_AddItemToObject(s, "expected_outputs", cJSON_CreateArray());
+	cJSON_AddItemToObject(s, "dependencies", strings(deps));
+	cJSON_AddStringToObject(s, "estimated_complexity", cx ? cx : "low");
+	return s;
+}
+
+/* A plan of the given steps (taken). NULL-terminated. */
+static cJSON *plan_of(cJSON *first, ...)
+{
+	cJSON *p = cJSON_CreateObject(), *steps = cJSON_CreateArray();
+	va_list ap;
+
+	cJSON_AddStringToObject(p, "goal", "test goal");
+	cJSON_AddStringToObject(p, "context", "unit test");
+	va_start(ap, first);
+	for (cJSON *s = first; s; s = va_arg(ap, cJSON *))
+		cJSON_AddItemToArray(steps, s);
+	va_end(ap);
+	cJSON_AddItemToObject(p, "steps", steps);
+	cJSON_AddItemToObject(p, "success_criteria", strings("all done"));
+	cJSON_AddStringToObject(p, "rollback_strategy", "none");
+	return p;
+}
+
+static cJSON *verdict(const char *action, const char *feedback)
+{
+	cJSON *v = cJSON_CreateObject(), *crit = cJSON_CreateArray(), *c = cJSON_CreateObject();
+	bool pass = !strcmp(action, "pass");
+
+	cJSON_AddBoolToObject(v, "overall_pass", pass);
+	cJSON_AddStringToObject(c, "criterion", "done");
+	cJSON_AddBoolToObject(c, "passed", pass);
+	cJSON_AddStringToObject(c, "evidence", pass ? "it is there" : "it is not");
+	cJSON_AddNumberToObject(c, "confidence", 0.9);
+	cJSON_AddStringToObject(c, "feedback", feedback ? feedback : "");
+	cJSON_AddItemToArray(crit, c);
+	cJSON_AddItemToObject(v, "criteria_results", crit);
+	cJSON_AddStringToObject(v, "action", action);
+	if (!pass)
+		cJSON_AddStringToObject(v, "feedback_for_executor", feedback);
+	cJSON_AddStringToObject(v, "severity", pass ? "minor" : "major");
+	return v;
+}
+
+static cJSON *script_new(void)
+{
+	cJSON *s = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(s, "task", "scripted test task");
+	cJSON_AddItemToObject(s, "planner", cJSON_CreateArray());
+	cJSON_AddItemToObject(s, "executor", cJSON_CreateObject());
+	cJSON_AddItemToObject(s, "verifier", cJSON_CreateObject());
+	return s;
+}
+
+static void script_plan(cJSON *script, cJSON *plan)
+{
+	cJSON_AddItemToArray(cJSON_GetObjectItem(script, "planner"), plan);
+}
+
+/* Verdicts for a step, by attempt (taken). NULL-terminated. */
+static void script_verdicts(cJSON *script, const char *step_id, cJSON *first, ...)
+{
+	cJSON *arr = cJSON_CreateArray();
+	va_list ap;
+
+	va_start(ap, first);
+	for (cJSON *v = first; v; v = va_arg(ap, cJSON *))
+		cJSON_AddItemToArray(arr, v);
+	va_end(ap);
+	cJSON_AddItemToObject(cJSON_GetObjectItem(script, "verifier"), step_id, arr);
+}
+
+/* ---------------------------------------------------- a provider that records */
+
+struct recorder {
+	struct provider base;
+	struct provider *inner;
+	pthread_mutex_t lock;
+	struct strvec exec_prompts; /* first user message of each executor attempt */
+	int calls[ROLE__COUNT];
+};
+
+static int rec_complete(struct provider *p, const struct llm_request *req,
+			const struct llm_hooks *hooks, struct llm_response *out, char **err)
+{
+	struct recorder *r = p->impl;
+
+	pthread_mutex_lock(&r->lock);
+	r->calls[req->role]++;
+	if (req->role == ROLE_EXECUTOR && req->n_msgs == 1)
+		strvec_push(&r->exec_prompts, req->msgs[0].text);
+	pthread_mutex_unlock(&r->lock);
+	return provider_complete(r->inner, req, hooks, out, err);
+}
+
+static void rec_destroy(struct provider *p)
+{
+	struct recorder *r = p->impl;
+
+	provider_free(r->inner);
+	strvec_clear(&r->exec_prompts);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+static const struct provider_ops rec_ops = {"sim", rec_complete, rec_destroy};
+
+/* ------------------------------------------------------------------ the harness */
+
+struct answer {
+	const char *gate;          /* answer gates of this kind */
+	enum gate_decision decision;
+	const char *edited;        /* for GATE_EDIT */
+	enum pev_cmd post;         /* or post this command instead (when post_cmd) */
+	bool post_cmd;
+};
+
+struct run {
+	char dir[64];
+	char *run_dir;
+	cJSON *script;
+	struct recorder *rec;
+	struct bus *bus;
+	struct gatekeeper *gates;
+	struct pev *e;
+	struct settings s;
+	struct answer answers[4];
+	int n_answers;
+	int exit_code;
+	cJSON *events; /* array of every journaled event */
+};
+
+static void answer_gates(void *ctx, const struct event *ev)
+{
+	struct run *r = ctx;
+	cJSON *o;
+	const char *gate;
+	double id = 0;
+
+	if (ev->type != EV_GATE_OPEN)
+		return;
+	o = cJSON_Parse(ev->json);
+	gate = jsonx_str(o, "gate");
+	jsonx_num(o, "gate_id", &id);
+	for (int i = 0; i < r->n_answers; i++) {
+		if (strcmp(r->answers[i].gate, gate))
+			continue;
+		if (r->answers[i].post_cmd)
+			pev_post(r->e, r->answers[i].post, NULL, NULL);
+		else
+			gatekeeper_answer(r->gates, (unsigned long)id, r->answers[i].decision,
+					  r->answers[i].edited);
+		break;
+	}
+	cJSON_Delete(o);
+}
+
+static bool collect(void *ctx, const struct event *ev)
+{
+	cJSON_AddItemToArray(ctx, cJSON_Parse(ev->json));
+	return true;
+}
+
+static void run_init(struct run *r, cJSON *script)
+{
+	memset(r, 0, sizeof(*r));
+	strcpy(r->dir, "/tmp/pevtui-test-pev-XXXXXX");
+	assert_non_null(mkdtemp(r->dir));
+	r->script = script;
+	settings_init(&r->s);
+	r->s.sim_delay_ms = 0;
+	r->s.gates = 0;
+	r->exit_code = -1;
+}
+
+static void load_events(struct run *r)
+{
+	char *path = xasprintf("%s/journal.jsonl", r->run_dir);
+	struct journal_load_info info = {0};
+	char *err = NULL;
+
+	cJSON_Delete(r->events);
+	r->events = cJSON_CreateArray();
+	assert_true(journal_load(path, collect, r->events, &info, &err));
+	assert_false(info.torn_tail);
+	free(path);
+}
+
+/* Runs (or resumes) the scripted run; mode is how unanswered gates are handled. */
+static int run_go(struct run *r, enum gate_mode mode, bool resume)
+{
+	char *path = xasprintf("%s/script.json", r->dir), *err = NULL, *text;
+	struct provider *roles[ROLE__COUNT];
+	FILE *f;
+
+	text = cJSON_Print(r->script);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	cJSON_free(text);
+
+	r->rec = xcalloc(1, sizeof(*r->rec));
+	r->rec->inner = provider_sim_new(NULL, path, 0, &err);
+	if (!r->rec->inner)
+		fail_msg("script rejected: %s", err);
+	pthread_mutex_init(&r->rec->lock, NULL);
+	r->rec->base.ops = &rec_ops;
+	r->rec->base.simulated = true;
+	r->rec->base.impl = r->rec;
+	free(path);
+
+	if (!r->s.task)
+		r->s.task = xstrdup("scripted test task");
+	if (!r->run_dir) {
+		char *runs = xasprintf("%s/runs", r->dir);
+		mkdir(runs, 0700);
+		r->run_dir = xasprintf("%s/run1", runs);
+		free(runs);
+	}
+	r->bus = bus_new();
+	r->gates = gatekeeper_new(r->bus, r->s.gates, mode);
+	for (int i = 0; i < ROLE__COUNT; i++)
+		roles[i] = &r->rec->base;
+	r->e = pev_new(&r->s, roles, r->bus, r->gates, r->run_dir, resume, &err);
+	if (!r->e)
+		fail_msg("pev_new: %s", err);
+	bus_subscribe(r->bus, answer_gates, r);
+	pev_start(r->e);
+	r->exit_code = pev_join(r->e);
+	load_events(r);
+	return r->exit_code;
+}
+
+/* Frees what one go allocated, keeping the directory (for resume). */
+static void run_end_go(struct run *r)
+{
+	pev_free(r->e);
+	gatekeeper_free(r->gates);
+	bus_free(r->bus);
+	provider_free(&r->rec->base);
+	r->e = NULL;
+}
+
+static void run_free(struct run *r)
+{
+	char *cmd = xasprintf("rm -rf '%s'", r->dir);
+
+	run_end_go(r);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(r->run_dir);
+	cJSON_Delete(r->script);
+	cJSON_Delete(r->events);
+	settings_release(&r->s);
+}
+
+/* ----------------------------------------------------------- journal queries */
+
+static int count(const struct run *r, const char *type, const char *step_id)
+{
+	const cJSON *ev;
+	int n = 0;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		const char *sid = jsonx_str(ev, "step_id");
+		if (strcmp(jsonx_str(ev, "type"), type))
+			continue;
+		if (step_id && (!sid || strcmp(sid, step_id)))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/* The n-th (0-based) event of a type (and step), or NULL. */
+static const cJSON *nth(const struct run *r, const char *type, const char *step_id, int n)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		const char *sid = jsonx_str(ev, "step_id");
+		if (strcmp(jsonx_str(ev, "type"), type))
+			continue;
+		if (step_id && (!sid || strcmp(sid, step_id)))
+			continue;
+		if (n-- == 0)
+			return ev;
+	}
+	return NULL;
+}
+
+static const cJSON *last(const struct run *r, const char *type)
+{
+	int n = count(r, type, NULL);
+
+	return n ? nth(r, type, NULL, n - 1) : NULL;
+}
+
+static const char *end_status(const struct run *r, const char *step_id)
+{
+	int n = count(r, "step.end", step_id);
+	const cJSON *ev = n ? nth(r, "step.end", step_id, n - 1) : NULL;
+
+	return ev ? jsonx_str(ev, "status") : "(none)";
+}
+
+static int metric(const struct run *r, const char *key)
+{
+	const cJSON *fin = last(r, "run.final");
+	double d = -1;
+
+	assert_non_null(fin);
+	jsonx_num(cJSON_GetObjectItem(fin, "metrics"), key, &d);
+	return (int)d;
+}
+
+/* seq is 1, 2, … with no gap, and run.end is last (when present). */
+static void assert_journal_shape(const struct run *r, bool ended)
+{
+	const cJSON *ev;
+	double expect = 1, seq;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		assert_true(jsonx_num(ev, "seq", &seq));
+		assert_true(seq == expect);
+		assert_non_null(jsonx_str(ev, "ts"));
+		expect++;
+	}
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(r->events, 0), "type"), "run.start");
+	if (ended)
+		assert_string_equal(jsonx_str(last(r, "run.end"), "type"), "run.end");
+	else
+		assert_null(last(r, "run.end"));
+}
+
+/* ----------------------------------------------------------------- the tests */
+
+static void test_all_pass(void **state)
+{
+	struct run r;
+	const cJSON *fin;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_journal_shape(&r, true);
+	assert_int_equal(count(&r, "plan.proposed", NULL), 1);
+	assert_int_equal(count(&r, "plan.adopted", NULL), 1);
+	assert_string_equal(end_status(&r, "s1"), "passed");
+	assert_string_equal(end_status(&r, "s2"), "passed");
+	/* s1 passes before s2 starts: dependencies first. */
+	assert_true(jsonx_num(nth(&r, "step.end", "s1", 0), "seq", &(double){0}));
+	{
+		double a, b;
+		jsonx_num(nth(&r, "step.end", "s1", 0), "seq", &a);
+		jsonx_num(nth(&r, "step.start", "s2", 0), "seq", &b);
+		assert_true(a < b);
+	}
+	/* Each attempt has a deterministic and a model verdict. */
+	assert_int_equal(count(&r, "verify.verdict", "s1"), 2);
+	assert_string_equal(jsonx_str(nth(&r, "verify.verdict", "s1", 0), "stage"), "deterministic");
+	assert_string_equal(jsonx_str(nth(&r, "verify.verdict", "s1", 1), "stage"), "model");
+	fin = last(&r, "run.final");
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(fin, "partial")));
+	assert_int_equal(metric(&r, "steps_total"), 2);
+	assert_int_equal(metric(&r, "steps_passed"), 2);
+	assert_int_equal(metric(&r, "total_attempts"), 2);
+	assert_int_equal(metric(&r, "replans"), 0);
+	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "passed");
+	/* The executor of s2 saw s1's output, and s1's prompt had no dependency section. */
+	assert_int_equal(r.rec->exec_prompts.n, 2);
+	assert_null(strstr(r.rec->exec_prompts.v[0], "depends on"));
+	assert_non_null(strstr(r.rec->exec_prompts.v[1], "- s1: "));
+	{
+		char *report = xasprintf("%s/report.md", r.run_dir), *plan = xasprintf("%s/plan.json", r.run_dir);
+		assert_int_equal(access(report, R_OK), 0);
+		assert_int_equal(access(plan, R_OK), 0);
+		free(report);
+		free(plan);
+	}
+	run_free(&r);
+}
+
+static void test_retry_then_pass(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	script_verdicts(r.script, "s1", verdict("retry", "CRITIQUE-ONE: cite the source"),
+			verdict("pass", NULL), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "step.start", "s1"), 2);
+	assert_string_equal(jsonx_str(nth(&r, "verify.verdict", "s1", 1), "action"), "retry");
+	assert_string_equal(jsonx_str(nth(&r, "verify.verdict", "s1", 3), "action"), "pass");
+	/* The second attempt's prompt carries the critique; the first does not. */
+	assert_int_equal(r.rec->exec_prompts.n, 2);
+	assert_null(strstr(r.rec->exec_prompts.v[0], "CRITIQUE-ONE"));
+	assert_non_null(strstr(r.rec->exec_prompts.v[1], "CRITIQUE-ONE"));
+	assert_int_equal(metric(&r, "total_attempts"), 2);
+	run_free(&r);
+}
+
+static void test_retries_exhausted_replan_keeps_passed(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.max_retries = 1;
+	r.s.gates = GATE_MASK(GATE_REPLAN);
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL), NULL));
+	/* Revision 1 keeps s1 as it was and replaces s2 by s2b. */
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2b", "s1", NULL, NULL), NULL));
+	script_verdicts(r.script, "s2", verdict("retry", "still wrong"), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "step.start", "s2"), 2); /* 1 retry = 2 attempts */
+	assert_int_equal(count(&r, "step.start", "s1"), 1); /* kept, never run again */
+	assert_int_equal(count(&r, "plan.adopted", NULL), 2);
+	{
+		const cJSON *adopted = last(&r, "plan.adopted");
+		const cJSON *kept = cJSON_GetObjectItem(adopted, "kept");
+		assert_int_equal(cJSON_GetArraySize(kept), 1);
+		assert_string_equal(cJSON_GetArrayItem(kept, 0)->valuestring, "s1");
+	}
+	{
+		const cJSON *g = nth(&r, "gate.open", NULL, 0);
+		const cJSON *diff = cJSON_GetObjectItem(g, "diff");
+		assert_string_equal(jsonx_str(g, "gate"), "replan");
+		assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(diff, "added"), 0)->valuestring, "s2b");
+		assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(diff, "removed"), 0)->valuestring, "s2");
+	}
+	assert_string_equal(end_status(&r, "s2b"), "passed");
+	assert_int_equal(metric(&r, "replans"), 1);
+	run_free(&r);
+}
+
+static void test_replan_limit_fail_accepts(void **state)
+{
+	struct run r;
+	const cJSON *fin;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.max_retries = 0;
+	r.s.max_replans = 1;
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL), NULL));
+	script_verdicts(r.script, "s2", verdict("retry", "never good enough"), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_PARTIAL);
+	/* One attempt per revision, two revisions (the planner repeats its plan). */
+	assert_int_equal(count(&r, "step.start", "s2"), 2);
+	assert_int_equal(count(&r, "step.start", "s1"), 1);
+	assert_string_equal(end_status(&r, "s2"), "fail_accepted");
+	fin = last(&r, "run.final");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(fin, "partial")));
+	assert_memory_equal(jsonx_str(fin, "answer"), "PARTIAL:", 8);
+	assert_int_equal(metric(&r, "steps_fail_accepted"), 1);
+	assert_int_equal(metric(&r, "replans"), 1);
+	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "partial");
+	assert_int_equal((int)cJSON_GetObjectItem(last(&r, "run.end"), "exit_code")->valuedouble, 2);
+	run_free(&r);
+}
+
+static void test_verifier_asks_replan(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	script_plan(r.script, plan_of(step("s1alt", NULL, NULL, NULL), NULL));
+	script_verdicts(r.script, "s1", verdict("replan", "the source is unusable"), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	/* No retry: a replan verdict goes straight to the planner. */
+	assert_int_equal(count(&r, "step.start", "s1"), 1);
+	assert_int_equal(count(&r, "plan.proposed", NULL), 2);
+	assert_string_equal(jsonx_str(nth(&r, "plan.proposed", NULL, 1), "reason"), "replan");
+	assert_string_equal(end_status(&r, "s1alt"), "passed");
+	run_free(&r);
+}
+
+static void test_operator_rejects_plan(void **state)
+{
+	struct run r;
+	const cJSON *dec;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_PLAN);
+	r.answers[r.n_answers++] = (struct answer){"plan", GATE_REJECT, NULL, 0, false};
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_ABORTED);
+	assert_int_equal(count(&r, "step.start", NULL), 0);
+	dec = last(&r, "gate.decision");
+	assert_string_equal(jsonx_str(dec, "decision"), "reject");
+	assert_string_equal(jsonx_str(dec, "by"), "operator");
+	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "aborted");
+	assert_journal_shape(&r, true);
+	run_free(&r);
+}
+
+static void test_operator_skips_high_step(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_HIGH);
+	r.answers[r.n_answers++] = (struct answer){"high", GATE_SKIP, NULL, 0, false};
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", NULL, "high", NULL),
+				      step("s3", "s2", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_PARTIAL);
+	assert_string_equal(end_status(&r, "s2"), "skipped");
+	assert_int_equal(count(&r, "step.start", "s2"), 0);
+	/* A dependent of a skipped step still runs, told that the input is missing. */
+	assert_string_equal(end_status(&r, "s3"), "passed");
+	assert_non_null(strstr(r.rec->exec_prompts.v[1], "skipped by the operator"));
+	assert_int_equal(metric(&r, "steps_skipped"), 1);
+	assert_memory_equal(jsonx_str(last(&r, "run.final"), "answer"), "PARTIAL:", 8);
+	run_free(&r);
+}
+
+static void test_operator_edits_step_at_gate(void **state)
+{
+	struct run r;
+	const cJSON *edit;
+	char *edited;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_HIGH);
+	{
+		cJSON *s = step("s1", NULL, "high", "EDITED-CRITERION");
+		edited = jsonx_print(s);
+		cJSON_Delete(s);
+	}
+	r.answers[r.n_answers++] = (struct answer){"high", GATE_EDIT, edited, 0, false};
+	script_plan(r.script, plan_of(step("s1", NULL, "high", "original criterion"), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	edit = last(&r, "step.edit");
+	assert_non_null(edit);
+	assert_string_equal(jsonx_str(edit, "by"), "operator");
+	assert_string_equal(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit, "before"), "acceptance_criteria"), 0)->valuestring,
+		"original criterion");
+	assert_string_equal(jsonx_str(last(&r, "gate.decision"), "decision"), "edit");
+	/* The executor ran the edited step. */
+	assert_non_null(strstr(r.rec->exec_prompts.v[0], "EDITED-CRITERION"));
+	assert_null(strstr(r.rec->exec_prompts.v[0], "original criterion"));
+	free(edited);
+	run_free(&r);
+}
+
+static void test_invalid_plan_fixed_on_reask(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	/* A cycle first, then a valid plan. */
+	script_plan(r.script, plan_of(step("a", "b", NULL, NULL), step("b", "a", NULL, NULL), NULL));
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", "a", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_int_equal(r.rec->calls[ROLE_PLANNER], 3); /* plan, fix, synthesis */
+	assert_non_null(strstr(jsonx_str(nth(&r, "notice", NULL, 0), "message"), "cycle"));
+	assert_int_equal(count(&r, "plan.proposed", NULL), 1);
+	run_free(&r);
+}
+
+static void test_invalid_plan_twice_is_error(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("a", "a", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_ERROR);
+	assert_int_equal(count(&r, "plan.proposed", NULL), 0);
+	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "error");
+	assert_non_null(strstr(jsonx_str(last(&r, "run.end"), "reason"), "invalid plan"));
+	run_free(&r);
+}
+
+static void test_deterministic_catches_missing_artifact(void **state)
+{
+	struct run r;
+	cJSON *attempts = cJSON_CreateArray(), *bad = cJSON_CreateObject(), *res, *out;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	/* Attempt 1 claims an artifact it never wrote; attempt 2 is the default (writes). */
+	res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "reasoning", "r");
+	cJSON_AddItemToObject(res, "actions_taken", cJSON_CreateArray());
+	out = cJSON_AddObjectToObject(res, "step_output");
+	cJSON_AddStringToObject(out, "findings", "f");
+	cJSON_AddItemToObject(out, "artifacts", strings("ghost.md"));
+	cJSON_AddBoolToObject(out, "meets_criteria", true);
+	cJSON_AddNumberToObject(res, "confidence", 0.9);
+	cJSON_AddStringToObject(res, "notes", "");
+	cJSON_AddItemToObject(bad, "rounds", cJSON_CreateArray());
+	cJSON_AddItemToObject(bad, "final", cJSON_Duplicate(res, 1));
+	cJSON_AddItemToArray(attempts, bad);
+	{
+		/* Attempt 2 writes the file, then makes the same claim. */
+		cJSON *good = cJSON_CreateObject(), *rounds = cJSON_AddArrayToObject(good, "rounds");
+		cJSON *round = cJSON_CreateObject(), *calls = cJSON_AddArrayToObject(round, "tool_calls");
+		cJSON *call = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(call, "input");
+		cJSON_AddStringToObject(round, "text", "writing it this time");
+		cJSON_AddStringToObject(call, "name", "write_file");
+		cJSON_AddStringToObject(in, "path", "ghost.md");
+		cJSON_AddStringToObject(in, "content", "now it exists");
+		cJSON_AddItemToArray(calls, call);
+		cJSON_AddItemToArray(rounds, round);
+		cJSON_AddItemToObject(good, "final", res);
+		cJSON_AddItemToArray(attempts, good);
+	}
+	cJSON_AddItemToObject(cJSON_GetObjectItem(r.script, "executor"), "s1", attempts);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	{
+		const cJSON *v = nth(&r, "verify.verdict", "s1", 0);
+		assert_string_equal(jsonx_str(v, "stage"), "deterministic");
+		assert_string_equal(jsonx_str(v, "action"), "retry");
+		assert_non_null(strstr(jsonx_str(v, "feedback"), "ghost.md"));
+	}
+	/* No model verification of the failed attempt: the verifier ran once (attempt 2)
+	 * plus the final check. */
+	assert_int_equal(r.rec->calls[ROLE_VERIFIER], 2);
+	assert_non_null(strstr(r.rec->exec_prompts.v[1], "ghost.md"));
+	run_free(&r);
+}
+
+static void test_gate_without_operator_exits_3(void **state)
+{
+	struct run r;
+	const cJSON *dec;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_PLAN);
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_NONE, false), PEV_EXIT_ABORTED);
+	dec = last(&r, "gate.decision");
+	assert_string_equal(jsonx_str(dec, "by"), "policy");
+	assert_string_equal(jsonx_str(dec, "decision"), "reject");
+	assert_non_null(strstr(jsonx_str(dec, "reason"), "plan gate"));
+	assert_int_equal(count(&r, "step.start", NULL), 0);
+	run_free(&r);
+}
+
+static void test_identical_step_reuses_result(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	/* Same definition (the id aside), no inputs: the second is the same work. */
+	{
+		cJSON *a = step("s1", NULL, NULL, NULL), *b = step("s2", NULL, NULL, NULL);
+		cJSON_ReplaceItemInObject(a, "name", cJSON_CreateString("same work"));
+		cJSON_ReplaceItemInObject(b, "name", cJSON_CreateString("same work"));
+		script_plan(r.script, plan_of(a, b, NULL));
+	}
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "step.start", "s2"), 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(nth(&r, "step.end", "s2", 0), "reused")));
+	assert_int_equal(r.rec->exec_prompts.n, 1);
+	run_free(&r);
+}
+
+static void test_abort_at_gate(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_HIGH);
+	r.answers[r.n_answers++] = (struct answer){"high", 0, NULL, PEV_CMD_ABORT, true};
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", "high", NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_ABORTED);
+	assert_string_equal(end_status(&r, "s1"), "passed");
+	assert_int_equal(count(&r, "step.start", "s2"), 0);
+	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "aborted");
+	run_free(&r);
+}
+
+static void test_quit_then_resume_runs_nothing_twice(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_HIGH);
+	r.answers[r.n_answers++] = (struct answer){"high", 0, NULL, PEV_CMD_QUIT, true};
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", "high", NULL),
+				      step("s3", "s2", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_ABORTED);
+	assert_journal_shape(&r, false); /* quit leaves no run.end: resumable */
+	assert_string_equal(end_status(&r, "s1"), "passed");
+	run_end_go(&r);
+
+	r.n_answers = 0;
+	assert_int_equal(run_go(&r, GATE_MODE_YES, true), PEV_EXIT_OK);
+	assert_journal_shape(&r, true);
+	assert_int_equal(count(&r, "run.start", NULL), 1);
+	assert_int_equal(count(&r, "step.start", "s1"), 1); /* not executed again */
+	assert_string_equal(end_status(&r, "s2"), "passed");
+	assert_string_equal(end_status(&r, "s3"), "passed");
+	/* The resumed engine made no planner call for a plan: only the synthesis. */
+	assert_int_equal(r.rec->calls[ROLE_PLANNER], 1);
+	run_free(&r);
+}
+
+static void test_resume_refuses_finished_run(void **state)
+{
+	struct run r;
+	struct provider *roles[ROLE__COUNT];
+	struct bus *bus;
+	struct gatekeeper *g;
+	char *err = NULL;
+	struct pev *e;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	bus = bus_new();
+	g = gatekeeper_new(bus, 0, GATE_MODE_YES);
+	for (int i = 0; i < ROLE__COUNT; i++)
+		roles[i] = &r.rec->base;
+	e = pev_new(&r.s, roles, bus, g, r.run_dir, true, &err);
+	assert_null(e);
+	assert_non_null(strstr(err, "already finished"));
+	free(err);
+	gatekeeper_free(g);
+	bus_free(bus);
+	run_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_pass),
+		cmocka_unit_test(test_retry_then_pass),
+		cmocka_unit_test(test_retries_exhausted_replan_keeps_passed),
+		cmocka_unit_test(test_replan_limit_fail_accepts),
+		cmocka_unit_test(test_verifier_asks_replan),
+		cmocka_unit_test(test_operator_rejects_plan),
+		cmocka_unit_test(test_operator_skips_high_step),
+		cmocka_unit_test(test_operator_edits_step_at_gate),
+		cmocka_unit_test(test_invalid_plan_fixed_on_reask),
+		cmocka_unit_test(test_invalid_plan_twice_is_error),
+		cmocka_unit_test(test_deterministic_catches_missing_artifact),
+		cmocka_unit_test(test_gate_without_operator_exits_3),
+		cmocka_unit_test(test_identical_step_reuses_result),
+		cmocka_unit_test(test_abort_at_gate),
+		cmocka_unit_test(test_quit_then_resume_runs_nothing_twice),
+		cmocka_unit_test(test_resume_refuses_finished_run),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

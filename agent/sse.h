@@ -1,0 +1,35 @@
+/* sse — an incremental parser for text/event-stream bodies, fed in chunks split anywhere. */
+#ifndef PEVTUI_SSE_H
+#define PEVTUI_SSE_H
+
+#include <stddef.h>
+
+/*
+ * Called once per complete event. `event` is the value of the last `event:` line ("" when
+ * the event had none); `data` joins the `data:` lines with "\n" and is NUL-terminated.
+ * Both are borrowed for the duration of the call. Return 0 to go on, anything else to stop
+ * the parse (sse_feed then returns that value).
+ */
+typedef int (*sse_event_fn)(void *ctx, const char *event, const char *data, size_t len);
+
+struct sse_parser;
+
+/* An event larger than this is refused (sse_feed returns SSE_TOO_LARGE). */
+#define SSE_MAX_EVENT (16u * 1024 * 1024)
+enum { SSE_TOO_LARGE = -1000 };
+
+/* Caller owns the parser; free it with sse_free. */
+struct sse_parser *sse_new(sse_event_fn fn, void *ctx);
+void sse_free(struct sse_parser *p); /* NULL ok */
+/* Forgets any partial line or event (a retried transfer starts clean). */
+void sse_reset(struct sse_parser *p);
+/* Feeds bytes; lines may end in LF, CRLF or CR, split anywhere between calls. */
+int sse_feed(struct sse_parser *p, const char *buf, size_t n);
+/*
+ * End of the body: a last line without its newline is taken, and an event whose blank
+ * line never came is delivered, so callers judge completeness by content (message_stop,
+ * [DONE]) rather than by framing.
+ */
+int sse_finish(struct sse_parser *p);
+
+#endif

@@ -1,0 +1,552 @@
+/* test_scenarios — the real pevtui binary, headless, on every built-in scenario: exit
+ * codes, the journal against DESIGN.md, metrics, and the command-line contract. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "journal.h"
+#include "jsonx.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+static const char *pevtui_bin(void)
+{
+	const char *p = getenv("PEVTUI");
+
+	return p ? p : "./pevtui";
+}
+
+struct proc {
+	int status;       /* exit code, or -1 */
+	char *out;        /* stdout */
+	char *err;        /* stderr */
+};
+
+static char *slurp_fd(int fd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+
+	strbuf_init(&sb);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&sb, buf, (size_t)n);
+	return strbuf_detach(&sb);
+}
+
+/* Runs pevtui with argv (NULL-terminated) and extra "NAME=value" environment entries. */
+static struct proc run_pevtui(const char *const *env, const char *first, ...)
+{
+	const char *argv[48];
+	int n = 0, out[2], err[2];
+	struct proc p = {-1, NULL, NULL};
+	va_list ap;
+	pid_t pid;
+
+	argv[n++] = pevtui_bin();
+	va_start(ap, first);
+	for (const char *a = first; a && n < 46; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(err), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+		dup2(devnull, 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		close(out[0]);
+		close(err[0]);
+		/* Tests never use a real key or a user's config. */
+		unsetenv("ANTHROPIC_API_KEY");
+		unsetenv("OPENAI_API_KEY");
+		unsetenv("OPENAI_BASE_URL");
+		unsetenv("ANTHROPIC_BASE_URL");
+		setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
+		for (int i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	/* stderr is small; read stdout first, then stderr. */
+	p.out = slurp_fd(out[0]);
+	p.err = slurp_fd(err[0]);
+	close(out[0]);
+	close(err[0]);
+	{
+		int st;
+		waitpid(pid, &st, 0);
+		p.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	}
+	return p;
+}
+
+static void proc_free(struct proc *p)
+{
+	free(p->out);
+	free(p->err);
+}
+
+static char *make_tmp(void)
+{
+	char *d = xstrdup("/tmp/pevtui-test-scn-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void rm_rf(const char *d)
+{
+	char *cmd = xasprintf("rm -rf '%s'", d);
+
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
+/* The one run directory below runs_dir. */
+static char *only_run(const char *runs_dir)
+{
+	DIR *d = opendir(runs_dir);
+	struct dirent *de;
+	char *found = NULL;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			free(found);
+			found = xasprintf("%s/%s", runs_dir, de->d_name);
+			n++;
+		}
+	closedir(d);
+	assert_int_equal(n, 1);
+	return found;
+}
+
+static bool collect(void *ctx, const struct event *ev)
+{
+	cJSON_AddItemToArray(ctx, cJSON_Parse(ev->json));
+	return true;
+}
+
+static cJSON *load_journal(const char *run_dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL;
+	cJSON *arr = cJSON_CreateArray();
+	struct journal_load_info info = {0};
+
+	if (!journal_load(path, collect, arr, &info, &err))
+		fail_msg("journal: %s", err);
+	assert_false(info.torn_tail);
+	free(path);
+	return arr;
+}
+
+/* Every event has the fields DESIGN.md's table names for its type. */
+static void assert_design_fields(const cJSON *ev)
+{
+	static const struct {
+		const char *type;
+		const char *fields[10];
+	} table[] = {
+		{"run.start", {"run_id", "task", "provider", "models", "policy"}},
+		{"plan.proposed", {"plan", "revision", "estimate_usd"}},
+		{"gate.open", {"gate", "step_id"}},
+		{"gate.decision", {"gate", "step_id", "decision", "by"}},
+		{"step.start", {"step_id", "attempt"}},
+		{"llm.call", {"role", "model", "input_tokens", "output_tokens", "cached_tokens",
+			      "cost_usd", "latency_ms", "status", "http_status"}},
+		{"tool.call", {"step_id", "tool", "params"}},
+		{"tool.result", {"step_id", "tool", "ok", "summary"}},
+		{"step.output", {"step_id", "attempt", "result"}},
+		{"verify.verdict", {"step_id", "attempt", "stage", "action", "severity", "criteria",
+				    "feedback"}},
+		{"step.end", {"step_id", "status", "attempts"}},
+		{"step.edit", {"step_id", "before", "after"}},
+		{"run.final", {"answer", "partial", "metrics"}},
+		{"run.end", {"status", "exit_code"}},
+	};
+	const char *type = jsonx_str(ev, "type");
+
+	assert_non_null(type);
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (strcmp(table[i].type, type))
+			continue;
+		for (int f = 0; f < 10 && table[i].fields[f]; f++)
+			if (!cJSON_HasObjectItem(ev, table[i].fields[f]))
+				fail_msg("%s event lacks \"%s\"", type, table[i].fields[f]);
+	}
+}
+
+static void assert_journal_contract(const cJSON *events)
+{
+	const cJSON *ev;
+	double seq, expect = 1;
+	int n = cJSON_GetArraySize(events);
+
+	assert_true(n >= 4);
+	cJSON_ArrayForEach(ev, events)
+	{
+		const char *ts = jsonx_str(ev, "ts");
+		assert_true(jsonx_num(ev, "seq", &seq));
+		assert_true(seq == expect);
+		expect++;
+		/* RFC 3339 UTC: 2026-11-22T23:44:29.123Z */
+		assert_non_null(ts);
+		assert_true(strlen(ts) >= 20 && ts[4] == '-' && ts[10] == 'T' &&
+			    ts[strlen(ts) - 1] == 'Z');
+		assert_design_fields(ev);
+	}
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(events, 0), "type"), "run.start");
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(events, n - 1), "type"), "run.end");
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(events, n - 2), "type"), "run.final");
+}
+
+static int count(const cJSON *events, const char *type, const char *key, const char *value)
+{
+	const cJSON *ev;
+	int n = 0;
+
+	cJSON_ArrayForEach(ev, events)
+	{
+		if (strcmp(jsonx_str(ev, "type"), type))
+			continue;
+		if (key) {
+			const cJSON *v = cJSON_GetObjectItem(ev, key);
+			if (cJSON_IsString(v) ? strcmp(v->valuestring, value) != 0
+					      : (cJSON_IsBool(v) ? strcmp(cJSON_IsTrue(v) ? "true" : "false", value) != 0 : 1))
+				continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+static const cJSON *find(const cJSON *events, const char *type)
+{
+	const cJSON *ev, *found = NULL;
+
+	cJSON_ArrayForEach(ev, events)
+		if (!strcmp(jsonx_str(ev, "type"), type))
+			found = ev;
+	return found;
+}
+
+static int metric(const cJSON *events, const char *key)
+{
+	double d = -1;
+
+	jsonx_num(cJSON_GetObjectItem(find(events, "run.final"), "metrics"), key, &d);
+	return (int)d;
+}
+
+/* Runs a scenario headless with --yes; returns the journal; checks the exit code. */
+static cJSON *scenario(const char *name, int want_exit, const char *task, char **run_dir_out)
+{
+	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *run_dir;
+	struct proc p;
+	cJSON *events;
+
+	if (task)
+		p = run_pevtui(NULL, "--headless", "--demo", "--yes", "--scenario", name,
+			       "--sim-delay", "0", "--runs-dir", runs, task, NULL);
+	else
+		p = run_pevtui(NULL, "--headless", "--demo", "--yes", "--scenario", name,
+			       "--sim-delay", "0", "--runs-dir", runs, NULL);
+	if (p.status != want_exit)
+		fail_msg("scenario %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, p.status,
+			 want_exit, p.out, p.err);
+	/* The readable output names the outcome. */
+	assert_non_null(strstr(p.out, "answer:"));
+	run_dir = only_run(runs);
+	events = load_journal(run_dir);
+	assert_journal_contract(events);
+	{
+		char *report = xasprintf("%s/report.md", run_dir);
+		assert_int_equal(access(report, R_OK), 0);
+		free(report);
+	}
+	proc_free(&p);
+	if (run_dir_out)
+		*run_dir_out = xstrdup(tmp);
+	else
+		rm_rf(tmp);
+	free(run_dir);
+	free(runs);
+	free(tmp);
+	return events;
+}
+
+static void test_generic_with_task(void **state)
+{
+	cJSON *ev = scenario("generic", 0, "compare two sorting algorithms", NULL);
+
+	(void)state;
+	assert_string_equal(jsonx_str(find(ev, "run.start"), "task"),
+			    "compare two sorting algorithms");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(find(ev, "run.start"), "simulated")));
+	assert_int_equal(metric(ev, "steps_passed"), metric(ev, "steps_total"));
+	assert_int_equal(count(ev, "step.end", "status", "passed"), metric(ev, "steps_total"));
+	cJSON_Delete(ev);
+}
+
+static void test_flaky_search(void **state)
+{
+	cJSON *ev = scenario("flaky-search", 0, NULL, NULL);
+
+	(void)state;
+	assert_true(count(ev, "tool.result", "ok", "false") >= 1);
+	assert_true(count(ev, "verify.verdict", "action", "retry") >= 1);
+	assert_int_equal(metric(ev, "steps_passed"), metric(ev, "steps_total"));
+	assert_true(metric(ev, "total_attempts") > metric(ev, "steps_total"));
+	cJSON_Delete(ev);
+}
+
+static void test_legal_review(void **state)
+{
+	cJSON *ev = scenario("legal-review", 0, NULL, NULL);
+	const cJSON *e;
+	bool det_retry = false;
+
+	(void)state;
+	assert_true(count(ev, "gate.open", "gate", "high") >= 1);
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (!strcmp(jsonx_str(e, "type"), "verify.verdict") &&
+		    !strcmp(jsonx_str(e, "stage"), "deterministic") &&
+		    !strcmp(jsonx_str(e, "action"), "retry"))
+			det_retry = true;
+	}
+	assert_true(det_retry);
+	assert_int_equal(metric(ev, "steps_passed"), metric(ev, "steps_total"));
+	cJSON_Delete(ev);
+}
+
+static void test_density_partial(void **state)
+{
+	cJSON *ev = scenario("density", 2, NULL, NULL);
+	const cJSON *fin = find(ev, "run.final");
+
+	(void)state;
+	assert_int_equal(count(ev, "step.end", "status", "fail_accepted"), 1);
+	assert_memory_equal(jsonx_str(fin, "answer"), "PARTIAL:", 8);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(fin, "partial")));
+	assert_int_equal(metric(ev, "replans"), 2); /* the default --max-replans */
+	assert_int_equal(metric(ev, "steps_fail_accepted"), 1);
+	assert_string_equal(jsonx_str(find(ev, "run.end"), "status"), "partial");
+	cJSON_Delete(ev);
+}
+
+static void test_replan(void **state)
+{
+	cJSON *ev = scenario("replan", 0, NULL, NULL);
+	const cJSON *adopted = find(ev, "plan.adopted");
+
+	(void)state;
+	assert_true(count(ev, "verify.verdict", "action", "replan") >= 1);
+	assert_true(count(ev, "plan.adopted", NULL, NULL) >= 2);
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(adopted, "kept")) >= 1);
+	assert_int_equal(metric(ev, "replans"), 1);
+	cJSON_Delete(ev);
+}
+
+static void test_dag(void **state)
+{
+	cJSON *ev = scenario("dag", 0, NULL, NULL);
+	const cJSON *plan = cJSON_GetObjectItem(find(ev, "plan.adopted"), "plan");
+	const cJSON *steps = cJSON_GetObjectItem(plan, "steps"), *s, *e;
+
+	(void)state;
+	assert_int_equal(metric(ev, "steps_passed"), cJSON_GetArraySize(steps));
+	/* Every step starts after each of its dependencies ended as passed. */
+	cJSON_ArrayForEach(s, steps)
+	{
+		const cJSON *deps = cJSON_GetObjectItem(s, "dependencies"), *d;
+		double start = -1;
+		cJSON_ArrayForEach(e, ev)
+			if (!strcmp(jsonx_str(e, "type"), "step.start") &&
+			    !strcmp(jsonx_str(e, "step_id"), jsonx_str(s, "step_id")) && start < 0)
+				jsonx_num(e, "seq", &start);
+		cJSON_ArrayForEach(d, deps)
+		{
+			double end = -1;
+			cJSON_ArrayForEach(e, ev)
+				if (!strcmp(jsonx_str(e, "type"), "step.end") &&
+				    !strcmp(jsonx_str(e, "step_id"), d->valuestring))
+					jsonx_num(e, "seq", &end);
+			assert_true(end > 0 && start > end);
+		}
+	}
+	cJSON_Delete(ev);
+}
+
+static void test_gate_without_yes_exits_3(void **state)
+{
+	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp);
+	struct proc p = run_pevtui(NULL, "--headless", "--demo", "--gate", "plan", "--sim-delay",
+				   "0", "--runs-dir", runs, "a task", NULL);
+
+	(void)state;
+	assert_int_equal(p.status, 3);
+	assert_non_null(strstr(p.out, "plan gate"));
+	assert_non_null(strstr(p.out, "--yes"));
+	proc_free(&p);
+	rm_rf(tmp);
+	free(runs);
+	free(tmp);
+}
+
+static void test_json_lines(void **state)
+{
+	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp);
+	struct proc p = run_pevtui(NULL, "--headless", "--json", "--demo", "--yes", "--scenario",
+				   "dag", "--sim-delay", "0", "--runs-dir", runs, NULL);
+	char *save = NULL;
+	int lines = 0;
+
+	(void)state;
+	assert_int_equal(p.status, 0);
+	for (char *l = strtok_r(p.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(l);
+		double seq;
+		assert_non_null(o);
+		assert_true(jsonx_num(o, "seq", &seq));
+		assert_int_equal((int)seq, lines + 1);
+		cJSON_Delete(o);
+		lines++;
+	}
+	assert_true(lines > 10);
+	proc_free(&p);
+	rm_rf(tmp);
+	free(runs);
+	free(tmp);
+}
+
+static void test_keys_never_journaled(void **state)
+{
+	static const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-TESTSECRET-0123456789",
+					  "OPENAI_API_KEY=sk-TESTSECRET-9876543210", NULL};
+	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp);
+	struct proc p = run_pevtui(env, "--headless", "--demo", "--yes", "--sim-delay", "0",
+				   "--runs-dir", runs, NULL);
+	char *cmd = xasprintf("grep -r TESTSECRET '%s' >/dev/null", tmp);
+
+	(void)state;
+	assert_int_equal(p.status, 0);
+	assert_null(strstr(p.out, "TESTSECRET"));
+	assert_null(strstr(p.err, "TESTSECRET"));
+	assert_int_not_equal(system(cmd), 0); /* grep finds nothing */
+	free(cmd);
+	proc_free(&p);
+	rm_rf(tmp);
+	free(runs);
+	free(tmp);
+}
+
+static void test_command_line_errors(void **state)
+{
+	struct proc p;
+
+	(void)state;
+	p = run_pevtui(NULL, "--max-retries", "lots", NULL);
+	assert_int_equal(p.status, 1);
+	assert_non_null(strstr(p.err, "--max-retries"));
+	assert_null(strchr(strchr(p.err, '\n') + 1, '\n')); /* one line */
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--gate", "plan,lunch", NULL);
+	assert_int_equal(p.status, 1);
+	assert_non_null(strstr(p.err, "lunch"));
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--headless", "a task", NULL);
+	assert_int_equal(p.status, 1);
+	assert_non_null(strstr(p.err, "--demo"));
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--demo", "--scenario", "nope", "--headless", NULL);
+	assert_int_equal(p.status, 1);
+	assert_non_null(strstr(p.err, "nope"));
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--help", NULL);
+	assert_int_equal(p.status, 0);
+	assert_non_null(strstr(p.out, "--demo"));
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--version", NULL);
+	assert_int_equal(p.status, 0);
+	assert_non_null(strstr(p.out, PACKAGE_VERSION));
+	proc_free(&p);
+}
+
+static void test_list_and_replay(void **state)
+{
+	char *tmp = NULL, *runs, *run_dir, *id;
+	cJSON *ev = scenario("dag", 0, NULL, &tmp);
+	struct proc p;
+
+	(void)state;
+	runs = xasprintf("%s/runs", tmp);
+	run_dir = only_run(runs);
+	id = strrchr(run_dir, '/') + 1;
+	p = run_pevtui(NULL, "--list-runs", "--runs-dir", runs, NULL);
+	assert_int_equal(p.status, 0);
+	assert_non_null(strstr(p.out, id));
+	assert_non_null(strstr(p.out, "passed"));
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--headless", "--replay", id, "--runs-dir", runs, NULL);
+	assert_int_equal(p.status, 0);
+	assert_non_null(strstr(p.out, "answer:"));
+	proc_free(&p);
+
+	p = run_pevtui(NULL, "--headless", "--resume", id, "--runs-dir", runs, NULL);
+	assert_int_equal(p.status, 1);
+	assert_non_null(strstr(p.err, "already finished"));
+	proc_free(&p);
+
+	cJSON_Delete(ev);
+	rm_rf(tmp);
+	free(run_dir);
+	free(runs);
+	free(tmp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_generic_with_task),
+		cmocka_unit_test(test_flaky_search),
+		cmocka_unit_test(test_legal_review),
+		cmocka_unit_test(test_density_partial),
+		cmocka_unit_test(test_replan),
+		cmocka_unit_test(test_dag),
+		cmocka_unit_test(test_gate_without_yes_exits_3),
+		cmocka_unit_test(test_json_lines),
+		cmocka_unit_test(test_keys_never_journaled),
+		cmocka_unit_test(test_command_line_errors),
+		cmocka_unit_test(test_list_and_replay),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,95 @@
+# lib.sh — shared helpers for the tmux terminal tests (sourced, not run).
+# Each test gets a private tmux server (-L), a temp dir for runs, and bounded waits that
+# poll the screen instead of sleeping for fixed times.
+
+command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
+: "${top_builddir:=.}"
+: "${PEVTUI:=$top_builddir/pevtui}"
+case $PEVTUI in /*) ;; *) PEVTUI="$(pwd)/$PEVTUI" ;; esac
+[ -x "$PEVTUI" ] || { echo "no binary at $PEVTUI"; exit 99; }
+
+SOCK="pevtui-test-$$"
+TMPD=$(mktemp -d /tmp/pevtui-term.XXXXXX) || exit 99
+export LC_ALL=C.UTF-8
+cleanup() {
+	rc=$?
+	tmux -L "$SOCK" kill-server >/dev/null 2>&1
+	# Under --enable-sanitizers a report fails the test even when the screen looked right.
+	if grep -E -q "Sanitizer|runtime error:" "$TMPD/stderr" 2>/dev/null; then
+		echo "FAIL: sanitizer report:"
+		cat "$TMPD/stderr"
+		rc=1
+	fi
+	rm -rf "$TMPD"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# start COLS ROWS ARGS… — runs pevtui with ARGS in a detached session of that size. The
+# shell prints the exit status when pevtui ends and keeps the pane open.
+start() {
+	cols=$1
+	rows=$2
+	shift 2
+	printf '%s\n' "#!/bin/sh" \
+		"cd '$TMPD' || exit 1" \
+		"'$PEVTUI' --sim-delay 0 --runs-dir '$TMPD/runs' $* 2>'$TMPD/stderr'" \
+		"echo \"PEVTUI-EXIT=\$?\"" \
+		"exec sleep 600" >"$TMPD/run.sh"
+	chmod +x "$TMPD/run.sh"
+	tmux -u -L "$SOCK" -f /dev/null new-session -d -x "$cols" -y "$rows" \
+		"env NO_COLOR=1 TERM=screen-256color LC_ALL=C.UTF-8 ${TEST_ENV:-} $TMPD/run.sh"
+}
+
+screen() {
+	tmux -L "$SOCK" capture-pane -p
+}
+
+keys() {
+	tmux -L "$SOCK" send-keys "$@"
+}
+
+fail() {
+	echo "FAIL: $*"
+	echo "---- screen ----"
+	screen
+	echo "---- stderr ----"
+	cat "$TMPD/stderr" 2>/dev/null
+	exit 1
+}
+
+# wait_for PATTERN [SECONDS] — polls the screen until grep -E finds PATTERN.
+wait_for() {
+	limit=$(( ${2:-30} * 10 ))
+	n=0
+	while [ $n -lt $limit ]; do
+		screen | grep -E -q -- "$1" && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	fail "timed out waiting for: $1"
+}
+
+# expect PATTERN — the screen shows PATTERN now.
+expect() {
+	screen | grep -E -q -- "$1" || fail "screen lacks: $1"
+}
+
+# refute PATTERN — the screen does not show PATTERN.
+refute() {
+	if screen | grep -E -q -- "$1"; then
+		fail "screen shows: $1"
+	fi
+}
+
+expect_titles() {
+	for t in "─ Plan " "─ Step log " "─ Verdicts " "─ Cost "; do
+		expect "$t"
+	done
+}
+
+# The width of the widest line on screen, in columns (wc -L measures display width).
+screen_width() {
+	screen | wc -L
+}

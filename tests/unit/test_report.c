@@ -1,0 +1,415 @@
+/* test_report — report.md rendered from a journal, for finished and interrupted runs. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "bus.h"
+#include "events.h"
+#include "journal.h"
+#include "report.h"
+#include "xalloc.h"
+
+struct fixture {
+	char dir[64];
+	struct bus *bus;
+	struct journal *journal;
+	char *report; /* text of report.md once rendered */
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = xcalloc(1, sizeof(*fx));
+	char *err = NULL;
+
+	strcpy(fx->dir, "/tmp/pevtui-test-report-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	fx->journal = journal_open(fx->dir, &err);
+	if (!fx->journal)
+		return -1;
+	fx->bus = bus_new();
+	bus_subscribe(fx->bus, journal_on_event, fx->journal);
+	*state = fx;
+	return 0;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	bus_free(fx->bus);
+	journal_close(fx->journal);
+	nftw(fx->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	free(fx->report);
+	free(fx);
+	return 0;
+}
+
+static void pub(struct fixture *fx, enum event_type t, const char *json)
+{
+	cJSON *f = cJSON_Parse(json);
+
+	if (!f)
+		fail_msg("bad test JSON: %s", json);
+	bus_publish(fx->bus, t, f);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = xmalloc((size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Renders the report and reads it back; checks no temporary file is left. */
+static void render(struct fixture *fx)
+{
+	char *err = NULL;
+	char *path = xasprintf("%s/report.md", fx->dir);
+	char *tmp = xasprintf("%s/report.md.tmp", fx->dir);
+	struct stat st;
+
+	if (!report_write(fx->dir, &err))
+		fail_msg("report_write: %s", err);
+	free(fx->report);
+	fx->report = slurp(path);
+	assert_int_equal(stat(tmp, &st), -1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	free(path);
+	free(tmp);
+}
+
+/* The report holds this exact line. */
+static void has_line(const struct fixture *fx, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = fx->report; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == '\0'))
+			return;
+	}
+	fail_msg("report lacks the line \"%s\":\n%s", line, fx->report);
+}
+
+/* The line starting with `start` (first one), copied. */
+static char *line_starting(const struct fixture *fx, const char *start)
+{
+	for (const char *p = fx->report; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, start, strlen(start))) {
+			const char *e = strchr(p, '\n');
+
+			return e ? xstrndup(p, (size_t)(e - p)) : xstrdup(p);
+		}
+	}
+	fail_msg("no line starts with \"%s\":\n%s", start, fx->report);
+	return NULL;
+}
+
+static void no_control_bytes(const struct fixture *fx)
+{
+	for (const unsigned char *p = (const unsigned char *)fx->report; *p; p++)
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			fail_msg("control byte 0x%02x at offset %ld", *p,
+			         (long)(p - (const unsigned char *)fx->report));
+}
+
+static const char plan_json[] =
+    "{\"goal\":\"Review the contract\",\"steps\":["
+    "{\"step_id\":\"read\",\"name\":\"Read the contract\",\"estimated_complexity\":\"low\","
+    "\"dependencies\":[],\"acceptance_criteria\":[\"notes.md exists\",\"lists parties\"]},"
+    "{\"step_id\":\"risks\",\"name\":\"Find risks\",\"estimated_complexity\":\"high\","
+    "\"dependencies\":[\"read\"],\"acceptance_criteria\":[\"cites clauses\"]}],"
+    "\"success_criteria\":[\"every risk cites a clause\"]}";
+
+static void start_run(struct fixture *fx, bool simulated)
+{
+	char *ev = xasprintf(
+	    "{\"run_id\":\"20261122-abc\",\"task\":\"Review the \\u001b[31mcontract\\u0007\","
+	    "\"provider\":\"sim\",\"simulated\":%s,\"models\":{\"planner\":\"sim-planner\","
+	    "\"executor\":\"sim-executor\",\"verifier\":\"mystery-model\"},"
+	    "\"workspace\":\"/tmp/ws\"}",
+	    simulated ? "true" : "false");
+	char *plan = xasprintf("{\"revision\":0,\"reason\":\"initial\",\"estimate_usd\":null,"
+	                       "\"plan\":%s}",
+	                       plan_json);
+	char *adopt = xasprintf("{\"revision\":0,\"kept\":[],\"plan\":%s}", plan_json);
+
+	pub(fx, EV_RUN_START, ev);
+	pub(fx, EV_LLM_CALL,
+	    "{\"role\":\"planner\",\"model\":\"claude-sonnet-4\","
+	    "\"input_tokens\":1000,\"output_tokens\":200,\"cached_tokens\":0,"
+	    "\"cost_usd\":0.006,\"status\":\"ok\"}");
+	pub(fx, EV_PLAN_PROPOSED, plan);
+	pub(fx, EV_GATE_OPEN, "{\"gate_id\":1,\"gate\":\"plan\",\"step_id\":null}");
+	pub(fx, EV_GATE_DECISION,
+	    "{\"gate_id\":1,\"gate\":\"plan\",\"step_id\":null,"
+	    "\"decision\":\"approve\",\"by\":\"operator\"}");
+	pub(fx, EV_PLAN_ADOPTED, adopt);
+	pub(fx, EV_STEP_START,
+	    "{\"step_id\":\"read\",\"attempt\":1,\"name\":\"Read the contract\"}");
+	pub(fx, EV_LLM_DELTA, "{\"role\":\"executor\",\"text\":\"thinking\"}");
+	pub(fx, EV_LLM_CALL,
+	    "{\"role\":\"executor\",\"model\":\"claude-sonnet-4\","
+	    "\"input_tokens\":500,\"output_tokens\":100,\"cached_tokens\":50,"
+	    "\"cost_usd\":0.004,\"status\":\"ok\",\"step_id\":\"read\"}");
+	pub(fx, EV_VERIFY_VERDICT,
+	    "{\"step_id\":\"read\",\"attempt\":1,\"stage\":\"deterministic\",\"action\":\"retry\","
+	    "\"severity\":\"major\",\"overall_pass\":false,\"criteria\":["
+	    "{\"criterion\":\"notes.md exists\",\"passed\":false,\"feedback\":\"write notes.md\"},"
+	    "{\"criterion\":\"lists parties\",\"passed\":true,\"feedback\":\"\"}],"
+	    "\"feedback\":\"the declared artifact is missing\"}");
+	free(ev);
+	free(plan);
+	free(adopt);
+}
+
+static void test_finished_run(void **state)
+{
+	struct fixture *fx = *state;
+	char *line;
+
+	start_run(fx, true);
+	pub(fx, EV_STEP_START, "{\"step_id\":\"read\",\"attempt\":2}");
+	pub(fx, EV_LLM_CALL,
+	    "{\"role\":\"verifier\",\"model\":\"mystery-model\","
+	    "\"input_tokens\":300,\"output_tokens\":40,\"cached_tokens\":0,"
+	    "\"cost_usd\":null,\"status\":\"ok\"}");
+	pub(fx, EV_VERIFY_VERDICT,
+	    "{\"step_id\":\"read\",\"attempt\":2,\"stage\":\"model\",\"action\":\"pass\","
+	    "\"severity\":\"minor\",\"overall_pass\":true,\"criteria\":[],\"feedback\":\"\"}");
+	pub(fx, EV_STEP_END, "{\"step_id\":\"read\",\"status\":\"passed\",\"attempts\":2}");
+	pub(fx, EV_GATE_DECISION,
+	    "{\"gate_id\":2,\"gate\":\"high\",\"step_id\":\"risks\","
+	    "\"decision\":\"approve\",\"by\":\"policy\"}");
+	pub(fx, EV_STEP_START, "{\"step_id\":\"risks\",\"attempt\":1}");
+	pub(fx, EV_TOOL_RESULT,
+	    "{\"step_id\":\"risks\",\"attempt\":1,\"tool\":\"read_file\","
+	    "\"ok\":false,\"summary\":\"no such file: x.md\"}");
+	pub(fx, EV_VERIFY_VERDICT,
+	    "{\"step_id\":\"risks\",\"attempt\":1,\"stage\":\"model\",\"action\":\"replan\","
+	    "\"severity\":\"critical\",\"criteria\":[{\"criterion\":\"cites clauses\","
+	    "\"passed\":false,\"feedback\":\"no clause\\u001b]0;pwned\\u0007 numbers\"}],"
+	    "\"feedback\":\"start over\"}");
+	pub(fx, EV_STEP_END, "{\"step_id\":\"risks\",\"status\":\"fail_accepted\",\"attempts\":1}");
+	pub(fx, EV_NOTICE, "{\"level\":\"warn\",\"message\":\"step risks fail-accepted\"}");
+	pub(fx, EV_RUN_FINAL,
+	    "{\"answer\":\"PARTIAL: risks were not verified.\\n\\nParties: A and B.\","
+	    "\"partial\":true,\"final_check\":{\"passed\":false,\"feedback\":\"risks missing\"},"
+	    "\"metrics\":{\"steps_total\":2,\"steps_passed\":1,\"steps_fail_accepted\":1,"
+	    "\"steps_skipped\":0,\"total_attempts\":3,\"replans\":0}}");
+	pub(fx, EV_RUN_END,
+	    "{\"status\":\"partial\",\"exit_code\":2,"
+	    "\"reason\":\"1 step was fail-accepted\"}");
+	render(fx);
+
+	has_line(fx, "# pevtui run 20261122-abc (simulated)");
+	/* The whole escape sequence goes, not only its ESC byte. */
+	has_line(fx, "- Task: Review the contract");
+	has_line(fx, "- Provider: sim (simulated)");
+	has_line(fx, "- Verifier model: mystery-model");
+	has_line(fx, "- Status: partial");
+	/* plan */
+	has_line(fx, "Revision 0, adopted.");
+	has_line(fx, "Goal: Review the contract");
+	has_line(fx, "1. **read** Read the contract");
+	has_line(fx, "2. **risks** Find risks");
+	has_line(fx, "   - Complexity: high");
+	has_line(fx, "   - Depends on: read");
+	has_line(fx, "   - Depends on: nothing");
+	has_line(fx, "     - notes.md exists");
+	has_line(fx, "  - every risk cites a clause");
+	/* steps and verdicts */
+	has_line(fx, "### read — Read the contract");
+	has_line(fx, "- Attempt 1, deterministic verdict: retry (severity major)");
+	has_line(fx, "  - Failed criterion: notes.md exists — write notes.md");
+	has_line(fx, "  - Feedback: the declared artifact is missing");
+	has_line(fx, "- Attempt 2, model verdict: pass (severity minor)");
+	has_line(fx, "- Ended: passed after 2 attempts");
+	has_line(fx, "- Attempt 1, model verdict: replan (severity critical)");
+	has_line(fx, "  - Failed criterion: cites clauses — no clause numbers");
+	has_line(fx, "- Attempt 1: tool read_file failed: no such file: x.md");
+	has_line(fx, "- Ended: fail_accepted after 1 attempt");
+	assert_null(strstr(fx->report, "Failed criterion: lists parties"));
+	/* gates */
+	has_line(fx, "- plan gate: approve by operator");
+	has_line(fx, "- high gate for step risks: approve by policy");
+	has_line(fx, "- warn: step risks fail-accepted");
+	/* answer: quoted, blank line kept inside the quote */
+	has_line(fx, "Partial answer: some steps were not verified.");
+	has_line(fx, "> PARTIAL: risks were not verified.");
+	has_line(fx, ">");
+	has_line(fx, "> Parties: A and B.");
+	has_line(fx, "Final check: failed — risks missing");
+	/* metrics */
+	has_line(fx, "- Steps: 2");
+	has_line(fx, "- Fail-accepted: 1");
+	has_line(fx, "- Attempts: 3");
+	/* cost: the known roles in dollars, the unknown model never as $0 */
+	has_line(fx, "| planner | 1 | 1000 | 200 | 0 | $0.0060 |");
+	has_line(fx, "| executor | 1 | 500 | 100 | 50 | $0.0040 |");
+	has_line(fx, "| verifier | 1 | 300 | 40 | 0 | unknown |");
+	line = line_starting(fx, "| **total** |");
+	assert_non_null(strstr(line, "unknown (at least $0.0100)"));
+	free(line);
+	has_line(fx, "No price is known for model `mystery-model` (verifier); its calls are not "
+	             "counted in the sums above.");
+	/* outcome */
+	has_line(fx, "Status: partial, exit code 2.");
+	has_line(fx, "Reason: 1 step was fail-accepted");
+	assert_null(strstr(fx->report, "did not finish"));
+	no_control_bytes(fx);
+}
+
+static void test_interrupted_run(void **state)
+{
+	struct fixture *fx = *state;
+	char *jpath = xasprintf("%s/journal.jsonl", fx->dir);
+	FILE *f;
+
+	start_run(fx, false);
+	/* The crash cut the next event in half. */
+	f = fopen(jpath, "a");
+	assert_non_null(f);
+	fputs("{\"seq\":11,\"ts\":\"2026-11-22T00:00:00.000Z\",\"type\":\"step.st", f);
+	fclose(f);
+	render(fx);
+
+	has_line(fx, "# pevtui run 20261122-abc");
+	has_line(fx, "- Provider: sim");
+	has_line(fx, "- Status: did not finish");
+	has_line(fx, "- Attempt 1 started");
+	has_line(fx, "- Attempt 1, deterministic verdict: retry (severity major)");
+	has_line(fx, "No final answer: the run did not finish.");
+	has_line(fx, "No metrics: the run did not finish.");
+	has_line(fx, "The run did not finish: the journal ends at event 9 (verify.verdict) "
+	             "without run.end.");
+	has_line(fx, "The journal's last line was cut off and was left out.");
+	assert_null(strstr(fx->report, "(simulated)"));
+	assert_null(strstr(fx->report, "Ended:"));
+	no_control_bytes(fx);
+	free(jpath);
+}
+
+static void test_latest_plan_wins(void **state)
+{
+	struct fixture *fx = *state;
+	char *plan2 = xasprintf("{\"revision\":1,\"kept\":[\"read\"],\"plan\":{\"goal\":\"g2\","
+	                        "\"steps\":[{\"step_id\":\"read\",\"name\":\"Read\"},"
+	                        "{\"step_id\":\"summarise\",\"name\":\"Summarise\","
+	                        "\"dependencies\":[\"read\"]}]}}");
+
+	start_run(fx, false);
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":2,\"plan\":{\"goal\":\"never adopted\","
+	    "\"steps\":[]}}");
+	pub(fx, EV_PLAN_ADOPTED, plan2);
+	render(fx);
+	has_line(fx, "Revision 1, adopted.");
+	has_line(fx, "Goal: g2");
+	has_line(fx, "2. **summarise** Summarise");
+	assert_null(strstr(fx->report, "never adopted"));
+	free(plan2);
+}
+
+static void test_only_proposed_plan(void **state)
+{
+	struct fixture *fx = *state;
+	char *plan = xasprintf("{\"revision\":0,\"plan\":%s}", plan_json);
+
+	pub(fx, EV_RUN_START, "{\"run_id\":\"r1\",\"task\":\"t\",\"provider\":\"openai\"}");
+	pub(fx, EV_PLAN_PROPOSED, plan);
+	pub(fx, EV_GATE_DECISION,
+	    "{\"gate\":\"plan\",\"decision\":\"reject\",\"by\":\"policy\","
+	    "\"reason\":\"no operator\"}");
+	pub(fx, EV_RUN_END, "{\"status\":\"aborted\",\"exit_code\":3,\"reason\":\"plan gate\"}");
+	render(fx);
+	has_line(fx, "Revision 0, proposed but never adopted.");
+	has_line(fx, "- plan gate: reject by policy — no operator");
+	has_line(fx, "No step was started.");
+	has_line(fx, "No model was called.");
+	has_line(fx, "Status: aborted, exit code 3.");
+	has_line(fx, "No final answer: the run ended with status aborted before one was written.");
+	has_line(fx, "No metrics were recorded.");
+	assert_null(strstr(fx->report, "did not finish"));
+	free(plan);
+}
+
+static void test_missing_or_bad_journal(void **state)
+{
+	struct fixture *fx = *state;
+	char *err = NULL;
+	char *nodir = xasprintf("%s/none", fx->dir);
+	char *jpath = xasprintf("%s/journal.jsonl", fx->dir);
+	char *rpath = xasprintf("%s/report.md", fx->dir);
+	FILE *f;
+	struct stat st;
+
+	assert_false(report_write(nodir, &err));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "journal"));
+	free(err);
+	err = NULL;
+
+	start_run(fx, false);
+	f = fopen(jpath, "a");
+	fputs("garbage in the middle\n", f);
+	fputs("{\"seq\":11,\"ts\":\"x\",\"type\":\"notice\"}\n", f);
+	fclose(f);
+	assert_false(report_write(fx->dir, &err));
+	assert_non_null(strstr(err, "journal.jsonl:10: not an event"));
+	assert_int_equal(stat(rpath, &st), -1);
+	free(err);
+	free(nodir);
+	free(jpath);
+	free(rpath);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_finished_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_interrupted_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_latest_plan_wins, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_only_proposed_plan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_or_bad_journal, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

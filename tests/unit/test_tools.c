@@ -1,0 +1,490 @@
+/* test_tools — the registry and the file tools, driven as the executor drives them. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "sandbox.h"
+#include "strbuf.h"
+#include "tool.h"
+#include "xalloc.h"
+
+struct fx {
+	char top[64];
+	char *ws;
+	struct tool_env env;
+};
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = xcalloc(1, sizeof(*fx));
+	strcpy(fx->top, "/tmp/pevtui-test-tools-XXXXXX");
+	if (!mkdtemp(fx->top))
+		return -1;
+	fx->ws = xasprintf("%s/ws", fx->top);
+	char *err = NULL;
+	fx->env.ws_fd = sandbox_open_root(fx->ws, &err);
+	fx->env.ws_path = fx->ws;
+	if (fx->env.ws_fd < 0)
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+	close(fx->env.ws_fd);
+	nftw(fx->top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx->ws);
+	free(fx);
+	return 0;
+}
+
+/* Runs tool `name` with `json` (NULL = no input at all). Returns the text; caller frees. */
+static char *run(struct fx *fx, const char *name, const char *json, bool *ok)
+{
+	const struct tool_def *t = tool_find(name);
+	assert_non_null(t);
+	cJSON *in = NULL;
+	if (json) {
+		in = cJSON_Parse(json);
+		assert_non_null(in);
+	}
+	struct strbuf out = STRBUF_INIT;
+	strbuf_init(&out);
+	*ok = t->run(&fx->env, in, &out);
+	cJSON_Delete(in);
+	return strbuf_detach(&out);
+}
+
+static char *path_in(struct fx *fx, const char *rel)
+{
+	return xasprintf("%s/%s", fx->ws, rel);
+}
+
+static void put(struct fx *fx, const char *rel, const char *data, size_t n)
+{
+	char *p = path_in(fx, rel);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	fclose(f);
+	free(p);
+}
+
+static char *slurp(const char *p)
+{
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_init(&sb);
+	int c;
+	while ((c = fgetc(f)) != EOF)
+		strbuf_addc(&sb, (char)c);
+	fclose(f);
+	return strbuf_detach(&sb);
+}
+
+static void test_registry(void **state)
+{
+	(void)state;
+	size_t n = 0;
+	const struct tool_def *const *all = tool_registry(&n);
+	assert_true(n >= 3);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(all[i]->name);
+		assert_non_null(all[i]->description);
+		assert_non_null(all[i]->run);
+		assert_ptr_equal(tool_find(all[i]->name), all[i]);
+		for (size_t j = i + 1; j < n; j++)
+			assert_string_not_equal(all[i]->name, all[j]->name);
+		cJSON *schema = cJSON_Parse(all[i]->schema_json);
+		assert_non_null(schema);
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(schema, "type");
+		assert_true(cJSON_IsString(type));
+		assert_string_equal(type->valuestring, "object");
+		assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(schema, "properties")));
+		cJSON_Delete(schema);
+	}
+	/* the file tools come first, in this order */
+	assert_string_equal(all[0]->name, "read_file");
+	assert_string_equal(all[1]->name, "write_file");
+	assert_string_equal(all[2]->name, "list_files");
+	assert_null(tool_find("rm_rf"));
+	assert_null(tool_find(""));
+	assert_null(tool_find(NULL));
+}
+
+static void test_write_then_read(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out = run(fx, "write_file",
+			"{\"path\":\"notes/a/b.md\",\"content\":\"# Title\\nline\\n\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "created \"notes/a/b.md\" (13 bytes)");
+	free(out);
+	char *p = path_in(fx, "notes/a/b.md");
+	char *disk = slurp(p);
+	assert_string_equal(disk, "# Title\nline\n");
+	free(disk);
+
+	out = run(fx, "read_file", "{\"path\":\"notes/a/b.md\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "# Title\nline\n");
+	free(out);
+
+	/* replacing keeps the file's mode and leaves no temporary file behind */
+	chmod(p, 0600);
+	out = run(fx, "write_file", "{\"path\":\"notes/a/b.md\",\"content\":\"\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "replaced \"notes/a/b.md\" (0 bytes)");
+	free(out);
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	free(p);
+	out = run(fx, "list_files", "{\"path\":\"notes/a\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "notes/a/b.md\n");
+	free(out);
+}
+
+static void test_write_refusals(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out = run(fx, "write_file", "{\"path\":\"../escaped.txt\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_string_equal(out, "path \"../escaped.txt\" leaves the workspace (\"..\" is not "
+				 "allowed)");
+	free(out);
+	char *esc = xasprintf("%s/escaped.txt", fx->top);
+	assert_int_equal(access(esc, F_OK), -1);
+	free(esc);
+
+	out = run(fx, "write_file", "{\"path\":\"/tmp/abs.txt\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "is absolute"));
+	free(out);
+
+	/* a link is never written through, even to a file inside */
+	put(fx, "real.txt", "keep", 4);
+	char *l = path_in(fx, "alias.txt");
+	assert_int_equal(symlink("real.txt", l), 0);
+	out = run(fx, "write_file", "{\"path\":\"alias.txt\",\"content\":\"changed\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "is a symbolic link"));
+	free(out);
+	char *r = path_in(fx, "real.txt");
+	char *disk = slurp(r);
+	assert_string_equal(disk, "keep");
+	free(disk);
+	struct stat st;
+	assert_int_equal(lstat(l, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	free(l);
+	free(r);
+
+	/* nor into a linked folder */
+	char *ld = path_in(fx, "out");
+	assert_int_equal(symlink(fx->top, ld), 0);
+	free(ld);
+	out = run(fx, "write_file", "{\"path\":\"out/x.txt\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "symbolic link"));
+	free(out);
+
+	out = run(fx, "write_file", "{\"path\":\"dir/\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "names a folder"));
+	free(out);
+
+	char *d = path_in(fx, "adir");
+	mkdir(d, 0755);
+	free(d);
+	out = run(fx, "write_file", "{\"path\":\"adir\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_string_equal(out, "path \"adir\" is a folder, not a file");
+	free(out);
+}
+
+static void test_bad_inputs(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out;
+	static const struct {
+		const char *tool, *json, *want;
+	} cases[] = {
+		{"read_file", "{}", "the input has no \"path\""},
+		{"read_file", "{\"path\":5}", "\"path\" must be a string"},
+		{"read_file", "{\"path\":[\"a\"]}", "\"path\" must be a string"},
+		{"read_file", "[\"a.txt\"]", "the input must be a JSON object"},
+		{"read_file", "\"a.txt\"", "the input must be a JSON object"},
+		{"read_file", "{\"path\":\"\"}", "is empty"},
+		{"write_file", "{\"path\":\"a.txt\"}", "the input has no \"content\""},
+		{"write_file", "{\"path\":\"a.txt\",\"content\":{\"x\":1}}",
+		 "\"content\" must be a string"},
+		{"write_file", "{\"content\":\"x\"}", "the input has no \"path\""},
+		{"write_file", "{\"path\":true,\"content\":\"x\"}", "\"path\" must be a string"},
+		{"list_files", "{\"path\":7}", "\"path\" must be a string"},
+		{"list_files", "[]", "the input must be a JSON object"},
+		{"list_files", "{\"path\":\"..\"}", "leaves the workspace"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		out = run(fx, cases[i].tool, cases[i].json, &ok);
+		if (ok || !strstr(out, cases[i].want))
+			fail_msg("%s %s gave \"%s\"", cases[i].tool, cases[i].json, out);
+		free(out);
+	}
+	out = run(fx, "read_file", NULL, &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "JSON object"));
+	free(out);
+	out = run(fx, "write_file", NULL, &ok);
+	assert_false(ok);
+	free(out);
+	/* nothing was written by any of them */
+	out = run(fx, "list_files", NULL, &ok);
+	assert_true(ok);
+	assert_string_equal(out, "(folder \".\" is empty)");
+	free(out);
+}
+
+static void test_read_errors(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out = run(fx, "read_file", "{\"path\":\"missing.txt\"}", &ok);
+	assert_false(ok);
+	assert_string_equal(out, "path \"missing.txt\" does not exist");
+	free(out);
+
+	char *d = path_in(fx, "sub");
+	mkdir(d, 0755);
+	free(d);
+	out = run(fx, "read_file", "{\"path\":\"sub\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "is a folder; use list_files"));
+	free(out);
+
+	put(fx, "bin.dat", "ab\0cd", 5);
+	out = run(fx, "read_file", "{\"path\":\"bin.dat\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "binary file (5 bytes)"));
+	free(out);
+
+	char *l = path_in(fx, "passwd");
+	assert_int_equal(symlink("/etc/passwd", l), 0);
+	free(l);
+	out = run(fx, "read_file", "{\"path\":\"passwd\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "symbolic link"));
+	assert_null(strstr(out, "root:"));
+	free(out);
+}
+
+static void test_read_cap(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	size_t n = TOOL_MAX_OUTPUT + 1000;
+	char *big = xmalloc(n);
+	memset(big, 'x', n);
+	put(fx, "big.txt", big, n);
+	char *out = run(fx, "read_file", "{\"path\":\"big.txt\"}", &ok);
+	assert_true(ok);
+	assert_int_equal(strspn(out, "x"), TOOL_MAX_OUTPUT);
+	assert_string_equal(out + TOOL_MAX_OUTPUT, "\n[cut: 1000 more bytes]");
+	free(out);
+
+	/* a file of exactly the cap is whole, with no note */
+	put(fx, "exact.txt", big, TOOL_MAX_OUTPUT);
+	out = run(fx, "read_file", "{\"path\":\"exact.txt\"}", &ok);
+	assert_true(ok);
+	assert_int_equal(strlen(out), TOOL_MAX_OUTPUT);
+	free(out);
+
+	/* a two-byte character split by the cap is left out whole, and counted as cut */
+	memcpy(big + TOOL_MAX_OUTPUT - 1, "\xc3\xa9", 2);
+	put(fx, "utf8.txt", big, n);
+	out = run(fx, "read_file", "{\"path\":\"utf8.txt\"}", &ok);
+	assert_true(ok);
+	assert_int_equal(strspn(out, "x"), TOOL_MAX_OUTPUT - 1);
+	assert_string_equal(out + TOOL_MAX_OUTPUT - 1, "\n[cut: 1001 more bytes]");
+	free(out);
+	free(big);
+
+	/* invalid UTF-8 becomes U+FFFD so the text stays valid in JSON */
+	put(fx, "latin1.txt", "caf\xe9!", 5);
+	out = run(fx, "read_file", "{\"path\":\"latin1.txt\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "caf\xef\xbf\xbd!");
+	free(out);
+}
+
+static void test_list_order(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *p;
+	put(fx, "b.txt", "b", 1);
+	put(fx, "A.txt", "A", 1);
+	p = path_in(fx, "a");
+	mkdir(p, 0755);
+	free(p);
+	p = path_in(fx, "a/c");
+	mkdir(p, 0755);
+	free(p);
+	put(fx, "a/z.txt", "z", 1);
+	put(fx, "a/c/d.txt", "d", 1);
+	/* a link to a folder full of files is shown, never entered */
+	p = path_in(fx, "link");
+	assert_int_equal(symlink("a", p), 0);
+	free(p);
+	p = path_in(fx, "etc");
+	assert_int_equal(symlink("/etc", p), 0);
+	free(p);
+
+	char *out = run(fx, "list_files", "{}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "A.txt\n"
+				 "a/\n"
+				 "a/c/\n"
+				 "a/c/d.txt\n"
+				 "a/z.txt\n"
+				 "b.txt\n"
+				 "etc -> (link)\n"
+				 "link -> (link)\n");
+	free(out);
+
+	char *again = run(fx, "list_files", "{\"path\":\".\"}", &ok);
+	char *none = run(fx, "list_files", NULL, &ok);
+	assert_string_equal(again, none);
+	free(again);
+	free(none);
+
+	out = run(fx, "list_files", "{\"path\":\"./a//\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "a/c/\na/c/d.txt\na/z.txt\n");
+	free(out);
+
+	out = run(fx, "list_files", "{\"path\":\"link\"}", &ok);
+	assert_false(ok);
+	assert_non_null(strstr(out, "symbolic link"));
+	free(out);
+
+	out = run(fx, "list_files", "{\"path\":\"b.txt\"}", &ok);
+	assert_false(ok);
+	assert_string_equal(out, "path \"b.txt\" is not a folder");
+	free(out);
+}
+
+static void test_list_cap(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	for (int i = 0; i < 600; i++) {
+		char *name = xasprintf("f%03d.txt", i);
+		put(fx, name, "", 0);
+		free(name);
+	}
+	char *out = run(fx, "list_files", "{}", &ok);
+	assert_true(ok);
+	size_t lines = 0;
+	for (char *c = out; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 501); /* 500 entries and the note */
+	assert_non_null(strstr(out, "f499.txt\n[cut: the list stops at 500 entries"));
+	assert_null(strstr(out, "f500.txt"));
+	assert_true(strncmp(out, "f000.txt\nf001.txt\n", 18) == 0);
+	free(out);
+}
+
+static void test_list_depth_limit(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	struct strbuf rel = STRBUF_INIT;
+	strbuf_init(&rel);
+	for (int i = 0; i < 70; i++) {
+		strbuf_adds(&rel, i ? "/d" : "d");
+		char *p = path_in(fx, rel.buf);
+		assert_int_equal(mkdir(p, 0755), 0);
+		free(p);
+	}
+	strbuf_release(&rel);
+	char *out = run(fx, "list_files", NULL, &ok);
+	assert_true(ok);
+	size_t lines = 0;
+	for (char *c = out; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 64 + 1);
+	assert_non_null(strstr(out, "[folders nested deeper than 64 levels are not listed]"));
+	free(out);
+}
+
+/* The engine may hold the workspace as an O_PATH descriptor; every tool must still work. */
+static void test_o_path_root(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	int saved = fx->env.ws_fd;
+	fx->env.ws_fd = open(fx->ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fx->env.ws_fd >= 0);
+	char *out = run(fx, "write_file", "{\"path\":\"p/q.txt\",\"content\":\"hello\"}", &ok);
+	assert_true(ok);
+	free(out);
+	out = run(fx, "read_file", "{\"path\":\"p/q.txt\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "hello");
+	free(out);
+	out = run(fx, "list_files", "{}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "p/\np/q.txt\n");
+	free(out);
+	close(fx->env.ws_fd);
+	fx->env.ws_fd = saved;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test_setup_teardown(test_write_then_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_depth_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_o_path_root, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,455 @@
+/* Unit tests for the view model: events in, plan/log/verdict/cost/gate state out. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "view.h"
+#include "xalloc.h"
+
+/* Applies one journal-style line; single quotes stand for double quotes (no apostrophes). */
+static void apply(struct view *v, const char *line)
+{
+	char *s = xstrdup(line), *err = NULL;
+	struct event *ev;
+
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	ev = event_from_line(s, &err);
+	if (!ev)
+		fail_msg("bad test event: %s: %s", err, s);
+	view_apply(v, ev);
+	event_free(ev);
+	free(s);
+}
+
+#define PLAN3                                                                              \
+	"{'goal':'Review the contract','steps':["                                          \
+	"{'step_id':'s1','name':'Read','description':'read it','acceptance_criteria':['c1'],"  \
+	"'dependencies':[],'estimated_complexity':'low'},"                                  \
+	"{'step_id':'s2','name':'Find clauses','acceptance_criteria':['c2a','c2b'],"          \
+	"'dependencies':['s1'],'estimated_complexity':'medium'},"                           \
+	"{'step_id':'s3','name':'Summarize','acceptance_criteria':['c3'],"                    \
+	"'dependencies':['s1','s2'],'estimated_complexity':'high'}]}"
+
+static struct view *started_view(void)
+{
+	struct view *v = view_new();
+
+	apply(v, "{'seq':1,'ts':'2026-01-01T10:00:00.000Z','type':'run.start','run_id':'r1',"
+		 "'task':'Review','provider':'sim','simulated':true,"
+		 "'policy':{'budget_usd':0.5}}");
+	apply(v, "{'seq':2,'ts':'2026-01-01T10:00:01.000Z','type':'plan.proposed','revision':0,"
+		 "'estimate_usd':0.0123,'reason':'initial','plan':" PLAN3 "}");
+	return v;
+}
+
+static struct view *running_view(void)
+{
+	struct view *v = started_view();
+
+	apply(v, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'plan.adopted','revision':0,"
+		 "'kept':[],'plan':" PLAN3 "}");
+	return v;
+}
+
+static char *state_text(const struct view *v)
+{
+	return view_state_text(v);
+}
+
+static void assert_state(const struct view *v, const char *want)
+{
+	char *s = state_text(v);
+
+	assert_string_equal(s, want);
+	free(s);
+}
+
+/* The last line of a store that contains `needle`, or NULL. */
+static const char *find_line(const struct linestore *ls, const char *needle)
+{
+	for (size_t i = ls->n; i-- > 0;)
+		if (strstr(ls->v[i].text, needle))
+			return ls->v[i].text;
+	return NULL;
+}
+
+static void test_plan_proposed_then_adopted(void **state)
+{
+	struct view *v = started_view();
+
+	assert_state(v, "planning");
+	assert_true(v->budget_usd > 0.49 && v->budget_usd < 0.51);
+	assert_int_equal(v->n_steps, 3);
+	assert_false(v->plan_adopted);
+	assert_string_equal(v->goal, "Review the contract");
+	assert_int_equal(v->steps[0].status, VS_READY);
+	assert_int_equal(v->steps[1].status, VS_PENDING);
+	assert_int_equal(v->steps[2].depth, 2);
+	assert_int_equal(v->steps[1].criteria.n, 2);
+	assert_string_equal(v->steps[2].complexity, "high");
+	assert_true(v->estimate_usd > 0.0122 && v->estimate_usd < 0.0124);
+	assert_non_null(v->proposed_json);
+
+	apply(v, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'plan.adopted','revision':0,"
+		 "'kept':[],'plan':" PLAN3 "}");
+	assert_true(v->plan_adopted);
+	assert_state(v, "running");
+	view_free(v);
+}
+
+static void test_plan_gate_queue(void **state)
+{
+	struct view *v = started_view();
+
+	apply(v, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'gate.open','gate_id':7,"
+		 "'gate':'plan','step_id':null,'revision':0,'estimate_usd':0.0123}");
+	assert_int_equal(v->n_gates, 1);
+	assert_int_equal(v->gates[0].id, 7);
+	assert_string_equal(v->gates[0].kind, "plan");
+	assert_non_null(v->gates[0].edit_json);
+	assert_non_null(strstr(v->gates[0].edit_json, "Find clauses"));
+	assert_non_null(find_line(&v->gates[0].body, "Summarize"));
+	assert_non_null(find_line(&v->gates[0].body, "$0.0123"));
+	assert_state(v, "waiting for you");
+	assert_false(view_busy(v)); /* nothing moves while the operator decides */
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'gate.decision','gate_id':7,"
+		 "'gate':'plan','step_id':null,'decision':'approve','by':'operator'}");
+	assert_int_equal(v->n_gates, 0);
+	assert_non_null(find_line(&v->runlog, "approve by operator"));
+	view_free(v);
+}
+
+static void test_unknown_estimate_is_not_zero(void **state)
+{
+	struct view *v = view_new();
+
+	apply(v, "{'seq':1,'ts':'2026-01-01T10:00:01.000Z','type':'plan.proposed','revision':0,"
+		 "'estimate_usd':null,'plan':" PLAN3 "}");
+	apply(v, "{'seq':2,'ts':'2026-01-01T10:00:02.000Z','type':'gate.open','gate_id':1,"
+		 "'gate':'plan','step_id':null,'revision':0,'estimate_usd':null}");
+	assert_true(v->estimate_usd < 0);
+	assert_non_null(find_line(&v->gates[0].body, "Estimated cost: ?"));
+	assert_null(find_line(&v->gates[0].body, "$0.0000"));
+	view_free(v);
+}
+
+static void test_step_lifecycle_and_log(void **state)
+{
+	struct view *v = running_view();
+	struct vstep *s1;
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':1,'name':'Read'}");
+	s1 = &v->steps[0];
+	assert_int_equal(s1->status, VS_RUNNING);
+	assert_true(view_busy(v));
+	/* An escape sequence cut across two deltas must not leak its tail. */
+	apply(v, "{'seq':0,'ts':'2026-01-01T10:00:11.000Z','type':'llm.delta','role':'executor',"
+		 "'step_id':'s1','attempt':1,'text':'Hello \\u001b[3'}");
+	apply(v, "{'seq':0,'ts':'2026-01-01T10:00:11.000Z','type':'llm.delta','role':'executor',"
+		 "'step_id':'s1','attempt':1,'text':'1mworld\\u001b[0m\\nsecond '}");
+	apply(v, "{'seq':0,'ts':'2026-01-01T10:00:11.000Z','type':'llm.delta','role':'executor',"
+		 "'step_id':'s1','attempt':1,'text':'line'}");
+	assert_non_null(find_line(&s1->log, "Hello world"));
+	assert_null(find_line(&s1->log, "1m"));
+	assert_string_equal(s1->log.v[s1->log.n - 1].text, "second line");
+
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:12.000Z','type':'tool.call','step_id':'s1',"
+		 "'attempt':1,'call_id':'c1','tool':'read_file','params':{'path':'a.txt'}}");
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:13.000Z','type':'tool.result','step_id':'s1',"
+		 "'attempt':1,'call_id':'c1','tool':'read_file','ok':false,"
+		 "'summary':'no such file','bytes':0}");
+	assert_non_null(find_line(&s1->log, "read_file {\"path\":\"a.txt\"}"));
+	assert_non_null(find_line(&s1->log, "read_file failed: no such file"));
+	/* The streamed line was closed by the tool call, not glued to it. */
+	assert_non_null(find_line(&s1->log, "second line"));
+	assert_null(find_line(&s1->log, "second line\xe2\x86\x92"));
+
+	apply(v, "{'seq':7,'ts':'2026-01-01T10:00:14.000Z','type':'llm.retry','role':'executor',"
+		 "'step_id':'s1','http_status':429,'wait_ms':4000,'attempt':1,'max':5,"
+		 "'reason':'rate limited'}");
+	assert_non_null(find_line(&s1->log, "429 \xe2\x80\x94 retrying in 4.0 s"));
+
+	apply(v, "{'seq':8,'ts':'2026-01-01T10:00:15.000Z','type':'step.output','step_id':'s1',"
+		 "'attempt':1,'result':{'confidence':0.4}}");
+	assert_int_equal(s1->status, VS_VERIFYING);
+	apply(v, "{'seq':9,'ts':'2026-01-01T10:00:16.000Z','type':'verify.verdict','step_id':'s1',"
+		 "'attempt':1,'stage':'model','action':'retry','severity':'major',"
+		 "'overall_pass':false,'criteria':[{'criterion':'c1','passed':false,"
+		 "'evidence':'missing','confidence':0.9,'feedback':'cite it'}],"
+		 "'feedback':'Cite the clause numbers'}");
+	assert_int_equal(s1->status, VS_RETRYING);
+	assert_int_equal(v->n_verdicts, 1);
+	assert_string_equal(v->verdicts[0].action, "retry");
+	assert_int_equal(v->verdicts[0].n_criteria, 1);
+	assert_false(v->verdicts[0].criteria[0].passed);
+	assert_string_equal(v->verdicts[0].criteria[0].evidence, "missing");
+	assert_non_null(find_line(&s1->log, "Critique for the next attempt: Cite the clause"));
+
+	apply(v, "{'seq':10,'ts':'2026-01-01T10:00:20.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':2,'name':'Read'}");
+	assert_int_equal(s1->attempts, 2);
+	assert_non_null(find_line(&s1->log, "attempt 2"));
+	apply(v, "{'seq':11,'ts':'2026-01-01T10:00:25.000Z','type':'verify.verdict','step_id':'s1',"
+		 "'attempt':2,'stage':'model','action':'pass','overall_pass':true,'criteria':[]}");
+	apply(v, "{'seq':12,'ts':'2026-01-01T10:00:30.000Z','type':'step.end','step_id':'s1',"
+		 "'status':'passed','attempts':2,'reused':false}");
+	assert_int_equal(s1->status, VS_PASSED);
+	assert_int_equal(v->n_verdicts, 2);
+	/* Timing comes from the events' timestamps: 10:00:10 to 10:00:30. */
+	assert_true(view_step_elapsed(s1, 1e12) > 19.9 && view_step_elapsed(s1, 1e12) < 20.1);
+	assert_int_equal(v->steps[1].status, VS_READY); /* s2 depended on s1 only */
+	assert_int_equal(v->steps[2].status, VS_PENDING);
+	assert_false(view_busy(v));
+	view_free(v);
+}
+
+static void test_costs_unknown_never_zero(void **state)
+{
+	struct view *v = running_view();
+	bool unknown;
+	double total;
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'llm.call','role':'planner',"
+		 "'model':'claude-x','step_id':null,'input_tokens':1000,'output_tokens':200,"
+		 "'cached_tokens':50,'cost_usd':0.01,'status':'ok'}");
+	total = view_total_usd(v, &unknown);
+	assert_false(unknown);
+	assert_true(total > 0.0099 && total < 0.0101);
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:11.000Z','type':'llm.call','role':'executor',"
+		 "'model':'local-llama','step_id':'s1','attempt':1,'input_tokens':300,"
+		 "'output_tokens':30,'cost_usd':null,'status':'ok'}");
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:12.000Z','type':'llm.call','role':'verifier',"
+		 "'model':'claude-x','step_id':'s1','attempt':1,'input_tokens':10,"
+		 "'output_tokens':5,'cost_usd':0.002,'status':'error','error':'HTTP 500'}");
+	total = view_total_usd(v, &unknown);
+	assert_true(unknown);
+	assert_int_equal(v->cost[VC_PLANNER].calls, 1);
+	assert_int_equal(v->cost[VC_PLANNER].tokens_in, 1000);
+	assert_int_equal(v->cost[VC_PLANNER].tokens_cached, 50);
+	assert_string_equal(v->cost[VC_EXECUTOR].model, "local-llama");
+	assert_true(v->cost[VC_EXECUTOR].unknown);
+	assert_false(v->cost[VC_VERIFIER].unknown);
+	assert_int_equal(v->steps[0].cost.calls, 2);
+	assert_true(v->steps[0].cost.unknown);
+	assert_int_equal(v->steps[0].n_attempt_usd, 1);
+	assert_true(v->steps[0].attempt_usd[0] > 0.0019);
+	assert_non_null(find_line(&v->steps[0].log, "verifier call error: HTTP 500"));
+	view_free(v);
+}
+
+static void test_high_gate_skip(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'gate.open','gate_id':3,"
+		 "'gate':'high','step_id':'s3','step':{'step_id':'s3','name':'Summarize',"
+		 "'acceptance_criteria':['c3'],'dependencies':['s1','s2'],"
+		 "'estimated_complexity':'high'}}");
+	assert_int_equal(v->steps[2].status, VS_GATE);
+	assert_non_null(strstr(v->gates[0].title, "Summarize"));
+	assert_non_null(v->gates[0].edit_json);
+	assert_non_null(find_line(&v->gates[0].body, "Inputs from:"));
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:11.000Z','type':'gate.decision','gate_id':3,"
+		 "'gate':'high','step_id':'s3','decision':'skip','by':'operator'}");
+	assert_int_equal(v->n_gates, 0);
+	assert_int_equal(v->steps[2].status, VS_SKIPPED);
+	view_free(v);
+}
+
+static void test_gates_answered_in_order(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'gate.open','gate_id':1,"
+		 "'gate':'high','step_id':'s2'}");
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:10.000Z','type':'gate.open','gate_id':2,"
+		 "'gate':'high','step_id':'s3'}");
+	assert_int_equal(v->n_gates, 2);
+	/* Without a step in the payload the dialog still shows the known step. */
+	assert_non_null(find_line(&v->gates[0].body, "Find clauses"));
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:11.000Z','type':'gate.decision','gate_id':1,"
+		 "'gate':'high','step_id':'s2','decision':'approve','by':'operator'}");
+	assert_int_equal(v->n_gates, 1);
+	assert_int_equal(v->gates[0].id, 2);
+	assert_int_equal(v->steps[1].status, VS_PENDING);
+	assert_int_equal(v->steps[2].status, VS_GATE);
+	view_free(v);
+}
+
+static void test_replan_diff_and_kept(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'step.end','step_id':'s1',"
+		 "'status':'passed','attempts':1}");
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:20.000Z','type':'plan.proposed','revision':1,"
+		 "'reason':'replan','estimate_usd':0.01,'plan':{'goal':'g','steps':["
+		 "{'step_id':'s1','name':'Read','dependencies':[]},"
+		 "{'step_id':'s4','name':'Ask counsel','dependencies':['s1']}]}}");
+	/* A proposal does not replace the running plan. */
+	assert_int_equal(v->n_steps, 3);
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:21.000Z','type':'gate.open','gate_id':4,"
+		 "'gate':'replan','step_id':'s2','revision':1,'failed_step':'s2',"
+		 "'reason':'clauses missing','diff':{'added':['s4'],'removed':['s2','s3'],"
+		 "'changed':[],'kept':['s1']}}");
+	assert_non_null(find_line(&v->gates[0].body, "+ s4  Ask counsel"));
+	assert_non_null(find_line(&v->gates[0].body, "- s2  Find clauses"));
+	assert_non_null(find_line(&v->gates[0].body, "= s1"));
+	assert_non_null(find_line(&v->gates[0].body, "clauses missing"));
+	assert_non_null(strstr(v->gates[0].edit_json, "Ask counsel"));
+	apply(v, "{'seq':7,'ts':'2026-01-01T10:00:22.000Z','type':'gate.decision','gate_id':4,"
+		 "'gate':'replan','step_id':'s2','decision':'approve','by':'operator'}");
+	apply(v, "{'seq':8,'ts':'2026-01-01T10:00:23.000Z','type':'plan.adopted','revision':1,"
+		 "'kept':['s1'],'plan':{'goal':'g','steps':["
+		 "{'step_id':'s1','name':'Read','dependencies':[]},"
+		 "{'step_id':'s4','name':'Ask counsel','dependencies':['s1']}]}}");
+	assert_int_equal(v->revision, 1);
+	assert_int_equal(v->n_steps, 2);
+	assert_int_equal(v->steps[0].status, VS_PASSED);
+	/* s1 kept its log across the replan. */
+	assert_non_null(find_line(&v->steps[0].log, "Step passed"));
+	assert_int_equal(v->steps[1].status, VS_READY);
+	view_free(v);
+}
+
+static void test_step_edit_updates_definition(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'step.edit','step_id':'s2',"
+		 "'by':'operator','before':{},'after':{'step_id':'s2','name':'Find all clauses',"
+		 "'acceptance_criteria':['every clause listed'],'dependencies':['s1'],"
+		 "'estimated_complexity':'low'}}");
+	assert_string_equal(v->steps[1].name, "Find all clauses");
+	assert_int_equal(v->steps[1].criteria.n, 1);
+	assert_string_equal(v->steps[1].criteria.v[0], "every clause listed");
+	assert_true(v->steps[1].edited);
+	assert_non_null(strstr(v->steps[1].json, "every clause listed"));
+	view_free(v);
+}
+
+static void test_pause_and_finish(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'notice','level':'info',"
+		 "'message':'Paused by the operator','kind':'pause'}");
+	assert_state(v, "paused");
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:11.000Z','type':'notice','level':'info',"
+		 "'message':'Resumed','kind':'resume_run'}");
+	assert_state(v, "running");
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:12.000Z','type':'gate.open','gate_id':9,"
+		 "'gate':'high','step_id':'s3'}");
+	apply(v, "{'seq':7,'ts':'2026-01-01T10:01:40.000Z','type':'run.final',"
+		 "'answer':'PARTIAL: two of three\\nsecond line','partial':true}");
+	apply(v, "{'seq':8,'ts':'2026-01-01T10:01:40.000Z','type':'run.end','status':'partial',"
+		 "'exit_code':2,'reason':'one step skipped'}");
+	assert_state(v, "finished \xe2\x80\x94 partial");
+	assert_int_equal(v->exit_code, 2);
+	assert_int_equal(v->n_gates, 0);
+	assert_int_equal(v->steps[2].status, VS_PENDING);
+	assert_non_null(find_line(&v->runlog, "PARTIAL: two of three"));
+	assert_non_null(find_line(&v->runlog, "second line"));
+	/* 10:00:00 to 10:01:40, whatever the clock says now. */
+	assert_true(view_elapsed(v, 1e12) > 99.9 && view_elapsed(v, 1e12) < 100.1);
+	assert_false(view_busy(v));
+	view_free(v);
+}
+
+static void test_hostile_text_sanitized(void **state)
+{
+	struct view *v = view_new();
+
+	apply(v, "{'seq':1,'ts':'2026-01-01T10:00:01.000Z','type':'plan.adopted','revision':0,"
+		 "'plan':{'goal':'\\u001b]0;pwned\\u0007G','steps':[{'step_id':'s1',"
+		 "'name':'A\\u001b[2J\\u001b[31mBC\\u009b1mD\\r\\nE',"
+		 "'acceptance_criteria':['\\u001bPq#evil\\u001b\\\\ok']}]}}");
+	assert_string_equal(v->goal, "G");
+	assert_string_equal(v->steps[0].name, "ABCD E");
+	assert_string_equal(v->steps[0].criteria.v[0], "ok");
+	apply(v, "{'seq':0,'ts':'2026-01-01T10:00:11.000Z','type':'llm.delta','role':'executor',"
+		 "'step_id':'s1','text':'\\u4e2d\\u6587\\u001b[1m\\u65e5\\u672c\\n'}");
+	assert_string_equal(v->steps[0].log.v[0].text, "\xe4\xb8\xad\xe6\x96\x87\xe6\x97\xa5\xe6\x9c\xac");
+	view_free(v);
+}
+
+static void test_malformed_fields_ignored(void **state)
+{
+	struct view *v = view_new();
+
+	apply(v, "{'seq':1,'ts':'bad','type':'plan.adopted','plan':{'steps':'nope'}}");
+	apply(v, "{'seq':2,'ts':'bad','type':'plan.adopted','plan':{'steps':[1,{'name':'x'},"
+		 "{'step_id':'a','dependencies':'a'},{'step_id':'a','name':'dup'}]}}");
+	apply(v, "{'seq':3,'ts':'bad','type':'step.start','step_id':'nope','attempt':'x'}");
+	apply(v, "{'seq':4,'ts':'bad','type':'verify.verdict','criteria':[3,{'criterion':5}]}");
+	apply(v, "{'seq':5,'ts':'bad','type':'gate.decision','gate_id':99}");
+	apply(v, "{'seq':6,'ts':'bad','type':'llm.call','role':'executor','cost_usd':'free'}");
+	apply(v, "{'seq':7,'ts':'bad','type':'run.end'}");
+	apply(v, "{'seq':8,'ts':'bad','type':'gate.open'}");
+	assert_int_equal(v->n_steps, 2); /* duplicate id kept apart, not merged */
+	assert_string_not_equal(v->steps[0].id, v->steps[1].id);
+	assert_true(v->cost[VC_EXECUTOR].unknown);
+	assert_int_equal(v->n_verdicts, 1);
+	assert_int_equal(v->events, 8);
+	view_free(v);
+}
+
+static void test_dependency_cycle_bounded(void **state)
+{
+	struct view *v = view_new();
+
+	apply(v, "{'seq':1,'ts':'2026-01-01T10:00:01.000Z','type':'plan.adopted','plan':{'steps':["
+		 "{'step_id':'a','dependencies':['b']},{'step_id':'b','dependencies':['a']}]}}");
+	assert_int_equal(v->n_steps, 2);
+	assert_true(v->steps[0].depth <= 2 && v->steps[1].depth <= 2);
+	assert_int_equal(v->steps[0].status, VS_PENDING);
+	view_free(v);
+}
+
+static void test_parse_ts(void **state)
+{
+	double a = view_parse_ts("2026-01-01T10:00:00.000Z");
+	double b = view_parse_ts("2026-01-01T10:00:01.250Z");
+
+	assert_true(a > 1.7e9);
+	assert_true(b - a > 1.249 && b - a < 1.251);
+	assert_true(view_parse_ts("yesterday") == 0);
+	assert_true(view_parse_ts(NULL) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_proposed_then_adopted),
+		cmocka_unit_test(test_plan_gate_queue),
+		cmocka_unit_test(test_unknown_estimate_is_not_zero),
+		cmocka_unit_test(test_step_lifecycle_and_log),
+		cmocka_unit_test(test_costs_unknown_never_zero),
+		cmocka_unit_test(test_high_gate_skip),
+		cmocka_unit_test(test_gates_answered_in_order),
+		cmocka_unit_test(test_replan_diff_and_kept),
+		cmocka_unit_test(test_step_edit_updates_definition),
+		cmocka_unit_test(test_pause_and_finish),
+		cmocka_unit_test(test_hostile_text_sanitized),
+		cmocka_unit_test(test_malformed_fields_ignored),
+		cmocka_unit_test(test_dependency_cycle_bounded),
+		cmocka_unit_test(test_parse_ts),
+	};
+
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1326 @@
+/*
+ * app — the cockpit's loop (the cmus pattern): the engine thread's events are copied into
+ * a queue and announced through a self-pipe; SIGWINCH writes to the same pipe; the UI
+ * thread poll()s the keyboard and the pipe, folds events into the view and redraws.
+ * Only this thread calls curses.
+ */
+#include "config.h"
+
+#include "app.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "bus.h"
+#include "draw.h"
+#include "events.h"
+#include "form.h"
+#include "gate.h"
+#include "gate_dialog.h"
+#include "help.h"
+#include "journal.h"
+#include "layout.h"
+#include "modal.h"
+#include "panes.h"
+#include "pev.h"
+#include "settings.h"
+#include "statusbar.h"
+#include "step_editor.h"
+#include "textsan.h"
+#include "theme.h"
+#include "view.h"
+#include "xalloc.h"
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/pevtui"
+#endif
+
+/* The spinner's frame time; the loop sleeps without a timeout when nothing moves. */
+#define TICK_MS 100
+
+enum mode { MODE_NORMAL, MODE_CONFIRM, MODE_HELP, MODE_FORM, MODE_SEARCH };
+
+/* What a submitted form is for. */
+enum form_use { FORM_TASK, FORM_STEP_EDIT, FORM_GATE_STEP, FORM_GATE_PLAN_STEP };
+
+struct app;
+typedef void (*confirm_fn)(struct app *a);
+
+struct app {
+	const struct settings *s;
+	struct bus *bus;
+	struct gatekeeper *gates;
+	struct pev *engine;
+	struct view *view;
+	SCREEN *screen;
+
+	/* Filled by the engine thread (under lock), drained by the UI thread. */
+	pthread_mutex_t lock;
+	struct event **q;
+	size_t qn, qcap;
+	int wake[2];
+
+	struct panes_state ps;
+	enum mode mode;
+	bool quit;
+	bool dirty;
+	bool paused;       /* as far as this operator asked */
+	bool gate_hidden;  /* the dialog is put aside with Esc */
+	int gate_scroll;
+	int help_scroll;
+	unsigned long *answered; /* gate ids answered here, until their decision arrives */
+	size_t n_answered, cap_answered;
+
+	char *question;        /* MODE_CONFIRM */
+	confirm_fn on_yes;
+
+	struct form *form;     /* MODE_FORM */
+	enum form_use form_use;
+	char *form_json;       /* the step being edited */
+	char *form_step_id;
+	unsigned long form_gate;
+	bool form_done;        /* app_prompt_task: the form ended */
+	char *form_result;
+
+	struct strbuf search;  /* MODE_SEARCH input; the last search after */
+	char *message;         /* one sentence in the status line until the next key */
+
+	bool auto_select;      /* the plan selection follows the running step */
+	struct layout layout;  /* as last drawn (mouse clicks) */
+
+	/* --replay: the journal's events and how many of them the view has applied. */
+	bool replay;
+	struct event **events;
+	size_t n_events, cap_events, pos;
+};
+
+/* SIGWINCH lands here; the handler only writes a byte. */
+static volatile sig_atomic_t winch_pending;
+static int winch_fd = -1;
+static sigset_t winch_set;
+
+static void on_winch(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	winch_pending = 1;
+	if (winch_fd >= 0 && write(winch_fd, "w", 1) < 0) {
+		/* the pipe is full: a wake-up is already pending */
+	}
+	errno = saved;
+}
+
+/* Bus subscriber: runs in the engine thread with the bus lock held. */
+static void on_event(void *ctx, const struct event *ev)
+{
+	struct app *a = ctx;
+	struct event *d = event_dup(ev);
+
+	if (pthread_mutex_lock(&a->lock))
+		fatal("app: cannot lock the event queue");
+	a->q = xgrow(a->q, &a->qcap, a->qn + 1, sizeof(*a->q));
+	a->q[a->qn++] = d;
+	pthread_mutex_unlock(&a->lock);
+	if (write(a->wake[1], "e", 1) < 0) {
+		/* EAGAIN: the UI has a wake-up pending already */
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void set_message(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_message(struct app *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	m = xvasprintf(fmt, ap);
+	va_end(ap);
+	free(a->message);
+	a->message = textsan_clean(m, strlen(m), 0);
+	free(m);
+	a->dirty = true;
+}
+
+/* ---- gates ---- */
+
+static bool answered(const struct app *a, unsigned long id)
+{
+	for (size_t i = 0; i < a->n_answered; i++)
+		if (a->answered[i] == id)
+			return true;
+	return false;
+}
+
+/* The first open gate this operator has not answered yet, or NULL. */
+static struct vgate *head_gate(struct app *a)
+{
+	for (size_t i = 0; i < a->view->n_gates; i++)
+		if (!answered(a, a->view->gates[i].id))
+			return &a->view->gates[i];
+	return NULL;
+}
+
+static size_t gates_waiting(struct app *a)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->view->n_gates; i++)
+		n += !answered(a, a->view->gates[i].id);
+	return n;
+}
+
+static bool gate_shown(struct app *a)
+{
+	return !a->gate_hidden && head_gate(a) != NULL;
+}
+
+static void answer(struct app *a, struct vgate *g, enum gate_decision d, const char *json)
+{
+	if (!gatekeeper_answer(a->gates, g->id, d, json)) {
+		set_message(a, "that gate is no longer open");
+	} else {
+		a->answered = xgrow(a->answered, &a->cap_answered, a->n_answered + 1,
+				    sizeof(*a->answered));
+		a->answered[a->n_answered++] = g->id;
+		set_message(a, "gate %s: %s", g->kind, gate_decision_name(d));
+	}
+	a->gate_scroll = 0;
+	a->dirty = true;
+}
+
+/* Forgets answered ids whose gate is gone from the view. */
+static void prune_answered(struct app *a)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n_answered; i++) {
+		bool open = false;
+
+		for (size_t j = 0; j < a->view->n_gates && !open; j++)
+			open = a->view->gates[j].id == a->answered[i];
+		if (open)
+			a->answered[k++] = a->answered[i];
+	}
+	a->n_answered = k;
+}
+
+static bool run_live(const struct app *a)
+{
+	return a->view->state != VR_FINISHED;
+}
+
+/* ---- confirmations ---- */
+
+static void ask(struct app *a, const char *question, confirm_fn on_yes)
+{
+	free(a->question);
+	a->question = xstrdup(question);
+	a->on_yes = on_yes;
+	a->mode = MODE_CONFIRM;
+	a->dirty = true;
+}
+
+static void do_quit(struct app *a)
+{
+	if (a->engine && run_live(a))
+		pev_post(a->engine, PEV_CMD_QUIT, NULL, NULL);
+	a->quit = true;
+}
+
+static void do_reject_gate(struct app *a)
+{
+	struct vgate *g = head_gate(a);
+
+	if (g)
+		answer(a, g, GATE_REJECT, NULL);
+}
+
+static void do_abort(struct app *a)
+{
+	if (a->engine)
+		pev_post(a->engine, PEV_CMD_ABORT, NULL, NULL);
+	set_message(a, "aborting the run");
+}
+
+/* ---- editing ---- */
+
+static void open_form(struct app *a, struct form *f, enum form_use use, const char *json,
+		      const char *step_id, unsigned long gate)
+{
+	form_free(a->form);
+	a->form = f;
+	a->form_use = use;
+	free(a->form_json);
+	a->form_json = xstrdup(json);
+	free(a->form_step_id);
+	a->form_step_id = xstrdup(step_id);
+	a->form_gate = gate;
+	a->mode = MODE_FORM;
+	curs_set(1);
+	a->dirty = true;
+}
+
+static void close_form(struct app *a)
+{
+	form_free(a->form);
+	a->form = NULL;
+	a->mode = MODE_NORMAL;
+	curs_set(0);
+	a->dirty = true;
+}
+
+/* The JSON of a step of the proposed plan (plan gate), or NULL. Before adoption the view's
+ * steps are the proposal's. */
+static char *proposed_step_json(struct app *a, const char *id)
+{
+	int i = view_find_step(a->view, id);
+
+	return i >= 0 && a->view->steps[i].json ? xstrdup(a->view->steps[i].json) : NULL;
+}
+
+static void submit_form(struct app *a)
+{
+	char *err = NULL, *json;
+	struct vgate *g;
+
+	if (a->form_use == FORM_TASK) {
+		a->form_result = xstrdup(form_value(a->form, 0));
+		a->form_done = true;
+		close_form(a);
+		return;
+	}
+	json = step_editor_apply(a->form_json, a->form, &err);
+	if (err) {
+		form_set_error(a->form, err);
+		free(err);
+		a->dirty = true;
+		return;
+	}
+	if (!json) {
+		close_form(a);
+		set_message(a, "nothing changed");
+		return;
+	}
+	g = head_gate(a);
+	if (a->form_use == FORM_STEP_EDIT) {
+		pev_post(a->engine, PEV_CMD_EDIT, a->form_step_id, json);
+		set_message(a, "step %s edited", a->form_step_id);
+	} else if (!g || g->id != a->form_gate) {
+		set_message(a, "the gate closed meanwhile; the edit was not sent");
+	} else if (a->form_use == FORM_GATE_STEP) {
+		answer(a, g, GATE_EDIT, json);
+	} else {
+		char *plan = step_editor_replace_in_plan(g->edit_json, json);
+
+		if (plan)
+			answer(a, g, GATE_EDIT, plan);
+		else
+			set_message(a, "step %s is not in the proposed plan", a->form_step_id);
+		free(plan);
+	}
+	free(json);
+	close_form(a);
+}
+
+static void form_keys(struct app *a, bool is_key, unsigned int ch)
+{
+	switch (form_key(a->form, is_key, ch)) {
+	case FORM_SUBMIT: submit_form(a); break;
+	case FORM_CANCEL:
+		if (a->form_use == FORM_TASK)
+			a->form_done = true;
+		close_form(a);
+		break;
+	case FORM_CONTINUE: a->dirty = true; break;
+	}
+}
+
+static void edit_external(struct app *a, const char *json, bool is_plan, struct vgate *g,
+			  const char *step_id)
+{
+	char *err = NULL, *out;
+	unsigned long gid = g ? g->id : 0;
+
+	out = step_editor_external(json, is_plan, &err);
+	clearok(stdscr, TRUE);
+	a->dirty = true;
+	if (err) {
+		set_message(a, "%s", err);
+		free(err);
+		return;
+	}
+	if (!out) {
+		set_message(a, "unchanged; nothing was edited");
+		return;
+	}
+	if (g) {
+		/* The gate may have been answered elsewhere while the editor was open. */
+		struct vgate *h = head_gate(a);
+
+		if (h && h->id == gid)
+			answer(a, h, GATE_EDIT, out);
+		else
+			set_message(a, "the gate closed meanwhile; the edit was not sent");
+	} else {
+		pev_post(a->engine, PEV_CMD_EDIT, step_id, out);
+		set_message(a, "step %s edited", step_id);
+	}
+	free(out);
+}
+
+/* ---- actions (the key table) ---- */
+
+static struct vstep *selected(struct app *a)
+{
+	return panes_selected_step(a->view, &a->ps);
+}
+
+static void act_quit(struct app *a)
+{
+	if (a->engine && run_live(a))
+		ask(a, "Quit now? The run stops and can be resumed later with pevtui --resume.",
+		    do_quit);
+	else
+		a->quit = true;
+}
+
+static void act_approve(struct app *a)
+{
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+
+	if (g)
+		answer(a, g, GATE_APPROVE, NULL);
+	else
+		set_message(a, "no gate is waiting");
+}
+
+static void act_edit(struct app *a)
+{
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+	struct vstep *s = selected(a);
+	struct form *f;
+
+	if (g && strcmp(g->kind, "plan") == 0) {
+		char *json;
+
+		if (!s) {
+			set_message(a, "select a step in the plan pane to edit it (E edits the plan)");
+			return;
+		}
+		json = proposed_step_json(a, s->id);
+		f = json ? step_editor_form(json) : NULL;
+		if (f)
+			open_form(a, f, FORM_GATE_PLAN_STEP, json, s->id, g->id);
+		free(json);
+		return;
+	}
+	if (g && g->edit_json && (strcmp(g->kind, "high") == 0 || strcmp(g->kind, "step") == 0)) {
+		f = step_editor_form(g->edit_json);
+		if (f)
+			open_form(a, f, FORM_GATE_STEP, g->edit_json, g->step_id, g->id);
+		return;
+	}
+	if (g) {
+		set_message(a, "this gate is edited with E");
+		return;
+	}
+	if (!s || !a->engine || !run_live(a)) {
+		set_message(a, s ? "the run is over" : "select a step to edit");
+		return;
+	}
+	f = step_editor_form(s->json);
+	if (f)
+		open_form(a, f, FORM_STEP_EDIT, s->json, s->id, 0);
+}
+
+static void act_edit_external(struct app *a)
+{
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+	struct vstep *s = selected(a);
+
+	if (g) {
+		bool is_plan = strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "replan") == 0;
+
+		if (!g->edit_json) {
+			set_message(a, "this gate has nothing to edit");
+			return;
+		}
+		edit_external(a, g->edit_json, is_plan, g, NULL);
+		return;
+	}
+	if (!s || !a->engine || !run_live(a)) {
+		set_message(a, s ? "the run is over" : "select a step to edit");
+		return;
+	}
+	edit_external(a, s->json, false, NULL, s->id);
+}
+
+static void act_skip(struct app *a)
+{
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+	struct vstep *s = selected(a);
+
+	if (g) {
+		if (strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "budget") == 0 ||
+		    strcmp(g->kind, "shell") == 0)
+			set_message(a, "this gate cannot be skipped: approve (a) or reject (x)");
+		else
+			answer(a, g, GATE_SKIP, NULL);
+		return;
+	}
+	if (!s || !a->engine || !run_live(a)) {
+		set_message(a, s ? "the run is over" : "select a step to skip");
+		return;
+	}
+	pev_post(a->engine, PEV_CMD_SKIP, s->id, NULL);
+	set_message(a, "skipping step %s", s->id);
+}
+
+static void act_reject(struct app *a)
+{
+	if (gate_shown(a))
+		ask(a, "Reject this gate? The run is aborted.", do_reject_gate);
+	else if (a->engine && run_live(a))
+		ask(a, "Abort the run? Running calls are cancelled.", do_abort);
+	else
+		set_message(a, "the run is over");
+}
+
+static void act_rerun(struct app *a)
+{
+	struct vstep *s = selected(a);
+
+	if (!s || !a->engine || !run_live(a)) {
+		set_message(a, s ? "the run is over" : "select a step to run again");
+		return;
+	}
+	pev_post(a->engine, PEV_CMD_RERUN, s->id, NULL);
+	set_message(a, "step %s will run again", s->id);
+}
+
+static void act_pause(struct app *a)
+{
+	if (!a->engine || !run_live(a)) {
+		set_message(a, "the run is over");
+		return;
+	}
+	a->paused = !a->paused;
+	pev_post(a->engine, a->paused ? PEV_CMD_PAUSE : PEV_CMD_RESUME, NULL, NULL);
+	set_message(a, a->paused ? "paused: running calls finish, no new step starts"
+				 : "resumed");
+}
+
+static void act_focus_next(struct app *a)
+{
+	a->ps.focus = (enum pane_id)((a->ps.focus + 1) % PANE__COUNT);
+}
+
+static void act_focus_prev(struct app *a)
+{
+	a->ps.focus = (enum pane_id)((a->ps.focus + PANE__COUNT - 1) % PANE__COUNT);
+}
+
+static void scroll_focused(struct app *a, long delta)
+{
+	switch (a->ps.focus) {
+	case PANE_PLAN:
+		listview_move(&a->ps.plan, (int)a->view->n_steps + 1, (int)delta);
+		a->auto_select = false;
+		break;
+	case PANE_LOG:
+		logview_scroll(&a->ps.log, panes_log_store(a->view, &a->ps), delta);
+		break;
+	case PANE_VERDICTS:
+		a->ps.verdict_skip += (int)delta;
+		if (a->ps.verdict_skip < 0)
+			a->ps.verdict_skip = 0;
+		break;
+	default: break;
+	}
+}
+
+/* While the operator has not picked a step, the selection follows the running one (and
+ * returns to the run, with its final answer, at the end). */
+static void follow_running(struct app *a)
+{
+	const struct view *v = a->view;
+	double best_t = -1;
+	int best = -1;
+
+	if (!a->auto_select)
+		return;
+	for (size_t i = 0; i < v->n_steps; i++) {
+		enum vstep_status st = v->steps[i].status;
+
+		if ((st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING) &&
+		    v->steps[i].started >= best_t) {
+			best_t = v->steps[i].started;
+			best = (int)i;
+		}
+	}
+	if (best >= 0)
+		a->ps.plan.sel = best + 1;
+	else if (v->state == VR_FINISHED)
+		a->ps.plan.sel = 0;
+}
+
+static bool inside(struct rect r, int y, int x)
+{
+	return y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w;
+}
+
+/* A click focuses a pane (or a tab) and selects a plan row; the wheel scrolls. */
+static void on_mouse(struct app *a)
+{
+	const struct layout *l = &a->layout;
+	MEVENT me;
+
+	if (getmouse(&me) != OK)
+		return;
+	if (l->tabbar && inside(l->tabs, me.y, me.x)) {
+		int x = l->tabs.x;
+
+		for (int p = 0; p < PANE__COUNT; p++) {
+			int w = 5 + textsan_width(layout_pane_title((enum pane_id)p));
+
+			if (me.x >= x && me.x < x + w)
+				a->ps.focus = (enum pane_id)p;
+			x += w;
+		}
+		return;
+	}
+	for (int p = 0; p < PANE__COUNT; p++) {
+		if (!l->visible[p] || !inside(l->pane[p], me.y, me.x))
+			continue;
+		a->ps.focus = (enum pane_id)p;
+		if (me.bstate & BUTTON4_PRESSED) {
+			scroll_focused(a, -3);
+		} else if (me.bstate & BUTTON5_PRESSED) {
+			scroll_focused(a, 3);
+		} else if (p == PANE_PLAN) {
+			int row = me.y - l->pane[p].y - 1;
+
+			if (row >= 0 && row < l->pane[p].h - 2) {
+				a->ps.plan.sel = a->ps.plan.top + row;
+				a->auto_select = false;
+			}
+		}
+		return;
+	}
+}
+
+
+static int page(void)
+{
+	return LINES > 8 ? LINES / 2 : 1;
+}
+
+static void act_down(struct app *a) { scroll_focused(a, 1); }
+static void act_up(struct app *a) { scroll_focused(a, -1); }
+static void act_page_down(struct app *a)
+{
+	if (gate_shown(a))
+		a->gate_scroll += page();
+	else
+		scroll_focused(a, page());
+}
+static void act_page_up(struct app *a)
+{
+	if (gate_shown(a))
+		a->gate_scroll -= page();
+	else
+		scroll_focused(a, -page());
+}
+
+static void act_home(struct app *a)
+{
+	if (a->ps.focus == PANE_PLAN) {
+		a->ps.plan.sel = 0;
+		a->auto_select = false;
+	} else if (a->ps.focus == PANE_VERDICTS)
+		a->ps.verdict_skip = 0;
+	else
+		logview_home(&a->ps.log);
+}
+
+static void act_end(struct app *a)
+{
+	if (a->ps.focus == PANE_PLAN) {
+		a->auto_select = true; /* G: follow the running step again */
+		follow_running(a);
+	} else if (a->ps.focus == PANE_LOG)
+		logview_end(&a->ps.log);
+}
+
+static void act_zoom(struct app *a) { a->ps.zoom = !a->ps.zoom; }
+
+static void act_search(struct app *a)
+{
+	strbuf_reset(&a->search);
+	a->mode = MODE_SEARCH;
+}
+
+static void search_again(struct app *a, bool forward)
+{
+	if (a->search.len == 0) {
+		set_message(a, "no search yet: press /");
+		return;
+	}
+	if (!logview_search(&a->ps.log, panes_log_store(a->view, &a->ps), a->search.buf,
+			    forward))
+		set_message(a, "not found: %s", a->search.buf);
+	a->ps.focus = PANE_LOG;
+}
+
+static void act_search_next(struct app *a) { search_again(a, true); }
+static void act_search_prev(struct app *a) { search_again(a, false); }
+
+static void act_help(struct app *a)
+{
+	a->help_scroll = 0;
+	a->mode = MODE_HELP;
+}
+
+static void act_hide_gate(struct app *a)
+{
+	if (head_gate(a) && !a->gate_hidden) {
+		a->gate_hidden = true;
+		set_message(a, "gate put aside: Enter shows it again");
+	}
+}
+
+static void act_show_gate(struct app *a)
+{
+	if (head_gate(a))
+		a->gate_hidden = false;
+	else if (a->ps.focus == PANE_PLAN)
+		a->ps.focus = PANE_LOG;
+}
+
+static void act_redraw(struct app *a) { clearok(stdscr, TRUE); }
+static void act_pane1(struct app *a) { a->ps.focus = PANE_PLAN; }
+static void act_pane2(struct app *a) { a->ps.focus = PANE_LOG; }
+static void act_pane3(struct app *a) { a->ps.focus = PANE_VERDICTS; }
+static void act_pane4(struct app *a) { a->ps.focus = PANE_COST; }
+
+/* ---- replay ---- */
+
+/* Rebuilds the view from the first `pos` events of the journal (backwards means again
+ * from the start: the view model only moves forward). */
+static void replay_seek(struct app *a, size_t pos)
+{
+	if (pos > a->n_events)
+		pos = a->n_events;
+	if (pos < a->pos) {
+		view_free(a->view);
+		a->view = view_new();
+		a->pos = 0;
+		logview_init(&a->ps.log);
+		a->ps.log_of = NULL;
+	}
+	while (a->pos < pos)
+		view_apply(a->view, a->events[a->pos++]);
+	a->dirty = true;
+}
+
+static void act_replay_next(struct app *a) { replay_seek(a, a->pos + 1); }
+static void act_replay_prev(struct app *a) { replay_seek(a, a->pos ? a->pos - 1 : 0); }
+static void act_replay_start(struct app *a) { replay_seek(a, 0); }
+static void act_replay_end(struct app *a) { replay_seek(a, a->n_events); }
+
+/* Moves to just after the next (or previous) event of type t. */
+static void replay_find(struct app *a, enum event_type t, bool forward, const char *what)
+{
+	if (forward) {
+		for (size_t i = a->pos; i < a->n_events; i++) {
+			if (a->events[i]->type == t) {
+				replay_seek(a, i + 1);
+				return;
+			}
+		}
+	} else {
+		for (size_t i = a->pos > 1 ? a->pos - 1 : 0; i-- > 0;) {
+			if (a->events[i]->type == t) {
+				replay_seek(a, i + 1);
+				return;
+			}
+		}
+	}
+	set_message(a, "no %s %s", forward ? "later" : "earlier", what);
+}
+
+static void act_replay_next_gate(struct app *a) { replay_find(a, EV_GATE_OPEN, true, "gate"); }
+static void act_replay_prev_gate(struct app *a) { replay_find(a, EV_GATE_OPEN, false, "gate"); }
+static void act_replay_next_verdict(struct app *a)
+{
+	replay_find(a, EV_VERIFY_VERDICT, true, "verdict");
+}
+static void act_replay_prev_verdict(struct app *a)
+{
+	replay_find(a, EV_VERIFY_VERDICT, false, "verdict");
+}
+
+
+/* Where a binding works: everywhere, only with a live engine, or only in --replay. */
+enum scope { ANY, LIVE, REPLAY };
+
+struct binding {
+	int key;      /* a character, or a KEY_* code when is_key */
+	bool is_key;
+	void (*fn)(struct app *a);
+	const char *name, *help; /* name NULL: same help as the previous row */
+	enum scope scope;
+};
+
+static const struct binding bindings[] = {
+	{'a', false, act_approve, "a", "approve the gate", LIVE},
+	{'e', false, act_edit, "e", "edit the selected step (or the gate's step) in a form", LIVE},
+	{'E', false, act_edit_external, "E", "edit the step (the plan at a plan gate) in $EDITOR",
+	 LIVE},
+	{'s', false, act_skip, "s", "skip the step (at a replan gate: keep the old plan)", LIVE},
+	{'x', false, act_reject, "x", "reject the gate / abort the run (asks)", LIVE},
+	{'r', false, act_rerun, "r", "run the selected step again", LIVE},
+	{'p', false, act_pause, "p", "pause / resume", LIVE},
+	{'\t', false, act_focus_next, "Tab", "next pane", ANY},
+	{KEY_BTAB, true, act_focus_prev, "S-Tab", "previous pane", ANY},
+	{'1', false, act_pane1, "1-4", "focus Plan, Step log, Verdicts, Cost", ANY},
+	{'2', false, act_pane2, NULL, NULL, ANY},
+	{'3', false, act_pane3, NULL, NULL, ANY},
+	{'4', false, act_pane4, NULL, NULL, ANY},
+	{'j', false, act_down, "j/k \xe2\x86\x93\xe2\x86\x91", "move / scroll", ANY},
+	{KEY_DOWN, true, act_down, NULL, NULL, ANY},
+	{'k', false, act_up, NULL, NULL, ANY},
+	{KEY_UP, true, act_up, NULL, NULL, ANY},
+	{KEY_NPAGE, true, act_page_down, "PgDn/PgUp", "page (the gate dialog when shown)", ANY},
+	{' ', false, act_page_down, NULL, NULL, ANY},
+	{KEY_PPAGE, true, act_page_up, NULL, NULL, ANY},
+	{'g', false, act_home, "g/G", "top / bottom (G follows the running step, the log's tail)", ANY},
+	{KEY_HOME, true, act_home, NULL, NULL, ANY},
+	{'G', false, act_end, NULL, NULL, ANY},
+	{KEY_END, true, act_end, NULL, NULL, ANY},
+	{'z', false, act_zoom, "z", "zoom the focused pane", ANY},
+	{'/', false, act_search, "/", "search the step log", ANY},
+	{'n', false, act_search_next, "n/N", "next / previous match", ANY},
+	{'N', false, act_search_prev, NULL, NULL, ANY},
+	{27, false, act_hide_gate, "Esc", "put the gate dialog aside", ANY},
+	{'\n', false, act_show_gate, "Enter", "show the gate dialog again", ANY},
+	{'\r', false, act_show_gate, NULL, NULL, ANY},
+	{KEY_ENTER, true, act_show_gate, NULL, NULL, ANY},
+	{12, false, act_redraw, "^L", "redraw", ANY},
+	{'.', false, act_replay_next, ". ,", "replay: one event forward / back", REPLAY},
+	{KEY_RIGHT, true, act_replay_next, NULL, NULL, REPLAY},
+	{',', false, act_replay_prev, NULL, NULL, REPLAY},
+	{KEY_LEFT, true, act_replay_prev, NULL, NULL, REPLAY},
+	{'>', false, act_replay_next_gate, "> <", "replay: next / previous gate", REPLAY},
+	{'<', false, act_replay_prev_gate, NULL, NULL, REPLAY},
+	{'v', false, act_replay_next_verdict, "v V", "replay: next / previous verdict", REPLAY},
+	{'V', false, act_replay_prev_verdict, NULL, NULL, REPLAY},
+	{'0', false, act_replay_start, "0 $", "replay: start / end of the run", REPLAY},
+	{'$', false, act_replay_end, NULL, NULL, REPLAY},
+	{'?', false, act_help, "?", "this help", ANY},
+	{'q', false, act_quit, "q", "quit (asks while the run is live; it can be resumed)", ANY},
+	{3, false, act_quit, NULL, NULL, ANY},
+};
+
+static const char *const *help_pairs(bool replay)
+{
+	static const char *pairs[2 * (sizeof(bindings) / sizeof(bindings[0])) + 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+		if (!bindings[i].name || bindings[i].scope == (replay ? LIVE : REPLAY))
+			continue;
+		pairs[k++] = bindings[i].name;
+		pairs[k++] = bindings[i].help;
+	}
+	pairs[k] = NULL;
+	return pairs;
+}
+
+/* ---- keys ---- */
+
+static void search_keys(struct app *a, bool is_key, unsigned int ch)
+{
+	if (!is_key && ch == 27) {
+		strbuf_reset(&a->search);
+		a->mode = MODE_NORMAL;
+	} else if ((!is_key && (ch == '\n' || ch == '\r')) || (is_key && ch == KEY_ENTER)) {
+		a->mode = MODE_NORMAL;
+		logview_init(&a->ps.log);
+		a->ps.log_of = panes_log_store(a->view, &a->ps);
+		search_again(a, true);
+	} else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == 127 || ch == 8))) {
+		while (a->search.len > 0 &&
+		       ((unsigned char)a->search.buf[--a->search.len] & 0xC0) == 0x80)
+			;
+		a->search.buf[a->search.len] = '\0';
+	} else if (!is_key && ch >= 0x20 && ch != 0x7F && a->search.len < 256) {
+		wchar_t w[2] = {(wchar_t)ch, 0};
+		char mb[16];
+		size_t n = wcstombs(mb, w, sizeof(mb));
+
+		if (n != (size_t)-1 && n > 0)
+			strbuf_add(&a->search, mb, n);
+	}
+}
+
+static void handle_key(struct app *a, bool is_key, unsigned int ch)
+{
+	a->dirty = true;
+	if (is_key && ch == KEY_RESIZE)
+		return;
+	if (is_key && ch == KEY_MOUSE) {
+		if (a->mode == MODE_NORMAL)
+			on_mouse(a);
+		return;
+	}
+	switch (a->mode) {
+	case MODE_FORM: form_keys(a, is_key, ch); return;
+	case MODE_SEARCH: search_keys(a, is_key, ch); return;
+	case MODE_HELP:
+		if (!is_key && (ch == 'j' || ch == ' '))
+			a->help_scroll++;
+		else if (!is_key && ch == 'k')
+			a->help_scroll--;
+		else if (is_key && (ch == KEY_DOWN || ch == KEY_NPAGE))
+			a->help_scroll += ch == KEY_DOWN ? 1 : page();
+		else if (is_key && (ch == KEY_UP || ch == KEY_PPAGE))
+			a->help_scroll -= ch == KEY_UP ? 1 : page();
+		else
+			a->mode = MODE_NORMAL;
+		return;
+	case MODE_CONFIRM:
+		a->mode = MODE_NORMAL;
+		if (!is_key && (ch == 'y' || ch == 'Y') && a->on_yes)
+			a->on_yes(a);
+		else
+			set_message(a, "cancelled");
+		return;
+	case MODE_NORMAL: break;
+	}
+	free(a->message);
+	a->message = NULL;
+	for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+		if (bindings[i].is_key != is_key || (unsigned int)bindings[i].key != ch)
+			continue;
+		if (bindings[i].scope == LIVE && a->replay)
+			set_message(a, "replay is read-only: nothing is sent to a run");
+		else if (bindings[i].scope == REPLAY && !a->replay)
+			continue;
+		else
+			bindings[i].fn(a);
+		return;
+	}
+}
+
+/* Reads every key waiting (stdin is non-blocking for curses: nodelay). */
+static void read_keys(struct app *a)
+{
+	wint_t ch;
+	int r;
+
+	while ((r = get_wch(&ch)) != ERR && !a->quit) {
+		handle_key(a, r == KEY_CODE_YES, (unsigned int)ch);
+		if (a->form_done)
+			break;
+	}
+}
+
+/* ---- drawing ---- */
+
+static void draw_status(struct app *a, struct rect r)
+{
+	static const char *const hints_gate[] = {"a", "approve", "e", "edit", "s", "skip",
+						 "x", "reject", "?", "help", NULL};
+	const char *const hints_run[] = {"p", a->paused ? "resume" : "pause", "e", "edit",
+					 "r", "re-run", "/", "search", "z", "zoom", "?", "help",
+					 "q", "quit", NULL};
+	static const char *const hints_end[] = {"q", "quit", "/", "search", "?", "help", NULL};
+	static const char *const hints_replay[] = {". ,", "step", "> <", "gate", "v", "verdict",
+						   "?", "help", "q", "quit", NULL};
+	struct strbuf sb = STRBUF_INIT;
+	char *st = view_state_text(a->view), dur[32], m[40];
+	size_t waiting = gates_waiting(a);
+	bool unknown;
+	double total = view_total_usd(a->view, &unknown);
+
+	strbuf_init(&sb);
+	if (a->mode == MODE_SEARCH) {
+		strbuf_addf(&sb, "/%s", a->search.buf);
+		statusbar_draw(r, sb.buf, NULL);
+		strbuf_release(&sb);
+		free(st);
+		move(r.y, 2 + textsan_width(a->search.buf));
+		curs_set(1);
+		return;
+	}
+	if (a->replay)
+		strbuf_addf(&sb, "replay %zu/%zu \xc2\xb7 ", a->pos, a->n_events);
+	if (a->view->state != VR_FINISHED && a->paused && !waiting)
+		strbuf_adds(&sb, "paused");
+	else if (a->view->state != VR_FINISHED && waiting)
+		strbuf_adds(&sb, "waiting for you");
+	else
+		strbuf_adds(&sb, st);
+	panes_duration(dur, sizeof(dur), view_elapsed(a->view, a->ps.now));
+	panes_money(m, sizeof(m), total, unknown);
+	strbuf_addf(&sb, " \xc2\xb7 %s \xc2\xb7 %s", dur, m);
+	if (waiting)
+		strbuf_addf(&sb, " \xc2\xb7 %zu gate%s waiting%s", waiting, waiting == 1 ? "" : "s",
+			    a->gate_hidden ? " (Enter)" : "");
+	if (a->message)
+		strbuf_addf(&sb, " \xc2\xb7 %s", a->message);
+	statusbar_draw(r, sb.buf,
+		       a->replay ? hints_replay
+		       : a->view->state == VR_FINISHED ? hints_end
+		       : gate_shown(a)		      ? hints_gate
+						      : hints_run);
+	strbuf_release(&sb);
+	free(st);
+}
+
+static void draw_confirm(struct app *a)
+{
+	int w = textsan_width(a->question) + 6;
+	struct rect r = modal_rect(LINES - 1, COLS, 5, w < 30 ? 30 : w), in;
+
+	in = modal_draw(r, "Confirm", "y yes  any other key no");
+	draw_text(in.y + 1, in.x + 2, in.w - 4, a->question, THEME_DIALOG);
+}
+
+/* In a replay the clock is the time of the last event shown. */
+static double replay_now(const struct app *a)
+{
+	double t = 0;
+
+	if (a->pos > 0) {
+		const char *p = strstr(a->events[a->pos - 1]->json, "\"ts\":\"");
+
+		t = p ? view_parse_ts(p + 6) : 0;
+	}
+	return t;
+}
+
+static void draw(struct app *a)
+{
+	struct layout l;
+
+	a->ps.now = a->replay ? replay_now(a) : now_s();
+	erase();
+	curs_set(0);
+	layout_compute(&l, LINES, COLS, a->ps.focus, a->ps.zoom);
+	a->layout = l;
+	panes_draw(a->view, &a->ps, &l);
+	if (l.status.h > 0)
+		draw_status(a, l.status);
+	if (gate_shown(a) && a->mode != MODE_FORM)
+		gate_dialog_draw(head_gate(a), gates_waiting(a), LINES, COLS, &a->gate_scroll,
+				 a->replay);
+	switch (a->mode) {
+	case MODE_CONFIRM: draw_confirm(a); break;
+	case MODE_HELP: help_draw(help_pairs(a->replay), LINES, COLS, &a->help_scroll); break;
+	case MODE_FORM:
+		if (a->form)
+			form_draw(a->form, LINES, COLS);
+		break;
+	default: break;
+	}
+	if (a->mode == MODE_SEARCH)
+		draw_status(a, l.status);
+	refresh();
+	a->dirty = false;
+}
+
+/* ---- loop ---- */
+
+static void resize(struct app *a)
+{
+	struct winsize ws;
+
+	winch_pending = 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+	clearok(stdscr, TRUE);
+	a->dirty = true;
+}
+
+static void drain_events(struct app *a)
+{
+	struct event **q;
+	size_t n;
+
+	if (pthread_mutex_lock(&a->lock))
+		fatal("app: cannot lock the event queue");
+	q = a->q;
+	n = a->qn;
+	a->q = NULL;
+	a->qn = a->qcap = 0;
+	pthread_mutex_unlock(&a->lock);
+	for (size_t i = 0; i < n; i++) {
+		view_apply(a->view, q[i]);
+		event_free(q[i]);
+	}
+	free(q);
+	if (n) {
+		prune_answered(a);
+		follow_running(a);
+		if (a->view->n_gates == 0)
+			a->gate_hidden = false;
+		if (a->view->state == VR_FINISHED)
+			a->paused = false;
+		a->dirty = true;
+	}
+}
+
+/* Waits for a key, an event or a resize (or a spinner frame when something moves). */
+static void wait_input(struct app *a, bool animate)
+{
+	struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {a->wake[0], POLLIN, 0}};
+	char buf[256];
+	int r;
+
+	pthread_sigmask(SIG_UNBLOCK, &winch_set, NULL);
+	r = poll(fds, 2, animate ? TICK_MS : -1);
+	pthread_sigmask(SIG_BLOCK, &winch_set, NULL);
+	if (r == 0) {
+		a->ps.spin++;
+		a->dirty = true;
+		return;
+	}
+	if (r < 0)
+		return; /* EINTR: a signal; the pipe says which */
+	if (fds[1].revents & POLLIN) {
+		while (read(a->wake[0], buf, sizeof(buf)) > 0)
+			;
+	}
+	if (winch_pending)
+		resize(a);
+	if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
+		read_keys(a);
+}
+
+static void set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper *gates,
+		    char **err)
+{
+	struct app *a;
+	struct theme *t;
+	struct sigaction sa;
+	char *terr = NULL;
+	SCREEN *scr;
+
+	setlocale(LC_ALL, "");
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		*err = xstrdup("the cockpit needs a terminal; use --headless for pipes and scripts");
+		return NULL;
+	}
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr) {
+		const char *term = getenv("TERM");
+
+		*err = xasprintf("cannot use the terminal \"%s\"; try TERM=xterm-256color or "
+				 "--headless", term ? term : "");
+		return NULL;
+	}
+	set_term(scr);
+	a = xcalloc(1, sizeof(*a));
+	a->s = s;
+	a->bus = bus;
+	a->gates = gates;
+	a->screen = scr;
+	a->view = view_new();
+	strbuf_init(&a->search);
+	panes_init(&a->ps);
+	if (pthread_mutex_init(&a->lock, NULL))
+		fatal("app: cannot create a mutex");
+	if (pipe(a->wake))
+		fatal("app: cannot create a pipe: %s", strerror(errno));
+	set_nonblock(a->wake[0]);
+	set_nonblock(a->wake[1]);
+
+	raw(); /* ^S, ^C and ^Z reach the keys table (no flow control, no signals) */
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	t = theme_load(s && s->theme ? s->theme : "default", PKGDATADIR "/themes", &terr);
+	if (!t) {
+		t = theme_builtin();
+		set_message(a, "%s; using the default theme", terr);
+		free(terr);
+	}
+	theme_activate(t);
+	theme_free(t);
+
+	winch_fd = a->wake[1];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_winch;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGWINCH, &sa, NULL);
+	/* Threads started from now on (the engine) inherit SIGWINCH blocked, so the signal
+	 * always lands in this thread; wait_input unblocks it around poll(). */
+	sigemptyset(&winch_set);
+	sigaddset(&winch_set, SIGWINCH);
+	pthread_sigmask(SIG_BLOCK, &winch_set, NULL);
+
+	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	mouseinterval(0);
+	/* Every event, llm.delta included: the step log streams. NULL in --replay. */
+	if (bus)
+		bus_subscribe_all(bus, on_event, a);
+	a->auto_select = true;
+	a->dirty = true;
+	return a;
+}
+
+char *app_prompt_task(struct app *a)
+{
+	struct form *f = form_new("What should the agents do?", "Enter start  Esc cancel");
+
+	form_add(f, "Task", "");
+	open_form(a, f, FORM_TASK, NULL, NULL, 0);
+	a->form_done = false;
+	free(a->form_result);
+	a->form_result = NULL;
+	while (!a->form_done) {
+		if (a->dirty)
+			draw(a);
+		wait_input(a, false);
+	}
+	return a->form_result && *a->form_result ? xstrdup(a->form_result) : NULL;
+}
+
+void app_run(struct app *a, struct pev *e)
+{
+	a->engine = e;
+	a->quit = false;
+	while (!a->quit) {
+		drain_events(a);
+		if (a->dirty)
+			draw(a);
+		if (a->quit)
+			break;
+		wait_input(a, !a->replay && view_busy(a->view) && a->mode != MODE_FORM);
+	}
+	/* Events still queued (the engine ending) are dropped with the app. */
+}
+
+void app_free(struct app *a)
+{
+	struct sigaction sa;
+
+	if (!a)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGWINCH, &sa, NULL);
+	pthread_sigmask(SIG_UNBLOCK, &winch_set, NULL);
+	winch_fd = -1;
+	endwin();
+	delscreen(a->screen);
+	/* The bus keeps no way to unsubscribe: the engine must have ended (pev_join). */
+	for (size_t i = 0; i < a->qn; i++)
+		event_free(a->q[i]);
+	free(a->q);
+	for (size_t i = 0; i < a->n_events; i++)
+		event_free(a->events[i]);
+	free(a->events);
+	pthread_mutex_destroy(&a->lock);
+	close(a->wake[0]);
+	close(a->wake[1]);
+	view_free(a->view);
+	form_free(a->form);
+	free(a->form_json);
+	free(a->form_step_id);
+	free(a->form_result);
+	free(a->question);
+	free(a->message);
+	free(a->answered);
+	strbuf_release(&a->search);
+	free(a);
+}
+
+struct loaded {
+	struct event **v;
+	size_t n, cap;
+};
+
+static bool collect(void *ctx, const struct event *ev)
+{
+	struct loaded *l = ctx;
+
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	l->v[l->n++] = event_dup(ev);
+	return true;
+}
+
+int app_replay(const struct settings *s, const char *run_dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL;
+	struct journal_load_info info;
+	struct loaded l = {NULL, 0, 0};
+	struct app *a;
+
+	if (!journal_load(path, collect, &l, &info, &err)) {
+		fprintf(stderr, "pevtui: cannot replay %s: %s\n", path, err ? err : "unreadable");
+		for (size_t i = 0; i < l.n; i++)
+			event_free(l.v[i]);
+		free(l.v);
+		free(err);
+		free(path);
+		return 1;
+	}
+	free(path);
+	a = app_new(s, NULL, NULL, &err);
+	if (!a) {
+		fprintf(stderr, "pevtui: %s\n", err);
+		free(err);
+		for (size_t i = 0; i < l.n; i++)
+			event_free(l.v[i]);
+		free(l.v);
+		return 1;
+	}
+	a->replay = true;
+	a->events = l.v;
+	a->n_events = l.n;
+	a->cap_events = l.cap;
+	/* Open at the end of the run; , and < go back in time. */
+	replay_seek(a, a->n_events);
+	follow_running(a);
+	if (info.torn_tail)
+		set_message(a, "the journal's last line was cut off and is left out");
+	app_run(a, NULL);
+	app_free(a);
+	return 0;
+}

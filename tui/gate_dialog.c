@@ -1,0 +1,83 @@
+/* gate_dialog — title with the queue position, wrapped body lines, keys on the frame. */
+#include "config.h"
+
+#include "gate_dialog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "draw.h"
+#include "modal.h"
+#include "textview.h"
+#include "view.h"
+#include "xalloc.h"
+
+const char *gate_dialog_hint(const struct vgate *g)
+{
+	if (strcmp(g->kind, "plan") == 0)
+		return "a approve  e edit step  E edit plan  x reject  Esc hide";
+	if (strcmp(g->kind, "replan") == 0)
+		return "a approve  E edit plan  s keep old plan, fail-accept  x reject  Esc hide";
+	if (strcmp(g->kind, "high") == 0 || strcmp(g->kind, "step") == 0)
+		return "a approve  e edit  E edit JSON  s skip  x reject  Esc hide";
+	return "a approve  x reject  Esc hide";
+}
+
+static enum theme_role body_role(int kind)
+{
+	switch (kind) {
+	case VL_HEADER: return THEME_ACCENT;
+	case VL_PASS: return THEME_DIFF_ADD;
+	case VL_ERROR: return THEME_DIFF_DEL;
+	case VL_WARN: return THEME_DIFF_CHANGE;
+	case VL_CRITIQUE: return THEME_DIFF_CHANGE;
+	case VL_NOTICE: return THEME_DIALOG_BORDER;
+	default: return THEME_DIALOG;
+	}
+}
+
+void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols, int *scroll,
+		      bool readonly)
+{
+	int want_w = cols - 8 > 100 ? 100 : cols - 8, total = 0, skip, y, max_h;
+	struct rect r, in;
+	char *title;
+
+	if (want_w < 20)
+		want_w = cols;
+	for (size_t i = 0; i < g->body.n; i++)
+		total += textview_rows(g->body.v[i].text, want_w - 4);
+	/* Leave the pane frames and titles visible around the dialog: the run goes on. */
+	max_h = rows >= 16 ? rows - 6 : rows - 1;
+	r = modal_rect(rows - 1, cols, total + 4 < max_h ? total + 4 : max_h, want_w);
+	title = pending > 1 ? xasprintf("Gate: %s (1 of %zu)", g->title, pending)
+			    : xasprintf("Gate: %s", g->title);
+	in = modal_draw(r, title, readonly ? "replay: read-only  Esc hide" : gate_dialog_hint(g));
+	free(title);
+	in.x += 1;
+	in.w -= 2;
+	in.y += 1;
+	in.h -= 1;
+	if (in.h <= 0 || in.w <= 0)
+		return;
+	if (*scroll > total - in.h)
+		*scroll = total - in.h;
+	if (*scroll < 0)
+		*scroll = 0;
+	skip = *scroll;
+	y = in.y;
+	for (size_t i = 0; i < g->body.n && y < in.y + in.h; i++) {
+		int n = textview_rows(g->body.v[i].text, in.w);
+
+		if (skip >= n) {
+			skip -= n;
+			continue;
+		}
+		y += textview_draw(y, in.x, in.w, in.y + in.h - y, skip, g->body.v[i].text,
+				   body_role(g->body.v[i].kind));
+		skip = 0;
+	}
+	if (total > in.h)
+		draw_textf(r.y, r.x + r.w - 12, 10, THEME_DIALOG_BORDER, " %d/%d ",
+			   *scroll + in.h < total ? *scroll + in.h : total, total);
+}
