@@ -49,6 +49,8 @@ struct step_state {
 	struct strvec critiques;  /* feedback of failed attempts, oldest first */
 	char *result_json;        /* last executor result (normalized), or NULL */
 	char *output_json;        /* its step_output, handed to dependents */
+	bool skip_requested;      /* skip asked while it ran: skip when its worker returns */
+	unsigned gen;             /* bumped by edits and re-runs: older workers' results lapse */
 };
 
 /* A passed result that an identical step (same definition and inputs) may reuse. */
@@ -72,8 +74,33 @@ struct role_usage {
 	bool cost_unknown;
 };
 
-/* Why a step attempt loop ended. */
-enum attempt_outcome { OUT_PASSED, OUT_REPLAN, OUT_SKIPPED, OUT_RESTART, OUT_STOP };
+/* Why a worker's attempt loop ended. */
+enum attempt_outcome { OUT_PASSED, OUT_REPLAN, OUT_CANCELLED, OUT_ERROR };
+
+/*
+ * One step running in its own thread. The worker owns a snapshot of everything it reads
+ * (definition, dependency outputs, critiques), so the engine thread may change the plan
+ * meanwhile; results go back through the `done` list.
+ */
+struct worker {
+	struct pev *e;
+	pthread_t thread;
+	char *goal;
+	struct plan_step step;
+	struct prompt_dep *deps; /* strings owned by the worker */
+	size_t n_deps;
+	struct strvec critiques; /* snapshot; the worker appends new ones */
+	int attempts;            /* attempts of the step so far (the worker increments) */
+	int round_attempts;
+	unsigned gen;            /* the step's generation when dispatched */
+	atomic_bool cancel;      /* edit, skip, abort: stop the call in flight */
+	/* results, read by the engine thread after the worker is done */
+	enum attempt_outcome outcome;
+	char *result_json;
+	char *output_json;
+	char *failure;           /* REPLAN: why; ERROR: the provider's sentence */
+	struct worker *next;     /* in e->running, then in e->done */
+};
 
 struct pev {
 	/* configuration, fixed after pev_new */
@@ -83,9 +110,7 @@ struct pev {
 	struct provider *prov[ROLE__COUNT];
 	int max_retries, max_replans;
 	double budget, threshold, chaos;
-	unsigned long chaos_state;
 	bool demo;
-	unsigned gates_mask;
 	bool yes;
 	int parallel;
 	struct bus *bus;
@@ -102,24 +127,34 @@ struct pev {
 	int replans;
 	struct reuse_entry *reuse;
 	size_t n_reuse, cap_reuse;
-	struct role_usage usage[ROLE__COUNT];
-	double spent;
 	bool budget_asked;
-	char *current_step; /* the step being executed, for edits of a running step */
 	enum pev_exit exit_code;
 	char *end_reason;
 	bool stop;          /* leave the main loop (abort, quit, error) */
 	bool quit;          /* no run.end: leave the run resumable */
 	char *pending_plan; /* resume: a proposal that was waiting at its gate */
+	char *replan_step;  /* a step whose failure asks for a replan once workers finish */
+	char *replan_why;
 
-	/* shared with other threads */
+	/* accounting, shared by every worker (acct lock) */
+	pthread_mutex_t acct;
+	struct role_usage usage[ROLE__COUNT];
+	double spent;
+	unsigned long chaos_state;
+
+	/* shared with other threads (lock) */
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct cmd *cmds, **cmds_tail;
 	bool paused;
-	atomic_bool cancel_call; /* stops the provider call in flight */
+	bool budget_crossed;      /* set by a call that crossed --budget */
+	struct worker *running;   /* steps in flight */
+	struct worker *done;      /* finished workers, for the engine thread to apply */
+	int n_running;            /* workers started and not yet applied */
+	int max_in_flight;        /* the most steps ever in flight at once (metrics, tests) */
+	atomic_bool cancel_call;  /* stops the engine thread's own call (planner, checks) */
 	atomic_bool aborting;
 };
 
@@ -127,6 +162,10 @@ struct pev {
 
 static bool apply_commands(struct pev *e);
 static bool stopping(struct pev *e);
+static void apply_edit(struct pev *e, const char *step_id, const char *json);
+static char *reuse_key(struct pev *e, const struct plan *p, size_t i);
+static const struct reuse_entry *reuse_find(struct pev *e, const char *key);
+static void reuse_add(struct pev *e, char *key, const char *result, const char *output);
 
 static const char *status_name(enum step_status s)
 {
@@ -166,12 +205,15 @@ static cJSON *parse_or_string(const char *json)
 /* xorshift: reproducible chaos from --chaos-seed. */
 static double chaos_next(struct pev *e)
 {
-	unsigned long x = e->chaos_state;
+	unsigned long x;
 
+	pthread_mutex_lock(&e->acct);
+	x = e->chaos_state;
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
 	e->chaos_state = x;
+	pthread_mutex_unlock(&e->acct);
 	return (double)(x >> 11) / (double)(1UL << 53);
 }
 
@@ -213,6 +255,14 @@ static void set_end(struct pev *e, enum pev_exit code, const char *fmt, ...)
 
 /* --------------------------------------------------------- operator commands */
 
+/* Cancels the workers of step_id (every worker when NULL). Caller holds e->lock. */
+static void cancel_workers_locked(struct pev *e, const char *step_id)
+{
+	for (struct worker *w = e->running; w; w = w->next)
+		if (!step_id || !strcmp(w->step.id, step_id))
+			atomic_store(&w->cancel, true);
+}
+
 void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json)
 {
 	struct cmd *c = xcalloc(1, sizeof(*c));
@@ -230,14 +280,15 @@ void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
 	case PEV_CMD_QUIT:
 		atomic_store(&e->aborting, true);
 		atomic_store(&e->cancel_call, true);
+		cancel_workers_locked(e, NULL);
 		gatekeeper_cancel_all(e->gates);
 		break;
 	case PEV_CMD_EDIT:
 	case PEV_CMD_SKIP:
-		/* An edit or skip of the step in flight cancels its call; the engine then
-		 * restarts (edit) or skips it when it drains the queue. */
-		if (e->current_step && step_id && !strcmp(e->current_step, step_id))
-			atomic_store(&e->cancel_call, true);
+		/* An edit or skip of a step in flight cancels its worker's call at once; the
+		 * engine then restarts (edit) or skips it when the worker returns. */
+		if (step_id)
+			cancel_workers_locked(e, step_id);
 		break;
 	case PEV_CMD_RERUN: break;
 	}
@@ -337,28 +388,55 @@ static void on_retry(void *ctx, int http_status, long wait_ms, int attempt, int 
 	bus_publish(c->e->bus, EV_LLM_RETRY, f);
 }
 
-static void budget_check(struct pev *e);
+/* Adds a call's usage; flags the budget for the engine thread when it is crossed. */
+static void account(struct pev *e, enum llm_role role, const struct llm_usage *us, bool known,
+		    double cost)
+{
+	struct role_usage *u = &e->usage[role];
+	bool crossed;
+
+	pthread_mutex_lock(&e->acct);
+	u->calls++;
+	u->input += us->input_tokens;
+	u->output += us->output_tokens;
+	u->cached += us->cache_read_tokens;
+	u->cache_write += us->cache_write_tokens;
+	if (known) {
+		u->cost += cost;
+		e->spent += cost;
+	} else {
+		u->cost_unknown = true;
+	}
+	crossed = e->budget > 0 && e->spent >= e->budget;
+	pthread_mutex_unlock(&e->acct);
+	if (crossed) {
+		pthread_mutex_lock(&e->lock);
+		e->budget_crossed = true;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
 
 /*
- * One model call with its llm.call event and accounting. Returns PROVIDER_OK,
- * PROVIDER_CANCELLED, or PROVIDER_ERROR (the run is then ended with exit 1 unless
- * cancelled meanwhile).
+ * One model call with its llm.call event and accounting, from any thread. Returns
+ * PROVIDER_OK, PROVIDER_CANCELLED (`cancel` was set), or PROVIDER_ERROR with *err set to
+ * the provider's sentence (caller frees); the caller decides what an error ends.
  */
-static int call_model(struct pev *e, struct llm_request *req, struct llm_response *out)
+static int call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
+		      const atomic_bool *cancel, char **err)
 {
 	struct call_ctx cc = {e, req->role, req->step_id, req->attempt};
-	struct llm_hooks hooks = {&cc, on_delta, on_retry, &e->cancel_call};
-	struct role_usage *u = &e->usage[req->role];
-	char *err = NULL;
+	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel};
 	long t0 = now_ms();
 	int rc;
 	bool known = false;
 	double cost = 0;
 	cJSON *f;
 
+	*err = NULL;
 	req->model = e->models[req->role];
 	req->task = e->task;
-	rc = provider_complete(e->prov[req->role], req, &hooks, out, &err);
+	rc = provider_complete(e->prov[req->role], req, &hooks, out, err);
 	if (rc == PROVIDER_OK) {
 		cost = cost_of_call(req->model, &out->usage, &known);
 		if (!out->latency_ms)
@@ -391,55 +469,61 @@ static int call_model(struct pev *e, struct llm_request *req, struct llm_respons
 				rc == PROVIDER_OK ? "ok"
 						  : rc == PROVIDER_CANCELLED ? "cancelled" : "error");
 	cJSON_AddNumberToObject(f, "http_status", rc == PROVIDER_OK ? out->http_status : 0);
-	if (err)
-		cJSON_AddStringToObject(f, "error", err);
+	if (rc == PROVIDER_ERROR)
+		cJSON_AddStringToObject(f, "error", *err ? *err : "model call failed");
 	bus_publish(e->bus, EV_LLM_CALL, f);
 
 	if (rc == PROVIDER_OK) {
-		u->calls++;
-		u->input += out->usage.input_tokens;
-		u->output += out->usage.output_tokens;
-		u->cached += out->usage.cache_read_tokens;
-		u->cache_write += out->usage.cache_write_tokens;
-		if (known) {
-			u->cost += cost;
-			e->spent += cost;
-		} else {
-			u->cost_unknown = true;
-		}
-		budget_check(e);
-	} else if (rc == PROVIDER_ERROR && !atomic_load(&e->aborting)) {
-		bus_notice(e->bus, "error", req->step_id, "%s", err ? err : "model call failed");
-		set_end(e, PEV_EXIT_ERROR, "%s call failed: %s", llm_role_name(req->role),
-			err ? err : "unknown error");
+		account(e, req->role, &out->usage, known, cost);
+	} else if (rc == PROVIDER_ERROR) {
+		if (!*err)
+			*err = xstrdup("model call failed");
+		bus_notice(e->bus, "error", req->step_id, "%s", *err);
 	}
+	return rc;
+}
+
+/* A call by the engine thread itself: a provider error ends the run (exit 1). */
+static int call_or_end(struct pev *e, struct llm_request *req, struct llm_response *out)
+{
+	char *err = NULL;
+	int rc = call_model(e, req, out, &e->cancel_call, &err);
+
+	if (rc == PROVIDER_ERROR && !atomic_load(&e->aborting) && !e->stop)
+		set_end(e, PEV_EXIT_ERROR, "%s call failed: %s", llm_role_name(req->role), err);
 	free(err);
 	return rc;
 }
 
-static void budget_check(struct pev *e)
+/* Engine thread: the budget gate, once, when a call has crossed --budget. */
+static void budget_gate(struct pev *e)
 {
 	cJSON *p;
 	enum gate_decision d;
+	double spent;
+	bool crossed;
 
-	if (e->budget <= 0 || e->budget_asked || e->spent < e->budget)
+	pthread_mutex_lock(&e->lock);
+	crossed = e->budget_crossed;
+	pthread_mutex_unlock(&e->lock);
+	if (!crossed || e->budget_asked)
 		return;
 	e->budget_asked = true;
+	pthread_mutex_lock(&e->acct);
+	spent = e->spent;
+	pthread_mutex_unlock(&e->acct);
 	if (!gatekeeper_enabled(e->gates, GATE_BUDGET)) {
 		bus_notice(e->bus, "error", NULL, "spending $%.4f crossed the budget of $%.2f",
-			   e->spent, e->budget);
+			   spent, e->budget);
 		set_end(e, PEV_EXIT_ABORTED, "budget of $%.2f exceeded", e->budget);
-		atomic_store(&e->cancel_call, true);
 		return;
 	}
 	p = cJSON_CreateObject();
-	cJSON_AddNumberToObject(p, "spent_usd", e->spent);
+	cJSON_AddNumberToObject(p, "spent_usd", spent);
 	cJSON_AddNumberToObject(p, "budget_usd", e->budget);
 	d = gatekeeper_ask(e->gates, GATE_BUDGET, NULL, p, NULL);
-	if (d == GATE_REJECT) {
+	if (d == GATE_REJECT && !stopping(e))
 		set_end(e, PEV_EXIT_ABORTED, "the operator stopped the run at the budget gate");
-		atomic_store(&e->cancel_call, true);
-	}
 }
 
 /* ------------------------------------------------------------------ planning */
@@ -485,7 +569,7 @@ static struct plan *ask_planner(struct pev *e, enum llm_purpose purpose, char *p
 		req.n_msgs = n;
 		req.want_json = true;
 		req.max_tokens = MAX_TOKENS_PLAN;
-		if (call_model(e, &req, &res) != PROVIDER_OK) {
+		if (call_or_end(e, &req, &res) != PROVIDER_OK) {
 			if (!stopping(e))
 				set_end(e, PEV_EXIT_ABORTED, "run aborted while planning");
 			llm_response_release(&res);
@@ -818,16 +902,18 @@ static const struct tool_def **offered_tools(struct pev *e, size_t *n)
 	return out;
 }
 
-static void run_tool(struct pev *e, const char *step_id, int attempt,
-		     const struct llm_tool_call *call, struct llm_tool_result *res,
-		     struct attempt_log *log)
+static void run_tool(struct worker *w, int attempt, const struct llm_tool_call *call,
+		     struct llm_tool_result *res, struct attempt_log *log)
 {
+	struct pev *e = w->e;
+	const char *step_id = w->step.id;
 	const struct tool_def *t = tool_find(call->name);
-	struct tool_env env = {e->ws_fd, e->workspace, e->demo};
+	struct tool_env env = {.ws_fd = e->ws_fd, .ws_path = e->workspace, .demo = e->demo,
+			       .cancel = &w->cancel};
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	cJSON *f = cJSON_CreateObject();
-	bool ok = false;
+	bool ok = false, chaos = false;
 	char *summary;
 
 	strbuf_init(&out);
@@ -838,11 +924,13 @@ static void run_tool(struct pev *e, const char *step_id, int attempt,
 	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
 	bus_publish(e->bus, EV_TOOL_CALL, f);
 
+	if (e->chaos > 0)
+		chaos = chaos_next(e) < e->chaos;
 	if (!t || (t->demo_only && !e->demo)) {
 		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
 	} else if (!input || !cJSON_IsObject(input)) {
 		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
-	} else if (e->chaos > 0 && chaos_next(e) < e->chaos) {
+	} else if (chaos) {
 		strbuf_addf(&out, "%s failed: injected failure (--chaos %.2f)", call->name,
 			    e->chaos);
 	} else {
@@ -875,12 +963,34 @@ static void run_tool(struct pev *e, const char *step_id, int attempt,
 	res->is_error = !ok;
 }
 
-static void deps_for_prompt(struct pev *e, size_t i, struct prompt_dep **deps, size_t *n)
+/* ---------------------------------------------------------------- workers */
+
+static void worker_free(struct worker *w)
 {
+	plan_step_free_fields(&w->step);
+	for (size_t d = 0; d < w->n_deps; d++) {
+		free((char *)w->deps[d].step_id);
+		free((char *)w->deps[d].output_json);
+	}
+	free(w->deps);
+	strvec_clear(&w->critiques);
+	free(w->goal);
+	free(w->result_json);
+	free(w->output_json);
+	free(w->failure);
+	free(w);
+}
+
+/* Snapshot of step i for a worker: definition, dependency outputs only, critiques. */
+static struct worker *worker_new(struct pev *e, size_t i)
+{
+	struct worker *w = xcalloc(1, sizeof(*w));
 	const struct plan_step *s = &e->plan->steps[i];
 
-	*deps = xcalloc(s->deps.n ? s->deps.n : 1, sizeof(**deps));
-	*n = 0;
+	w->e = e;
+	w->goal = xstrdup(e->plan->goal ? e->plan->goal : "");
+	plan_step_copy(&w->step, s);
+	w->deps = xcalloc(s->deps.n ? s->deps.n : 1, sizeof(*w->deps));
 	for (size_t d = 0; d < s->deps.n; d++) {
 		int di = plan_find(e->plan, s->deps.v[d]);
 		const char *out;
@@ -890,30 +1000,35 @@ static void deps_for_prompt(struct pev *e, size_t i, struct prompt_dep **deps, s
 			out = "(skipped by the operator: no output)";
 		else
 			out = e->st[di].output_json ? e->st[di].output_json : "(no output)";
-		(*deps)[*n].step_id = e->plan->steps[di].id;
-		(*deps)[(*n)++].output_json = out;
+		w->deps[w->n_deps].step_id = xstrdup(e->plan->steps[di].id);
+		w->deps[w->n_deps++].output_json = xstrdup(out);
 	}
+	for (size_t c = 0; c < e->st[i].critiques.n; c++)
+		strvec_push(&w->critiques, e->st[i].critiques.v[c]);
+	w->attempts = e->st[i].attempts;
+	w->round_attempts = e->st[i].round_attempts;
+	w->gen = e->st[i].gen;
+	atomic_init(&w->cancel, atomic_load(&e->aborting));
+	return w;
 }
 
 /*
- * Runs the executor's tool loop for one attempt. Returns the final text (caller frees)
- * or NULL when the call was cancelled or failed.
+ * Runs the executor's tool loop for one attempt. Returns the final text (caller frees),
+ * or NULL when the call was cancelled or failed (then *err may hold the provider's
+ * sentence).
  */
-static char *execute_attempt(struct pev *e, size_t i, int attempt, struct attempt_log *log)
+static char *execute_attempt(struct worker *w, int attempt, struct attempt_log *log, char **err)
 {
-	const struct plan_step *step = &e->plan->steps[i];
+	struct pev *e = w->e;
+	const struct plan_step *step = &w->step;
 	struct llm_msg *msgs = xcalloc(2 * MAX_TOOL_ROUNDS + 2, sizeof(*msgs));
-	size_t n_msgs = 1, n_tools, n_deps;
+	size_t n_msgs = 1, n_tools;
 	const struct tool_def **tools = offered_tools(e, &n_tools);
-	struct prompt_dep *deps;
 	char *step_json = plan_step_to_string(step, false);
 	char *final = NULL;
 
-	deps_for_prompt(e, i, &deps, &n_deps);
 	msgs[0].kind = LLM_MSG_USER;
-	msgs[0].text = prompt_execute(e->plan->goal, step, deps, n_deps,
-				      &e->st[i].critiques, attempt);
-	free(deps);
+	msgs[0].text = prompt_execute(w->goal, step, w->deps, w->n_deps, &w->critiques, attempt);
 
 	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
 		struct llm_request req = {0};
@@ -930,7 +1045,7 @@ static char *execute_attempt(struct pev *e, size_t i, int attempt, struct attemp
 		req.tools = tools;
 		req.n_tools = round < MAX_TOOL_ROUNDS ? n_tools : 0;
 		req.max_tokens = MAX_TOKENS_STEP;
-		if (call_model(e, &req, &res) != PROVIDER_OK) {
+		if (call_model(e, &req, &res, &w->cancel, err) != PROVIDER_OK) {
 			llm_response_release(&res);
 			break;
 		}
@@ -956,9 +1071,9 @@ static char *execute_attempt(struct pev *e, size_t i, int attempt, struct attemp
 			rm->results = xcalloc(am->n_calls, sizeof(*rm->results));
 			rm->n_results = am->n_calls;
 			for (size_t c = 0; c < am->n_calls; c++)
-				run_tool(e, step->id, attempt, &am->calls[c], &rm->results[c], log);
+				run_tool(w, attempt, &am->calls[c], &rm->results[c], log);
 		}
-		if (atomic_load(&e->cancel_call))
+		if (atomic_load(&w->cancel))
 			break;
 	}
 	for (size_t m = 0; m < n_msgs; m++)
@@ -1074,66 +1189,6 @@ static struct verdict *verify_deterministic(struct pev *e, const struct exec_res
 	return v;
 }
 
-/* Stage 2: the verifier model. NULL when the call failed or was cancelled. */
-static struct verdict *verify_model(struct pev *e, size_t i, int attempt, const char *result_json,
-				    const struct attempt_log *log)
-{
-	const struct plan_step *step = &e->plan->steps[i];
-	struct llm_msg msgs[3] = {{0}};
-	size_t n = 1;
-	struct verdict *v = NULL;
-	char *step_json = plan_step_to_string(step, false);
-
-	msgs[0].kind = LLM_MSG_USER;
-	msgs[0].text = prompt_verify(e->plan->goal, step, result_json, log->text.buf);
-	for (int round = 0; round < 2 && !v; round++) {
-		struct llm_request req = {0};
-		struct llm_response res = {0};
-		char *err = NULL;
-
-		req.role = ROLE_VERIFIER;
-		req.purpose = PURPOSE_VERIFY;
-		req.step_id = step->id;
-		req.attempt = attempt;
-		req.step_json = step_json;
-		req.system = prompt_system_verifier();
-		req.msgs = msgs;
-		req.n_msgs = n;
-		req.want_json = true;
-		req.max_tokens = MAX_TOKENS_STEP;
-		if (call_model(e, &req, &res) != PROVIDER_OK) {
-			llm_response_release(&res);
-			break;
-		}
-		v = verdict_parse(res.text, &err);
-		if (!v && round == 0) {
-			bus_notice(e->bus, "warn", step->id,
-				   "the verifier's answer is unusable (%s); asking it again", err);
-			msgs[1].kind = LLM_MSG_ASSISTANT;
-			msgs[1].text = xstrdup(res.text);
-			msgs[2].kind = LLM_MSG_USER;
-			msgs[2].text = xasprintf("Your verdict cannot be read: %s. Answer again with "
-						 "exactly one verdict JSON object.",
-						 err);
-			n = 3;
-		} else if (!v) {
-			/* Not the executor's fault, but the step cannot pass unverified. */
-			v = xcalloc(1, sizeof(*v));
-			v->action = VERDICT_RETRY;
-			v->severity = SEV_MAJOR;
-			v->feedback = xasprintf("The verifier's answer could not be read (%s); "
-						"the attempt is repeated.",
-						err);
-		}
-		free(err);
-		llm_response_release(&res);
-	}
-	for (size_t m = 0; m < n; m++)
-		llm_msg_release(&msgs[m]);
-	free(step_json);
-	return v;
-}
-
 static char *reuse_key(struct pev *e, const struct plan *p, size_t i)
 {
 	struct plan_step copy;
@@ -1175,13 +1230,185 @@ static void reuse_add(struct pev *e, char *key, const char *result, const char *
 	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output)};
 }
 
-/* The step in flight, read by pev_post from other threads. */
-static void set_current_step(struct pev *e, const char *id)
+/* Stage 2: the verifier model. NULL when the call failed (*err) or was cancelled. */
+static struct verdict *verify_model(struct worker *w, int attempt, const char *result_json,
+				    const struct attempt_log *log, char **err)
 {
+	struct pev *e = w->e;
+	const struct plan_step *step = &w->step;
+	struct llm_msg msgs[3] = {{0}};
+	size_t n = 1;
+	struct verdict *v = NULL;
+	char *step_json = plan_step_to_string(step, false);
+
+	msgs[0].kind = LLM_MSG_USER;
+	msgs[0].text = prompt_verify(w->goal, step, result_json, log->text.buf);
+	for (int round = 0; round < 2 && !v; round++) {
+		struct llm_request req = {0};
+		struct llm_response res = {0};
+		char *perr = NULL;
+
+		req.role = ROLE_VERIFIER;
+		req.purpose = PURPOSE_VERIFY;
+		req.step_id = step->id;
+		req.attempt = attempt;
+		req.step_json = step_json;
+		req.system = prompt_system_verifier();
+		req.msgs = msgs;
+		req.n_msgs = n;
+		req.want_json = true;
+		req.max_tokens = MAX_TOKENS_STEP;
+		if (call_model(e, &req, &res, &w->cancel, err) != PROVIDER_OK) {
+			llm_response_release(&res);
+			break;
+		}
+		v = verdict_parse(res.text, &perr);
+		if (!v && round == 0) {
+			bus_notice(e->bus, "warn", step->id,
+				   "the verifier's answer is unusable (%s); asking it again", perr);
+			msgs[1].kind = LLM_MSG_ASSISTANT;
+			msgs[1].text = xstrdup(res.text);
+			msgs[2].kind = LLM_MSG_USER;
+			msgs[2].text = xasprintf("Your verdict cannot be read: %s. Answer again with "
+						 "exactly one verdict JSON object.",
+						 perr);
+			n = 3;
+		} else if (!v) {
+			/* Not the executor's fault, but the step cannot pass unverified. */
+			v = xcalloc(1, sizeof(*v));
+			v->action = VERDICT_RETRY;
+			v->severity = SEV_MAJOR;
+			v->feedback = xasprintf("The verifier's answer could not be read (%s); "
+						"the attempt is repeated.",
+						perr);
+		}
+		free(perr);
+		llm_response_release(&res);
+	}
+	for (size_t m = 0; m < n; m++)
+		llm_msg_release(&msgs[m]);
+	free(step_json);
+	return v;
+}
+
+/*
+ * A worker: the attempt loop of one step (execute, verify deterministic then model,
+ * route), in its own thread. It touches only its snapshot, the bus and the accounting.
+ */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pev *e = w->e;
+	const char *id = w->step.id;
+
+	for (;;) {
+		struct attempt_log log = {0};
+		struct exec_result *r;
+		struct verdict *v;
+		char *text, *perr = NULL, *err = NULL;
+		int attempt;
+		cJSON *f;
+
+		if (atomic_load(&w->cancel)) {
+			w->outcome = OUT_CANCELLED;
+			break;
+		}
+		attempt = ++w->attempts;
+		w->round_attempts++;
+		f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "step_id", id);
+		cJSON_AddNumberToObject(f, "attempt", attempt);
+		cJSON_AddStringToObject(f, "name", w->step.name ? w->step.name : id);
+		bus_publish(e->bus, EV_STEP_START, f);
+
+		strbuf_init(&log.text);
+		text = execute_attempt(w, attempt, &log, &err);
+		if (!text) {
+			attempt_log_release(&log);
+			w->outcome = err ? OUT_ERROR : OUT_CANCELLED;
+			w->failure = err;
+			break;
+		}
+		r = exec_result_parse(text, &perr);
+		f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "step_id", id);
+		cJSON_AddNumberToObject(f, "attempt", attempt);
+		if (r)
+			cJSON_AddItemToObject(f, "result", parse_or_string(r->json));
+		else
+			cJSON_AddStringToObject(f, "result", text);
+		bus_publish(e->bus, EV_STEP_OUTPUT, f);
+		if (r) {
+			cJSON *ro = cJSON_Parse(r->json);
+			cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
+			free(w->result_json);
+			free(w->output_json);
+			w->result_json = xstrdup(r->json);
+			w->output_json = so ? jsonx_print(so) : xstrdup(r->json);
+			cJSON_Delete(ro);
+		}
+		free(text);
+
+		v = verify_deterministic(e, r, perr, &log);
+		if (v->action == VERDICT_PASS) {
+			publish_verdict(e, id, attempt, "deterministic", v);
+			verdict_free(v);
+			v = verify_model(w, attempt, r->json, &log, &err);
+			if (!v) {
+				exec_result_free(r);
+				free(perr);
+				attempt_log_release(&log);
+				w->outcome = err ? OUT_ERROR : OUT_CANCELLED;
+				w->failure = err;
+				break;
+			}
+			publish_verdict(e, id, attempt, "model", v);
+		} else {
+			publish_verdict(e, id, attempt, "deterministic", v);
+		}
+		exec_result_free(r);
+		free(perr);
+		attempt_log_release(&log);
+
+		if (v->action == VERDICT_PASS) {
+			verdict_free(v);
+			w->outcome = OUT_PASSED;
+			break;
+		}
+		strvec_push(&w->critiques, v->feedback ? v->feedback : "verification failed");
+		if (v->action == VERDICT_REPLAN) {
+			w->failure = xasprintf("the verifier asked for a replan: %s",
+					       v->feedback ? v->feedback : "");
+			verdict_free(v);
+			w->outcome = OUT_REPLAN;
+			break;
+		}
+		if (w->round_attempts > e->max_retries) {
+			w->failure = xasprintf("%d attempts failed verification; last critique: %s",
+					       w->round_attempts, v->feedback ? v->feedback : "");
+			verdict_free(v);
+			w->outcome = OUT_REPLAN;
+			break;
+		}
+		bus_notice(e->bus, "info", id, "retrying %s (attempt %d of %d): %s", id,
+			   w->round_attempts + 1, e->max_retries + 1,
+			   v->feedback ? v->feedback : "");
+		verdict_free(v);
+	}
+
+	/* Hand the worker back to the engine thread. */
 	pthread_mutex_lock(&e->lock);
-	free(e->current_step);
-	e->current_step = xstrdup(id);
+	for (struct worker **pp = &e->running; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	}
+	w->next = e->done;
+	e->done = w;
+	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
+	return NULL;
 }
 
 /* After an operator stop (abort/quit) was posted, applies it; true if the run stops. */
@@ -1192,158 +1419,130 @@ static bool stopping(struct pev *e)
 	return e->stop;
 }
 
-/*
- * The attempt loop of one step: execute, verify (deterministic then model), route.
- */
-static enum attempt_outcome run_step_attempts(struct pev *e, size_t i, char **failure)
+static void start_worker(struct pev *e, size_t i)
 {
-	struct step_state *s = &e->st[i];
+	struct worker *w = worker_new(e, i);
 
-	for (;;) {
-		const struct plan_step *step = &e->plan->steps[i];
-		struct attempt_log log = {0};
-		struct exec_result *r = NULL;
-		struct verdict *v = NULL;
-		char *text, *perr = NULL;
-		int attempt;
-		cJSON *f;
-
-		if (!apply_commands(e) || e->stop)
-			return OUT_STOP;
-		if (s->status == SS_SKIPPED)
-			return OUT_SKIPPED;
-		attempt = ++s->attempts;
-		s->round_attempts++;
-		s->status = SS_RUNNING;
-		f = cJSON_CreateObject();
-		cJSON_AddStringToObject(f, "step_id", step->id);
-		cJSON_AddNumberToObject(f, "attempt", attempt);
-		cJSON_AddStringToObject(f, "name", step->name ? step->name : step->id);
-		bus_publish(e->bus, EV_STEP_START, f);
-
-		strbuf_init(&log.text);
-		text = execute_attempt(e, i, attempt, &log);
-		if (!text) {
-			attempt_log_release(&log);
-			if (e->stop)
-				return OUT_STOP;
-			/* Cancelled by an edit or skip of this step: apply it and start over. */
-			atomic_store(&e->cancel_call, false);
-			s->status = SS_PENDING;
-			continue;
-		}
-		r = exec_result_parse(text, &perr);
-		f = cJSON_CreateObject();
-		cJSON_AddStringToObject(f, "step_id", step->id);
-		cJSON_AddNumberToObject(f, "attempt", attempt);
-		if (r)
-			cJSON_AddItemToObject(f, "result", parse_or_string(r->json));
-		else
-			cJSON_AddStringToObject(f, "result", text);
-		bus_publish(e->bus, EV_STEP_OUTPUT, f);
-		if (r) {
-			cJSON *ro = cJSON_Parse(r->json);
-			cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
-			free(s->result_json);
-			free(s->output_json);
-			s->result_json = xstrdup(r->json);
-			s->output_json = so ? jsonx_print(so) : xstrdup(r->json);
-			cJSON_Delete(ro);
-		}
-		free(text);
-
-		v = verify_deterministic(e, r, perr, &log);
-		if (v->action == VERDICT_PASS) {
-			publish_verdict(e, step->id, attempt, "deterministic", v);
-			verdict_free(v);
-			v = verify_model(e, i, attempt, r->json, &log);
-			if (!v) {
-				exec_result_free(r);
-				free(perr);
-				attempt_log_release(&log);
-				if (e->stop)
-					return OUT_STOP;
-				atomic_store(&e->cancel_call, false);
-				s->status = SS_PENDING;
-				continue;
-			}
-			publish_verdict(e, step->id, attempt, "model", v);
-		} else {
-			publish_verdict(e, step->id, attempt, "deterministic", v);
-		}
-		exec_result_free(r);
-		free(perr);
-		attempt_log_release(&log);
-
-		if (v->action == VERDICT_PASS) {
-			verdict_free(v);
-			s->status = SS_PASSED;
-			reuse_add(e, reuse_key(e, e->plan, i), s->result_json, s->output_json);
-			publish_step_end(e, e->plan->steps[i].id, SS_PASSED, s->attempts, false);
-			return OUT_PASSED;
-		}
-		strvec_push(&s->critiques, v->feedback ? v->feedback : "verification failed");
-		if (v->action == VERDICT_REPLAN) {
-			*failure = xasprintf("the verifier asked for a replan: %s",
-					     v->feedback ? v->feedback : "");
-			verdict_free(v);
-			return OUT_REPLAN;
-		}
-		if (s->round_attempts > e->max_retries) {
-			*failure = xasprintf("%d attempts failed verification; last critique: %s",
-					     s->round_attempts, v->feedback ? v->feedback : "");
-			verdict_free(v);
-			return OUT_REPLAN;
-		}
-		bus_notice(e->bus, "info", step->id, "retrying %s (attempt %d of %d): %s",
-			   step->id, s->round_attempts + 1, e->max_retries + 1,
-			   v->feedback ? v->feedback : "");
-		verdict_free(v);
-	}
+	e->st[i].status = SS_RUNNING;
+	pthread_mutex_lock(&e->lock);
+	w->next = e->running;
+	e->running = w;
+	e->n_running++;
+	if (e->n_running > e->max_in_flight)
+		e->max_in_flight = e->n_running;
+	pthread_mutex_unlock(&e->lock);
+	if (pthread_create(&w->thread, NULL, worker_main, w))
+		fatal("cannot start a worker thread");
 }
 
-/* Gates before a step, reuse of identical passed work, then the attempt loop. */
-static void run_step(struct pev *e, size_t i)
+/* Engine thread: applies what a finished worker brings back. */
+static void apply_worker(struct pev *e, struct worker *w)
+{
+	int i = plan_find(e->plan, w->step.id);
+	struct step_state *s;
+
+	pthread_join(w->thread, NULL);
+	/* Counted as running until applied, so the journal never shows more than
+	 * --parallel steps between step.start and step.end. */
+	pthread_mutex_lock(&e->lock);
+	e->n_running--;
+	pthread_mutex_unlock(&e->lock);
+	if (i < 0) {
+		worker_free(w);
+		return;
+	}
+	s = &e->st[i];
+	s->attempts = w->attempts;
+	s->round_attempts = w->round_attempts;
+	strvec_clear(&s->critiques);
+	for (size_t c = 0; c < w->critiques.n; c++)
+		strvec_push(&s->critiques, w->critiques.v[c]);
+	if (w->result_json) {
+		free(s->result_json);
+		free(s->output_json);
+		s->result_json = w->result_json;
+		s->output_json = w->output_json;
+		w->result_json = w->output_json = NULL;
+	}
+	s->status = SS_PENDING;
+	if (s->skip_requested) {
+		s->skip_requested = false;
+		s->status = SS_SKIPPED;
+		publish_step_end(e, w->step.id, SS_SKIPPED, s->attempts, false);
+		worker_free(w);
+		return;
+	}
+	if (w->gen != s->gen && w->outcome != OUT_ERROR) {
+		/* Edited or re-run while it ran: its result does not count; it runs again. */
+		worker_free(w);
+		return;
+	}
+	switch (w->outcome) {
+	case OUT_PASSED:
+		s->status = SS_PASSED;
+		reuse_add(e, reuse_key(e, e->plan, (size_t)i), s->result_json, s->output_json);
+		publish_step_end(e, w->step.id, SS_PASSED, s->attempts, false);
+		break;
+	case OUT_REPLAN:
+		if (!e->replan_step) {
+			e->replan_step = xstrdup(w->step.id);
+			e->replan_why = xstrdup(w->failure);
+		} else {
+			/* One replan at a time: this step fails again later if it must. */
+			s->round_attempts = 0;
+		}
+		break;
+	case OUT_ERROR:
+		if (!e->stop && !atomic_load(&e->aborting))
+			set_end(e, PEV_EXIT_ERROR, "executor/verifier call for step %s failed: %s",
+				w->step.id, w->failure ? w->failure : "unknown error");
+		break;
+	case OUT_CANCELLED:
+		/* Edited or re-run while it ran: it starts over (a new attempt). */
+		break;
+	}
+	worker_free(w);
+}
+
+/* Gates before a step, reuse of identical passed work, then a worker. */
+static void dispatch_step(struct pev *e, size_t i)
 {
 	const struct plan_step *step = &e->plan->steps[i];
-	enum gate_kind kinds[2];
-	int n_kinds = 0;
-	char *failure = NULL;
+	enum gate_kind kind = GATE__COUNT;
 	char *key;
 	const struct reuse_entry *hit;
 
 	if (gatekeeper_enabled(e->gates, GATE_STEP))
-		kinds[n_kinds++] = GATE_STEP;
+		kind = GATE_STEP;
 	else if (step->complexity == CX_HIGH && gatekeeper_enabled(e->gates, GATE_HIGH))
-		kinds[n_kinds++] = GATE_HIGH;
-	for (int g = 0; g < n_kinds; g++) {
-		for (;;) {
-			cJSON *payload = cJSON_CreateObject();
-			char *edited = NULL;
-			enum gate_decision d;
+		kind = GATE_HIGH;
+	if (kind != GATE__COUNT) {
+		cJSON *payload = cJSON_CreateObject();
+		char *edited = NULL;
+		enum gate_decision d;
 
-			cJSON_AddItemToObject(payload, "step", plan_step_to_json(step));
-			d = gatekeeper_ask(e->gates, kinds[g], step->id, payload, &edited);
-			if (d == GATE_APPROVE)
-				break;
-			if (d == GATE_REJECT) {
-				if (!stopping(e))
-					set_end(e, PEV_EXIT_ABORTED,
-						"step %s was rejected at the %s gate", step->id,
-						gate_kind_name(kinds[g]));
-				return;
-			}
-			if (d == GATE_SKIP) {
-				e->st[i].status = SS_SKIPPED;
-				publish_step_end(e, step->id, SS_SKIPPED, e->st[i].attempts, false);
-				return;
-			}
-			pev_post(e, PEV_CMD_EDIT, step->id, edited);
-			free(edited);
-			apply_commands(e);
-			step = &e->plan->steps[i];
-			break;
+		cJSON_AddItemToObject(payload, "step", plan_step_to_json(step));
+		/* Running steps go on while the operator decides. */
+		d = gatekeeper_ask(e->gates, kind, step->id, payload, &edited);
+		if (d == GATE_REJECT) {
+			if (!stopping(e))
+				set_end(e, PEV_EXIT_ABORTED, "step %s was rejected at the %s gate",
+					step->id, gate_kind_name(kind));
+			return;
 		}
+		if (d == GATE_SKIP) {
+			e->st[i].status = SS_SKIPPED;
+			publish_step_end(e, step->id, SS_SKIPPED, e->st[i].attempts, false);
+			return;
+		}
+		if (d == GATE_EDIT) {
+			apply_edit(e, step->id, edited);
+			free(edited);
+			step = &e->plan->steps[i];
+		}
+		/* Commands that arrived during the gate (abort, skip…) come first. */
+		if (!apply_commands(e) || e->st[i].status != SS_PENDING)
+			return;
 	}
 
 	key = reuse_key(e, e->plan, i);
@@ -1363,17 +1562,11 @@ static void run_step(struct pev *e, size_t i)
 		publish_step_end(e, step->id, SS_PASSED, s->attempts, true);
 		return;
 	}
-
-	set_current_step(e, step->id);
-	if (run_step_attempts(e, i, &failure) == OUT_REPLAN) {
-		set_current_step(e, NULL);
-		replan(e, i, failure);
-	}
-	free(failure);
-	set_current_step(e, NULL);
+	start_worker(e, i);
 }
 
-/* Marks step i and everything that depends on it (transitively) pending again. */
+/* Marks step i and everything that depends on it (transitively) to run again; those in
+ * flight are cancelled and start over when their worker returns. */
 static void reset_with_dependents(struct pev *e, size_t i)
 {
 	bool *mark = xcalloc(e->plan->n_steps, sizeof(*mark));
@@ -1397,8 +1590,15 @@ static void reset_with_dependents(struct pev *e, size_t i)
 	for (size_t k = 0; k < e->plan->n_steps; k++) {
 		if (!mark[k])
 			continue;
-		e->st[k].status = SS_PENDING;
 		e->st[k].round_attempts = 0;
+		e->st[k].gen++;
+		if (e->st[k].status == SS_RUNNING) {
+			pthread_mutex_lock(&e->lock);
+			cancel_workers_locked(e, e->plan->steps[k].id);
+			pthread_mutex_unlock(&e->lock);
+		} else {
+			e->st[k].status = SS_PENDING;
+		}
 	}
 	free(mark);
 }
@@ -1455,7 +1655,9 @@ static void apply_edit(struct pev *e, const char *step_id, const char *json)
 	bus_publish(e->bus, EV_STEP_EDIT, f);
 	plan_step_free_fields(&e->plan->steps[i]);
 	e->plan->steps[i] = ns;
-	if (e->st[i].status != SS_PENDING && e->st[i].status != SS_RUNNING)
+	/* A pending step runs as edited; a running one starts over; a settled one runs
+	 * again with everything that depends on it. */
+	if (e->st[i].status != SS_PENDING)
 		reset_with_dependents(e, (size_t)i);
 	e->st[i].round_attempts = 0;
 	{
@@ -1466,72 +1668,70 @@ static void apply_edit(struct pev *e, const char *step_id, const char *json)
 	}
 }
 
+static void publish_control(struct pev *e, const char *kind, const char *message)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "level", "info");
+	cJSON_AddStringToObject(f, "kind", kind);
+	cJSON_AddStringToObject(f, "message", message);
+	bus_publish(e->bus, EV_NOTICE, f);
+}
+
 /*
- * Applies queued operator commands and waits while paused. Returns false when the run
- * must stop (abort / quit).
+ * Engine thread: applies queued operator commands. Pausing is applied by the main loop
+ * (no new dispatch). Returns false when the run must stop (abort / quit).
  */
 static bool apply_commands(struct pev *e)
 {
-	for (;;) {
-		struct cmd *c = take_cmds(e), *next;
-		bool paused;
+	struct cmd *c = take_cmds(e), *next;
 
-		for (; c; c = next) {
-			int i;
+	for (; c; c = next) {
+		int i;
 
-			next = c->next;
-			i = c->step_id && e->plan ? plan_find(e->plan, c->step_id) : -1;
-			switch (c->cmd) {
-			case PEV_CMD_ABORT:
-				if (!e->stop)
-					set_end(e, PEV_EXIT_ABORTED, "aborted by the operator");
-				bus_notice(e->bus, "warn", NULL, "run aborted by the operator");
-				break;
-			case PEV_CMD_QUIT:
-				if (!e->stop)
-					set_end(e, PEV_EXIT_ABORTED,
-						"the operator quit; the run can be resumed");
-				e->quit = true;
-				break;
-			case PEV_CMD_PAUSE:
-				bus_notice(e->bus, "info", NULL, "paused: no new step starts");
-				break;
-			case PEV_CMD_RESUME:
-				bus_notice(e->bus, "info", NULL, "resumed");
-				break;
-			case PEV_CMD_EDIT:
-				if (e->plan)
-					apply_edit(e, c->step_id, c->json);
-				break;
-			case PEV_CMD_RERUN:
-				if (i >= 0) {
-					reset_with_dependents(e, (size_t)i);
-					bus_notice(e->bus, "info", c->step_id,
-						   "step %s will run again, with its dependents",
-						   c->step_id);
-				}
-				break;
-			case PEV_CMD_SKIP:
-				if (i >= 0 && (e->st[i].status == SS_PENDING ||
-					       e->st[i].status == SS_RUNNING)) {
-					e->st[i].status = SS_SKIPPED;
-					publish_step_end(e, c->step_id, SS_SKIPPED, e->st[i].attempts,
-							 false);
-				}
-				break;
+		next = c->next;
+		i = c->step_id && e->plan ? plan_find(e->plan, c->step_id) : -1;
+		switch (c->cmd) {
+		case PEV_CMD_ABORT:
+			if (!e->stop)
+				set_end(e, PEV_EXIT_ABORTED, "aborted by the operator");
+			publish_control(e, "abort", "run aborted by the operator");
+			break;
+		case PEV_CMD_QUIT:
+			if (!e->stop)
+				set_end(e, PEV_EXIT_ABORTED, "the operator quit; the run can be resumed");
+			e->quit = true;
+			break;
+		case PEV_CMD_PAUSE:
+			publish_control(e, "pause", "paused: no new step starts; running steps finish");
+			break;
+		case PEV_CMD_RESUME:
+			publish_control(e, "resume_run", "resumed");
+			break;
+		case PEV_CMD_EDIT:
+			if (e->plan)
+				apply_edit(e, c->step_id, c->json);
+			break;
+		case PEV_CMD_RERUN:
+			if (i >= 0) {
+				reset_with_dependents(e, (size_t)i);
+				bus_notice(e->bus, "info", c->step_id,
+					   "step %s will run again, with its dependents", c->step_id);
 			}
-			cmd_free(c);
+			break;
+		case PEV_CMD_SKIP:
+			if (i >= 0 && e->st[i].status == SS_PENDING) {
+				e->st[i].status = SS_SKIPPED;
+				publish_step_end(e, c->step_id, SS_SKIPPED, e->st[i].attempts, false);
+			} else if (i >= 0 && e->st[i].status == SS_RUNNING) {
+				/* Its worker was cancelled by pev_post; skipped when it returns. */
+				e->st[i].skip_requested = true;
+			}
+			break;
 		}
-		if (e->stop)
-			return false;
-		pthread_mutex_lock(&e->lock);
-		paused = e->paused && !e->cmds && !atomic_load(&e->aborting);
-		if (paused)
-			pthread_cond_wait(&e->cond, &e->lock);
-		pthread_mutex_unlock(&e->lock);
-		if (!paused && !e->cmds)
-			return true;
+		cmd_free(c);
 	}
+	return !e->stop;
 }
 
 /* ------------------------------------------------------------------ finish */
@@ -1617,7 +1817,7 @@ static void finish(struct pev *e)
 		req.n_msgs = 1;
 		req.want_json = true;
 		req.max_tokens = MAX_TOKENS_STEP;
-		if (call_model(e, &req, &res) == PROVIDER_OK) {
+		if (call_or_end(e, &req, &res) == PROVIDER_OK) {
 			check = verdict_parse(res.text, &err);
 			if (!check)
 				bus_notice(e->bus, "warn", NULL,
@@ -1642,7 +1842,7 @@ static void finish(struct pev *e)
 		req.msgs = &msg;
 		req.n_msgs = 1;
 		req.max_tokens = MAX_TOKENS_PLAN;
-		if (call_model(e, &req, &res) == PROVIDER_OK) {
+		if (call_or_end(e, &req, &res) == PROVIDER_OK) {
 			answer = res.text;
 			res.text = NULL;
 		}
@@ -1915,7 +2115,8 @@ static void publish_run_start(struct pev *e)
 	bus_publish(e->bus, EV_RUN_START, f);
 }
 
-/* The next step to run: pending with every dependency settled, in plan order. -1 none. */
+/* The next step to run: pending with every dependency settled, in plan order. -1 none;
+ * *blocked when some pending step waits on an unsettled dependency. */
 static int next_ready(struct pev *e, bool *blocked)
 {
 	*blocked = false;
@@ -1936,6 +2137,110 @@ static int next_ready(struct pev *e, bool *blocked)
 	return -1;
 }
 
+static struct worker *take_done(struct pev *e)
+{
+	struct worker *w;
+
+	pthread_mutex_lock(&e->lock);
+	w = e->done;
+	e->done = NULL;
+	pthread_mutex_unlock(&e->lock);
+	return w;
+}
+
+/* The scheduler: dispatches ready steps up to --parallel, applies finished workers,
+ * replans once nothing runs, and sleeps on the condition variable in between. */
+static void schedule(struct pev *e)
+{
+	for (;;) {
+		struct worker *w, *next;
+		int running, i;
+		bool paused, blocked, more_done;
+
+		if (!apply_commands(e))
+			return;
+		budget_gate(e);
+		for (w = take_done(e); w; w = next) {
+			next = w->next;
+			apply_worker(e, w);
+		}
+		if (e->stop)
+			return;
+		pthread_mutex_lock(&e->lock);
+		running = e->n_running;
+		paused = e->paused;
+		more_done = e->done != NULL;
+		pthread_mutex_unlock(&e->lock);
+		/* A worker that finished meanwhile is applied first: decisions below (replan,
+		 * finish) need every result that exists. */
+		if (more_done)
+			continue;
+
+		if (e->replan_step) {
+			if (running == 0) {
+				/* Steps in flight have finished: the replan applies now. */
+				char *sid = e->replan_step, *why = e->replan_why;
+				e->replan_step = e->replan_why = NULL;
+				i = plan_find(e->plan, sid);
+				if (i >= 0)
+					replan(e, (size_t)i, why);
+				free(sid);
+				free(why);
+				continue;
+			}
+		} else if (!paused) {
+			bool dispatched = false;
+			while (running < e->parallel && (i = next_ready(e, &blocked)) >= 0) {
+				dispatch_step(e, (size_t)i);
+				dispatched = true;
+				if (e->stop)
+					return;
+				pthread_mutex_lock(&e->lock);
+				running = e->n_running;
+				pthread_mutex_unlock(&e->lock);
+			}
+			if (dispatched)
+				continue;
+			if (running == 0) {
+				if (next_ready(e, &blocked) < 0) {
+					if (blocked)
+						set_end(e, PEV_EXIT_ERROR,
+							"no step can run: the plan is blocked");
+					return;
+				}
+				continue;
+			}
+		}
+
+		/* Wait for a worker to finish, a command, or the budget. */
+		pthread_mutex_lock(&e->lock);
+		while (!e->done && !e->cmds && !(e->budget_crossed && !e->budget_asked) &&
+		       (e->n_running > 0 || e->paused))
+			pthread_cond_wait(&e->cond, &e->lock);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+/* Stops every worker and waits for them (end of run, abort, quit, error). */
+static void drain_workers(struct pev *e)
+{
+	struct worker *w, *next;
+
+	pthread_mutex_lock(&e->lock);
+	cancel_workers_locked(e, NULL);
+	while (e->running)
+		pthread_cond_wait(&e->cond, &e->lock);
+	w = e->done;
+	e->done = NULL;
+	e->n_running = 0;
+	pthread_mutex_unlock(&e->lock);
+	for (; w; w = next) {
+		next = w->next;
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+	}
+}
+
 static void *engine_main(void *arg)
 {
 	struct pev *e = arg;
@@ -1947,20 +2252,8 @@ static void *engine_main(void *arg)
 
 	if (!e->plan && !make_first_plan(e))
 		goto end;
-	while (!e->stop) {
-		bool blocked;
-		int i;
-
-		if (!apply_commands(e))
-			break;
-		i = next_ready(e, &blocked);
-		if (i < 0) {
-			if (blocked)
-				set_end(e, PEV_EXIT_ERROR, "no step can run: the plan is blocked");
-			break;
-		}
-		run_step(e, (size_t)i);
-	}
+	schedule(e);
+	drain_workers(e);
 	if (!e->stop)
 		finish(e);
 end:
@@ -2033,7 +2326,8 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->cmds_tail = &e->cmds;
 	atomic_init(&e->cancel_call, false);
 	atomic_init(&e->aborting, false);
-	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL))
+	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL) ||
+	    pthread_mutex_init(&e->acct, NULL))
 		fatal("cannot initialise engine lock");
 
 	if (mkdir(run_dir, 0700) && errno != EEXIST) {
@@ -2113,11 +2407,13 @@ void pev_free(struct pev *e)
 	free(e->run_dir);
 	free(e->run_id);
 	free(e->workspace);
-	free(e->current_step);
 	free(e->end_reason);
 	free(e->pending_plan);
+	free(e->replan_step);
+	free(e->replan_why);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->acct);
 	free(e);
 }
 

@@ -28,6 +28,8 @@ void settings_init(struct settings *s)
 	s->parallel = 3;
 	s->confidence_threshold = 0.5;
 	s->sim_delay_ms = 20;
+	s->shell_timeout_s = 60;
+	s->http_max_bytes = 1024 * 1024;
 }
 
 void settings_release(struct settings *s)
@@ -43,6 +45,7 @@ void settings_release(struct settings *s)
 		free(s->model[r]);
 		s->model[r] = NULL;
 	}
+	strvec_clear(&s->shell_allow);
 }
 
 /* ---- default paths (XDG base directories) ------------------------------------------- */
@@ -91,7 +94,7 @@ char *settings_default_runs_dir(void)
 
 /* ---- the config file ------------------------------------------------------------------ */
 
-enum key_kind { K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES };
+enum key_kind { K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES, K_LIST };
 
 struct key_def {
 	const char *section;
@@ -125,11 +128,16 @@ static const struct key_def keys[] = {
 	{"policy", "chaos", K_NUM, F(chaos), 0, 0, 1, "a probability from 0 to 1"},
 	{"gates", "list", K_GATES, 0, 0, 0, 0, NULL},
 	{"ui", "theme", K_STR, F(theme), 0, 0, 0, NULL},
+	{"tools", "shell_allow", K_LIST, F(shell_allow), 0, 0, 0, NULL},
+	{"tools", "shell_timeout", K_INT, F(shell_timeout_s), 0, 1, 3600,
+	 "a whole number of seconds from 1 to 3600"},
+	{"tools", "http_max_bytes", K_INT, F(http_max_bytes), 0, 1024, 100 * 1024 * 1024,
+	 "a whole number of bytes from 1024 to 104857600"},
 };
 
-static const char *const sections[] = {"provider", "models", "policy", "gates", "ui"};
-#define SECTIONS_AND "[provider], [models], [policy], [gates] and [ui]"
-#define SECTIONS_OR "[provider], [models], [policy], [gates] or [ui]"
+static const char *const sections[] = {"provider", "models", "policy", "gates", "ui", "tools"};
+#define SECTIONS_AND "[provider], [models], [policy], [gates], [ui] and [tools]"
+#define SECTIONS_OR "[provider], [models], [policy], [gates], [ui] or [tools]"
 
 struct cfg {
 	struct settings *s;
@@ -239,6 +247,28 @@ static void set_str(char **field, const char *v)
 	*field = *v ? xstrdup(v) : NULL; /* an empty value means "the default" */
 }
 
+/* "a, b c ,d" → {"a", "b c", "d"}: items trimmed, empty ones dropped; replaces the list. */
+static void set_list(struct strvec *list, const char *v)
+{
+	strvec_clear(list);
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, ",");
+		const char *a = p, *b = p + n;
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b > a) {
+			char *item = xstrndup(a, (size_t)(b - a));
+			strvec_push(list, item);
+			free(item);
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+}
+
 static int cfg_handler(void *user, const char *section, const char *name, const char *raw)
 {
 	struct cfg *c = user;
@@ -314,6 +344,9 @@ static int cfg_handler(void *user, const char *section, const char *name, const 
 		for (int r = 0; r < ROLE__COUNT; r++)
 			if (k->role < 0 || k->role == r)
 				set_str(&s->model[r], v);
+		break;
+	case K_LIST:
+		set_list((struct strvec *)(void *)((char *)s + k->off), v);
 		break;
 	case K_GATES:
 		if (gate_parse_list(v, &mask, &gerr)) {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "provider.h"
+#include "strbuf.h"
 
 struct settings {
 	char *task;
@@ -30,10 +31,16 @@ struct settings {
 	double chaos;                /* tools fail with this probability */
 	unsigned long chaos_seed;
 	int sim_delay_ms;            /* default 20 */
+	/* [tools] in the config file: */
+	struct strvec shell_allow;   /* shell_allow = git status, make test: comma-separated
+				      * command prefixes (whole words) that run without the
+				      * shell gate — only simple commands, no ; & | ` $ ( ) < > */
+	int shell_timeout_s;         /* shell_timeout = seconds, 1..3600; default 60 */
+	int http_max_bytes;          /* http_max_bytes = 1024..104857600; default 1 MiB */
 };
 
 void settings_init(struct settings *s);     /* the defaults */
-void settings_release(struct settings *s);  /* frees owned strings */
+void settings_release(struct settings *s);  /* frees owned strings and shell_allow */
 
 /*
  * Reads an INI config file into s (only keys present change). A missing file is fine

@@ -179,6 +179,7 @@ struct run {
 	struct answer answers[4];
 	int n_answers;
 	int exit_code;
+	int delay_ms;  /* the simulated model's pause per streamed chunk */
 	cJSON *events; /* array of every journaled event */
 };
 
@@ -253,7 +254,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	cJSON_free(text);
 
 	r->rec = xcalloc(1, sizeof(*r->rec));
-	r->rec->inner = provider_sim_new(NULL, path, 0, &err);
+	r->rec->inner = provider_sim_new(NULL, path, r->delay_ms, &err);
 	if (!r->rec->inner)
 		fail_msg("script rejected: %s", err);
 	pthread_mutex_init(&r->rec->lock, NULL);
@@ -281,6 +282,8 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	pev_start(r->e);
 	r->exit_code = pev_join(r->e);
 	load_events(r);
+	if (r->exit_code != 0 && pev_end_reason(r->e))
+		print_message("(run ended %d: %s)\n", r->exit_code, pev_end_reason(r->e));
 	return r->exit_code;
 }
 
@@ -572,7 +575,10 @@ static void test_operator_skips_high_step(void **state)
 	assert_int_equal(count(&r, "step.start", "s2"), 0);
 	/* A dependent of a skipped step still runs, told that the input is missing. */
 	assert_string_equal(end_status(&r, "s3"), "passed");
-	assert_non_null(strstr(r.rec->exec_prompts.v[1], "skipped by the operator"));
+	/* (s1 and s3 may run at the same time: look at both prompts.) */
+	assert_int_equal(r.rec->exec_prompts.n, 2);
+	assert_true(strstr(r.rec->exec_prompts.v[0], "skipped by the operator") ||
+		    strstr(r.rec->exec_prompts.v[1], "skipped by the operator"));
 	assert_int_equal(metric(&r, "steps_skipped"), 1);
 	assert_memory_equal(jsonx_str(last(&r, "run.final"), "answer"), "PARTIAL:", 8);
 	run_free(&r);
@@ -713,6 +719,7 @@ static void test_identical_step_reuses_result(void **state)
 
 	(void)state;
 	run_init(&r, script_new());
+	r.s.parallel = 1; /* in parallel both would start before either passed */
 	/* Same definition (the id aside), no inputs: the second is the same work. */
 	{
 		cJSON *a = step("s1", NULL, NULL, NULL), *b = step("s2", NULL, NULL, NULL);
@@ -796,6 +803,152 @@ static void test_resume_refuses_finished_run(void **state)
 	run_free(&r);
 }
 
+/* The most steps started and not yet ended at any point of the journal. */
+static int max_in_flight(const struct run *r)
+{
+	struct strvec open = STRVEC_INIT;
+	const cJSON *ev;
+	int most = 0;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		const char *type = jsonx_str(ev, "type"), *sid = jsonx_str(ev, "step_id");
+		size_t k;
+		if (!sid)
+			continue;
+		for (k = 0; k < open.n && strcmp(open.v[k], sid); k++)
+			;
+		if (!strcmp(type, "step.start") && k == open.n)
+			strvec_push(&open, sid);
+		if (!strcmp(type, "step.end") && k < open.n) {
+			free(open.v[k]);
+			open.v[k] = open.v[--open.n];
+		}
+		if ((int)open.n > most)
+			most = (int)open.n;
+	}
+	strvec_clear(&open);
+	return most;
+}
+
+/* For failure messages: one line per event. */
+static void dump_events(const struct run *r)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		const char *sid = jsonx_str(ev, "step_id");
+		double seq = 0, att = 0;
+		jsonx_num(ev, "seq", &seq);
+		jsonx_num(ev, "attempt", &att);
+		print_message("  %3d %-15s %-6s %d %s%s\n", (int)seq, jsonx_str(ev, "type"),
+			      sid ? sid : "", (int)att, jsonx_str(ev, "status") ? jsonx_str(ev, "status") : "",
+			      jsonx_str(ev, "action") ? jsonx_str(ev, "action") : "");
+	}
+}
+
+static double seq_of(const cJSON *ev)
+{
+	double d = -1;
+
+	jsonx_num(ev, "seq", &d);
+	return d;
+}
+
+static void test_parallel_limit_and_order(void **state)
+{
+	struct run r;
+	double join_start;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.parallel = 2;
+	r.delay_ms = 2; /* long enough for steps to overlap */
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", NULL, NULL, NULL),
+				      step("c", NULL, NULL, NULL), step("d", NULL, NULL, NULL),
+				      step("join", "a,b,c,d", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	/* Two at a time, never more. */
+	if (max_in_flight(&r) != 2)
+		dump_events(&r);
+	assert_int_equal(max_in_flight(&r), 2);
+	/* The join starts only after every one of its dependencies passed. */
+	join_start = seq_of(nth(&r, "step.start", "join", 0));
+	assert_true(seq_of(nth(&r, "step.end", "a", 0)) < join_start);
+	assert_true(seq_of(nth(&r, "step.end", "b", 0)) < join_start);
+	assert_true(seq_of(nth(&r, "step.end", "c", 0)) < join_start);
+	assert_true(seq_of(nth(&r, "step.end", "d", 0)) < join_start);
+	assert_int_equal(metric(&r, "steps_passed"), 5);
+	/* The join's executor saw the four outputs and nothing else. */
+	{
+		const char *jp = NULL;
+		for (size_t k = 0; k < r.rec->exec_prompts.n; k++)
+			if (strstr(r.rec->exec_prompts.v[k], "depends on")) /* only the join has deps */
+				jp = r.rec->exec_prompts.v[k];
+		assert_non_null(jp);
+		assert_non_null(strstr(jp, "- a: "));
+		assert_non_null(strstr(jp, "- d: "));
+	}
+	run_free(&r);
+}
+
+static void test_parallel_one_is_sequential(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.parallel = 1;
+	r.delay_ms = 1;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", NULL, NULL, NULL),
+				      step("c", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_int_equal(max_in_flight(&r), 1);
+	run_free(&r);
+}
+
+/* A replan requested while other steps run waits for them, then applies. */
+static void test_replan_waits_for_running_steps(void **state)
+{
+	struct run r;
+	const cJSON *proposal, *ev;
+	double at;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.parallel = 3;
+	r.s.max_retries = 0;
+	r.delay_ms = 1;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", NULL, NULL, NULL),
+				      step("c", NULL, NULL, NULL), NULL));
+	script_plan(r.script, plan_of(step("a2", NULL, NULL, NULL), step("b", NULL, NULL, NULL),
+				      step("c", NULL, NULL, NULL), NULL));
+	script_verdicts(r.script, "a", verdict("replan", "wrong approach"), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	proposal = nth(&r, "plan.proposed", NULL, 1);
+	assert_non_null(proposal);
+	at = seq_of(proposal);
+	/* Every step that had started before the proposal had ended before it. */
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		const char *sid = jsonx_str(ev, "step_id");
+		if (seq_of(ev) > at || strcmp(jsonx_str(ev, "type"), "step.start"))
+			continue;
+		if (!strcmp(sid, "a"))
+			continue; /* the failing step ends by the replan itself */
+		if (!(seq_of(nth(&r, "step.end", sid, 0)) < at)) {
+			dump_events(&r);
+			fail_msg("%s ended after the replan proposal", sid);
+		}
+	}
+	/* b and c passed under revision 0 and are kept, not run again. */
+	assert_int_equal(count(&r, "step.start", "b"), 1);
+	assert_int_equal(count(&r, "step.start", "c"), 1);
+	assert_string_equal(end_status(&r, "a2"), "passed");
+	run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -815,6 +968,9 @@ int main(void)
 		cmocka_unit_test(test_abort_at_gate),
 		cmocka_unit_test(test_quit_then_resume_runs_nothing_twice),
 		cmocka_unit_test(test_resume_refuses_finished_run),
+		cmocka_unit_test(test_parallel_limit_and_order),
+		cmocka_unit_test(test_parallel_one_is_sequential),
+		cmocka_unit_test(test_replan_waits_for_running_steps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

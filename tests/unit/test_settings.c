@@ -71,6 +71,9 @@ static void test_defaults(void **state)
 	assert_true(s.confidence_threshold == 0.5);
 	assert_int_equal(s.sim_delay_ms, 20);
 	assert_int_equal(s.gates, GATES_DEFAULT);
+	assert_int_equal(s.shell_timeout_s, 60);
+	assert_int_equal(s.http_max_bytes, 1024 * 1024);
+	assert_int_equal(s.shell_allow.n, 0);
 	assert_true(s.budget_usd == 0);
 	assert_null(s.provider);
 	assert_null(s.api_key_cmd);
@@ -187,10 +190,18 @@ static void test_error_messages(void **state)
 		 "chaos must be a probability from 0 to 1, not \"lots\""},
 		{"[ui]\ntheme = x\n[colors]\nfg = red\n", 3,
 		 "unknown section [colors]; the sections are [provider], [models], [policy], "
-		 "[gates] and [ui]"},
+		 "[gates], [ui] and [tools]"},
 		{"theme = x\n", 1,
 		 "key \"theme\" is outside any section; put it under [provider], [models], "
-		 "[policy], [gates] or [ui]"},
+		 "[policy], [gates], [ui] or [tools]"},
+		{"[tools]\nshell_timeout = 0\n", 2,
+		 "shell_timeout must be a whole number of seconds from 1 to 3600, not \"0\""},
+		{"[tools]\nshell_timeout = 5s\n", 2,
+		 "shell_timeout must be a whole number of seconds from 1 to 3600, not \"5s\""},
+		{"[tools]\nhttp_max_bytes = 100\n", 2,
+		 "http_max_bytes must be a whole number of bytes from 1024 to 104857600, not "
+		 "\"100\""},
+		{"[tools]\nshell_deny = rm\n", 2, "unknown key \"shell_deny\" in [tools]"},
 		{"[provider]\nname = gemini\n", 2,
 		 "name must be anthropic, openai or sim, not \"gemini\""},
 		{"[models]\nplanner = a\ncritic = b\n", 3, "unknown key \"critic\" in [models]"},
@@ -317,6 +328,36 @@ static void test_xdg_paths(void **state)
 	free(p);
 }
 
+static void test_tools_section(void **state)
+{
+	struct fx *fx = *state;
+	struct settings s;
+	settings_init(&s);
+	char *err = load(fx, &s,
+			 "[tools]\n"
+			 "shell_allow = git status,  make test , ,ls\n"
+			 "shell_timeout = 120\n"
+			 "http_max_bytes = 2048\n");
+	assert_null(err);
+	assert_int_equal(s.shell_allow.n, 3);
+	assert_string_equal(s.shell_allow.v[0], "git status");
+	assert_string_equal(s.shell_allow.v[1], "make test");
+	assert_string_equal(s.shell_allow.v[2], "ls");
+	assert_int_equal(s.shell_timeout_s, 120);
+	assert_int_equal(s.http_max_bytes, 2048);
+	/* a later file replaces the list; an empty value empties it */
+	err = load(fx, &s, "[tools]\nshell_allow = \"cargo check\"\n");
+	assert_null(err);
+	assert_int_equal(s.shell_allow.n, 1);
+	assert_string_equal(s.shell_allow.v[0], "cargo check");
+	assert_int_equal(s.shell_timeout_s, 120);
+	err = load(fx, &s, "[tools]\nshell_allow =\n");
+	assert_null(err);
+	assert_int_equal(s.shell_allow.n, 0);
+	settings_release(&s);
+	assert_null(s.shell_allow.v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +370,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_api_key_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
 		cmocka_unit_test(test_xdg_paths),
+		cmocka_unit_test_setup_teardown(test_tools_section, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

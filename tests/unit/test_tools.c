@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -472,6 +474,382 @@ static void test_o_path_root(void **state)
 	fx->env.ws_fd = saved;
 }
 
+/* ---- search_files ----------------------------------------------------------------------- */
+
+static void search_fixture(struct fx *fx)
+{
+	bool ok;
+	char *out = run(fx, "write_file", "{\"path\":\"sub/b.md\",\"content\":\"TODO: x\\n\"}",
+			&ok);
+	assert_true(ok);
+	free(out);
+	put(fx, "a.txt", "alpha\nBeta TODO\nno\n", 19);
+	put(fx, "bin.dat", "TODO\0binary", 11);
+	size_t big = TOOL_SEARCH_MAX_FILE + 10;
+	char *data = xmalloc(big);
+	memset(data, 'x', big);
+	memcpy(data, "TODO\n", 5);
+	put(fx, "big.log", data, big);
+	free(data);
+}
+
+static void test_search_files(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	search_fixture(fx);
+	char *out = run(fx, "search_files", "{\"pattern\":\"TODO\"}", &ok);
+	assert_true(ok);
+	char *want = xasprintf("a.txt:2: Beta TODO\nsub/b.md:1: TODO: x\n\n[skipped: 1 binary "
+			       "files, 1 files over %d bytes]",
+			       TOOL_SEARCH_MAX_FILE);
+	assert_string_equal(out, want);
+	free(want);
+	free(out);
+
+	/* the note on skipped files follows every answer over the whole workspace */
+	out = run(fx, "search_files", "{\"pattern\":\"beta todo\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "no matches for \"beta todo\"\n[skipped: 1 binary files, 1 "
+				 "files over 1048576 bytes]");
+	free(out);
+	out = run(fx, "search_files", "{\"pattern\":\"beta todo\",\"ignore_case\":true}", &ok);
+	assert_true(ok);
+	assert_true(strncmp(out, "a.txt:2: Beta TODO\n\n[skipped: ", 30) == 0);
+	free(out);
+
+	out = run(fx, "search_files", "{\"pattern\":\"TODO\",\"path\":\"sub\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "sub/b.md:1: TODO: x\n");
+	free(out);
+	out = run(fx, "search_files", "{\"pattern\":\"TODO\",\"path\":\"./a.txt\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "a.txt:2: Beta TODO\n");
+	free(out);
+
+	out = run(fx, "search_files", "{\"pattern\":\"TODO\",\"max_results\":1}", &ok);
+	assert_true(ok);
+	assert_true(strncmp(out, "a.txt:2: Beta TODO\n\n[cut: ", 26) == 0);
+	assert_null(strstr(out, "sub/b.md"));
+	free(out);
+
+	const char *bad[] = {"{}", "{\"pattern\":\"\"}", "{\"pattern\":1}",
+			     "{\"pattern\":\"a\",\"max_results\":0}",
+			     "{\"pattern\":\"a\",\"ignore_case\":\"yes\"}",
+			     "{\"pattern\":\"a\",\"path\":\"missing\"}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		out = run(fx, "search_files", bad[i], &ok);
+		assert_false(ok);
+		assert_true(strlen(out) > 10);
+		free(out);
+	}
+}
+
+/* Links out of the workspace, absolute paths and ".." never reach the outside file. */
+static void test_search_escapes(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *outside = xasprintf("%s/outside", fx->top);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	char *secret = xasprintf("%s/secret.txt", outside);
+	FILE *f = fopen(secret, "w");
+	assert_non_null(f);
+	fputs("SECRET_MARK here\n", f);
+	fclose(f);
+	char *l1 = path_in(fx, "dirlink");
+	char *l2 = path_in(fx, "filelink.txt");
+	assert_int_equal(symlink(outside, l1), 0);
+	assert_int_equal(symlink(secret, l2), 0);
+	put(fx, "inside.txt", "nothing\n", 8);
+
+	char *out = run(fx, "search_files", "{\"pattern\":\"SECRET_MARK\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "no matches for \"SECRET_MARK\"");
+	free(out);
+	char *abs = xasprintf("{\"pattern\":\"SECRET_MARK\",\"path\":\"%s\"}", outside);
+	const char *paths[] = {abs,
+			       "{\"pattern\":\"SECRET_MARK\",\"path\":\"..\"}",
+			       "{\"pattern\":\"SECRET_MARK\",\"path\":\"../outside\"}",
+			       "{\"pattern\":\"SECRET_MARK\",\"path\":\"sub/../../outside\"}",
+			       "{\"pattern\":\"SECRET_MARK\",\"path\":\"dirlink\"}",
+			       "{\"pattern\":\"SECRET_MARK\",\"path\":\"dirlink/secret.txt\"}",
+			       "{\"pattern\":\"SECRET_MARK\",\"path\":\"filelink.txt\"}"};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		out = run(fx, "search_files", paths[i], &ok);
+		assert_false(ok);
+		assert_null(strstr(out, "here"));
+		free(out);
+	}
+	unlink(l1);
+	unlink(l2);
+	unlink(secret);
+	rmdir(outside);
+	free(abs);
+	free(l1);
+	free(l2);
+	free(secret);
+	free(outside);
+}
+
+/* ---- tool_invoke: retries with backoff, fallback ------------------------------------ */
+
+static int fake_calls;
+static int fake_fail_times; /* the first N calls fail */
+static bool fake_transient;
+
+static bool fake_run(const struct tool_env *env, const struct cJSON *input, struct strbuf *out)
+{
+	(void)input;
+	fake_calls++;
+	if (fake_calls <= fake_fail_times) {
+		strbuf_addf(out, "failure number %d\nsecond line", fake_calls);
+		if (fake_transient && env->transient)
+			*env->transient = true;
+		return false;
+	}
+	strbuf_adds(out, "fake worked");
+	return true;
+}
+
+static const struct tool_def fake_tool = {
+	.name = "fake",
+	.description = "test only",
+	.schema_json = "{\"type\":\"object\",\"properties\":{}}",
+	.run = fake_run,
+};
+
+/* Fails like fake_tool, then read_file gets the same input. */
+static const struct tool_def fake_with_fallback = {
+	.name = "fake_reader",
+	.description = "test only",
+	.schema_json = "{\"type\":\"object\",\"properties\":{}}",
+	.fallback = "read_file",
+	.run = fake_run,
+};
+
+struct retry_log {
+	int n;
+	int attempt[8], max[8];
+	long wait_ms[8];
+	char *reason[8];
+	atomic_bool *cancel_on_retry;
+};
+
+static void on_retry(void *ctx, const char *tool, int attempt, int max, long wait_ms,
+		     const char *reason)
+{
+	struct retry_log *rl = ctx;
+	assert_true(rl->n < 8);
+	assert_non_null(tool);
+	rl->attempt[rl->n] = attempt;
+	rl->max[rl->n] = max;
+	rl->wait_ms[rl->n] = wait_ms;
+	rl->reason[rl->n] = xstrdup(reason);
+	rl->n++;
+	if (rl->cancel_on_retry)
+		atomic_store(rl->cancel_on_retry, true);
+}
+
+static void retry_log_free(struct retry_log *rl)
+{
+	for (int i = 0; i < rl->n; i++)
+		free(rl->reason[i]);
+}
+
+static long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000L;
+}
+
+static bool invoke(struct fx *fx, const struct tool_def *t, const char *json, char **text)
+{
+	cJSON *in = cJSON_Parse(json);
+	assert_non_null(in);
+	struct strbuf out = STRBUF_INIT;
+	strbuf_init(&out);
+	bool ok = tool_invoke(t, &fx->env, in, &out);
+	cJSON_Delete(in);
+	*text = strbuf_detach(&out);
+	return ok;
+}
+
+static void test_invoke_transient_retried(void **state)
+{
+	struct fx *fx = *state;
+	struct retry_log rl = {0};
+	fx->env.hook_ctx = &rl;
+	fx->env.on_tool_retry = on_retry;
+	fake_calls = 0;
+	fake_fail_times = 2;
+	fake_transient = true;
+	char *out;
+	long t0 = mono_ms();
+	assert_true(invoke(fx, &fake_tool, "{}", &out));
+	long took = mono_ms() - t0;
+	assert_string_equal(out, "fake worked");
+	assert_int_equal(fake_calls, 3);
+	assert_int_equal(rl.n, 2);
+	for (int i = 0; i < 2; i++) {
+		long d = (long)TOOL_RETRY_BASE_MS << i;
+		assert_int_equal(rl.attempt[i], i + 2);
+		assert_int_equal(rl.max[i], TOOL_RETRY_TRIES);
+		assert_true(rl.wait_ms[i] >= d / 2 && rl.wait_ms[i] <= d);
+	}
+	assert_string_equal(rl.reason[0], "failure number 1");
+	assert_string_equal(rl.reason[1], "failure number 2");
+	assert_true(took >= rl.wait_ms[0] + rl.wait_ms[1]);
+	free(out);
+	retry_log_free(&rl);
+
+	/* always failing: TOOL_RETRY_TRIES attempts, then the last failure with a note */
+	rl = (struct retry_log){0};
+	fake_calls = 0;
+	fake_fail_times = 100;
+	assert_false(invoke(fx, &fake_tool, "{}", &out));
+	assert_int_equal(fake_calls, TOOL_RETRY_TRIES);
+	assert_int_equal(rl.n, TOOL_RETRY_TRIES - 1);
+	assert_non_null(strstr(out, "failure number 3"));
+	assert_null(strstr(out, "failure number 2"));
+	assert_non_null(strstr(out, "failed 3 times in a row"));
+	free(out);
+	retry_log_free(&rl);
+}
+
+static void test_invoke_permanent_not_retried(void **state)
+{
+	struct fx *fx = *state;
+	struct retry_log rl = {0};
+	fx->env.hook_ctx = &rl;
+	fx->env.on_tool_retry = on_retry;
+	fake_calls = 0;
+	fake_fail_times = 1;
+	fake_transient = false;
+	char *out;
+	assert_false(invoke(fx, &fake_tool, "{}", &out));
+	assert_int_equal(fake_calls, 1);
+	assert_int_equal(rl.n, 0);
+	assert_string_equal(out, "failure number 1\nsecond line");
+	free(out);
+	/* the real tools go through tool_invoke unchanged */
+	put(fx, "f.txt", "file text", 9);
+	assert_true(invoke(fx, tool_find("read_file"), "{\"path\":\"f.txt\"}", &out));
+	assert_string_equal(out, "file text");
+	free(out);
+	assert_false(invoke(fx, tool_find("read_file"), "{\"path\":\"nope.txt\"}", &out));
+	assert_int_equal(rl.n, 0);
+	free(out);
+}
+
+static void test_invoke_fallback(void **state)
+{
+	struct fx *fx = *state;
+	struct retry_log rl = {0};
+	fx->env.hook_ctx = &rl;
+	fx->env.on_tool_retry = on_retry;
+	put(fx, "f.txt", "from the fallback", 17);
+	fake_calls = 0;
+	fake_fail_times = 100;
+	fake_transient = false;
+	char *out;
+	assert_true(invoke(fx, &fake_with_fallback, "{\"path\":\"f.txt\"}", &out));
+	assert_int_equal(fake_calls, 1);
+	assert_string_equal(out, "fake_reader failed: failure number 1\nsecond line\n"
+				 "fell back to read_file, which succeeded:\nfrom the fallback");
+	free(out);
+	/* the fallback's failure is reported as such */
+	fake_calls = 0;
+	assert_false(invoke(fx, &fake_with_fallback, "{\"path\":\"missing.txt\"}", &out));
+	assert_non_null(strstr(out, "fell back to read_file, which failed too"));
+	free(out);
+	/* transient failures are retried first, then the fallback runs */
+	fake_calls = 0;
+	fake_transient = true;
+	assert_true(invoke(fx, &fake_with_fallback, "{\"path\":\"f.txt\"}", &out));
+	assert_int_equal(fake_calls, TOOL_RETRY_TRIES);
+	assert_int_equal(rl.n, TOOL_RETRY_TRIES - 1);
+	assert_non_null(strstr(out, "from the fallback"));
+	free(out);
+	retry_log_free(&rl);
+}
+
+static void test_invoke_cancel_stops_retries(void **state)
+{
+	struct fx *fx = *state;
+	atomic_bool cancel;
+	atomic_init(&cancel, false);
+	struct retry_log rl = {.cancel_on_retry = &cancel};
+	fx->env.hook_ctx = &rl;
+	fx->env.on_tool_retry = on_retry;
+	fx->env.cancel = &cancel;
+	put(fx, "f.txt", "from the fallback", 17);
+	fake_calls = 0;
+	fake_fail_times = 100;
+	fake_transient = true;
+	char *out;
+	long t0 = mono_ms();
+	assert_false(invoke(fx, &fake_with_fallback, "{\"path\":\"f.txt\"}", &out));
+	assert_true(mono_ms() - t0 < TOOL_RETRY_BASE_MS / 2);
+	assert_int_equal(fake_calls, 1);
+	assert_int_equal(rl.n, 1);
+	assert_null(strstr(out, "fallback")); /* no fallback after a cancel */
+	free(out);
+	retry_log_free(&rl);
+	fx->env.cancel = NULL;
+}
+
+static int chaos_left;
+
+static bool chaos(void *ctx, const char *tool)
+{
+	(void)ctx;
+	assert_string_equal(tool, "fake");
+	return chaos_left-- > 0;
+}
+
+/* --chaos: injected failures are transient, so they are retried and announced. */
+static void test_invoke_chaos(void **state)
+{
+	struct fx *fx = *state;
+	struct retry_log rl = {0};
+	fx->env.hook_ctx = &rl;
+	fx->env.on_tool_retry = on_retry;
+	fx->env.inject_failure = chaos;
+	fake_calls = 0;
+	fake_fail_times = 0;
+	chaos_left = 2;
+	char *out;
+	assert_true(invoke(fx, &fake_tool, "{}", &out));
+	assert_string_equal(out, "fake worked");
+	assert_int_equal(fake_calls, 1);
+	assert_int_equal(rl.n, 2);
+	assert_string_equal(rl.reason[0], "fake failed: injected failure (chaos rehearsal)");
+	free(out);
+	retry_log_free(&rl);
+	fx->env.inject_failure = NULL;
+}
+
+static void test_new_tools_registered(void **state)
+{
+	(void)state;
+	const char *names[] = {"search_files", "run_shell", "http_get"};
+	for (size_t i = 0; i < 3; i++) {
+		const struct tool_def *t = tool_find(names[i]);
+		assert_non_null(t);
+		assert_false(t->demo_only);
+		assert_null(t->fallback);
+	}
+	/* every named fallback exists and is not the tool itself */
+	size_t n;
+	const struct tool_def *const *all = tool_registry(&n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->fallback)
+			assert_true(tool_find(all[i]->fallback) &&
+				    tool_find(all[i]->fallback) != all[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +863,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_depth_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_o_path_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_search_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_search_escapes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invoke_transient_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invoke_permanent_not_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invoke_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invoke_cancel_stops_retries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invoke_chaos, setup, teardown),
+		cmocka_unit_test(test_new_tools_registered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
