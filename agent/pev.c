@@ -110,6 +110,8 @@ struct pev {
 	struct provider *prov[ROLE__COUNT];
 	int max_retries, max_replans;
 	double budget, threshold, chaos;
+	struct strvec shell_allow; /* command prefixes that skip the shell gate */
+	int shell_timeout_s;
 	bool demo;
 	bool yes;
 	int parallel;
@@ -275,6 +277,10 @@ void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
 	e->cmds_tail = &c->next;
 	switch (cmd) {
 	case PEV_CMD_PAUSE: e->paused = true; break;
+	case PEV_CMD_CANCEL_RUNNING:
+		e->paused = true;
+		cancel_workers_locked(e, NULL);
+		break;
 	case PEV_CMD_RESUME: e->paused = false; break;
 	case PEV_CMD_ABORT:
 	case PEV_CMD_QUIT:
@@ -902,14 +908,68 @@ static const struct tool_def **offered_tools(struct pev *e, size_t *n)
 	return out;
 }
 
+/* The shell gate, asked from the worker: other steps go on while the operator reads the
+ * command. Approve runs it, edit runs the edited one ({"command": …} or a bare string),
+ * skip refuses this command (the model is told), reject aborts the run. */
+static bool confirm_shell(void *ctx, char **command)
+{
+	struct worker *w = ctx;
+	struct pev *e = w->e;
+	cJSON *payload = cJSON_CreateObject();
+	char *edited = NULL;
+	enum gate_decision d;
+
+	cJSON_AddStringToObject(payload, "command", *command);
+	cJSON_AddItemToObject(payload, "step", plan_step_to_json(&w->step));
+	d = gatekeeper_ask(e->gates, GATE_SHELL, w->step.id, payload, &edited);
+	if (d == GATE_EDIT && edited) {
+		cJSON *o = cJSON_Parse(edited);
+		const char *c = cJSON_IsString(o) ? o->valuestring : jsonx_str(o, "command");
+		if (c && *c) {
+			free(*command);
+			*command = xstrdup(c);
+		}
+		cJSON_Delete(o);
+	}
+	free(edited);
+	if (d == GATE_REJECT)
+		pev_post(e, PEV_CMD_ABORT, NULL, NULL);
+	return d == GATE_APPROVE || d == GATE_EDIT;
+}
+
+static void on_tool_retry(void *ctx, const char *tool, int attempt, int max, long wait_ms,
+			  const char *reason)
+{
+	struct worker *w = ctx;
+	cJSON *f = cJSON_CreateObject();
+	char *msg = xasprintf("%s failed (%s) — retrying in %.1f s (%d/%d)", tool,
+			      reason ? reason : "transient error", wait_ms / 1000.0, attempt, max);
+
+	cJSON_AddStringToObject(f, "level", "warn");
+	cJSON_AddStringToObject(f, "kind", "tool_retry");
+	cJSON_AddStringToObject(f, "step_id", w->step.id);
+	cJSON_AddStringToObject(f, "tool", tool);
+	cJSON_AddNumberToObject(f, "wait_ms", (double)wait_ms);
+	cJSON_AddStringToObject(f, "message", msg);
+	free(msg);
+	bus_publish(w->e->bus, EV_NOTICE, f);
+}
+
 static void run_tool(struct worker *w, int attempt, const struct llm_tool_call *call,
 		     struct llm_tool_result *res, struct attempt_log *log)
 {
 	struct pev *e = w->e;
 	const char *step_id = w->step.id;
 	const struct tool_def *t = tool_find(call->name);
-	struct tool_env env = {.ws_fd = e->ws_fd, .ws_path = e->workspace, .demo = e->demo,
-			       .cancel = &w->cancel};
+	struct tool_env env = {.ws_fd = e->ws_fd,
+			       .ws_path = e->workspace,
+			       .demo = e->demo,
+			       .hook_ctx = w,
+			       .confirm_shell = confirm_shell,
+			       .on_tool_retry = on_tool_retry,
+			       .shell_allow = &e->shell_allow,
+			       .cancel = &w->cancel,
+			       .shell_timeout_s = e->shell_timeout_s};
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	cJSON *f = cJSON_CreateObject();
@@ -934,7 +994,7 @@ static void run_tool(struct worker *w, int attempt, const struct llm_tool_call *
 		strbuf_addf(&out, "%s failed: injected failure (--chaos %.2f)", call->name,
 			    e->chaos);
 	} else {
-		ok = t->run(&env, input, &out);
+		ok = tool_invoke(t, &env, input, &out);
 	}
 	cJSON_Delete(input);
 
@@ -1705,6 +1765,11 @@ static bool apply_commands(struct pev *e)
 		case PEV_CMD_PAUSE:
 			publish_control(e, "pause", "paused: no new step starts; running steps finish");
 			break;
+		case PEV_CMD_CANCEL_RUNNING:
+			publish_control(e, "pause",
+					"paused: calls in flight cancelled; those steps start over on "
+					"resume");
+			break;
 		case PEV_CMD_RESUME:
 			publish_control(e, "resume_run", "resumed");
 			break;
@@ -2311,6 +2376,9 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->budget = s->budget_usd;
 	e->threshold = s->confidence_threshold;
 	e->chaos = s->chaos;
+	for (size_t k = 0; k < s->shell_allow.n; k++)
+		strvec_push(&e->shell_allow, s->shell_allow.v[k]);
+	e->shell_timeout_s = s->shell_timeout_s;
 	e->chaos_state = s->chaos_seed ? s->chaos_seed : 0x9E3779B97F4A7C15UL;
 	e->demo = providers[ROLE_EXECUTOR]->simulated;
 	e->yes = s->yes;
@@ -2399,6 +2467,7 @@ void pev_free(struct pev *e)
 	free(e->reuse);
 	for (int r = 0; r < ROLE__COUNT; r++)
 		free(e->models[r]);
+	strvec_clear(&e->shell_allow);
 	journal_close(e->journal);
 	if (e->ws_fd >= 0)
 		close(e->ws_fd);

@@ -41,6 +41,8 @@ enum pev_cmd {
 	PEV_CMD_SKIP,    /* step_id: mark skipped */
 	PEV_CMD_EDIT,    /* step_id + json: replace the step's definition */
 	PEV_CMD_QUIT,    /* stop now without run.end, leaving the run resumable (exit 3) */
+	PEV_CMD_CANCEL_RUNNING, /* pause, and cancel the calls in flight: those steps start
+				 * over (a new attempt) when the run resumes */
 };
 void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
 

@@ -153,6 +153,10 @@ bool tool_invoke(const struct tool_def *t, const struct tool_env *env,
 		 const struct cJSON *input, struct strbuf *out)
 {
 	bool was_cancelled;
+	if (!t) {
+		strbuf_adds(out, "no such tool");
+		return false;
+	}
 	if (run_with_retries(t, env, input, out, &was_cancelled))
 		return true;
 	const struct tool_def *fb = t->fallback ? tool_find(t->fallback) : NULL;

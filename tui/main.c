@@ -135,7 +135,7 @@ static void usage(FILE *out)
 	      "      --yes               approve every gate (for --headless)\n"
 	      "      --max-retries N     retries per step before a replan (default 2)\n"
 	      "      --max-replans N     replans before a step is fail-accepted (default 2)\n"
-	      "      --parallel N        steps at once (default 3; this version runs one)\n"
+	      "      --parallel N        steps run at once, each in its own worker (default 3)\n"
 	      "      --budget USD        ask (budget gate) when spending crosses USD\n"
 	      "      --chaos P           tools fail with probability P (--chaos-seed N)\n"
 	      "\n"

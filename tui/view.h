@@ -92,6 +92,8 @@ struct vgate {
 	char *title;   /* one line for the dialog's frame */
 	struct linestore body; /* what the dialog shows, tagged for colour */
 	char *edit_json; /* what `E` edits here: the step or the proposed plan (raw JSON) */
+	char *command;   /* shell gates: the command as one line of safe text, for the form */
+	double spent_usd, budget_usd; /* budget gates (< 0 when not given) */
 };
 
 enum vrun_state { VR_STARTING, VR_PLANNING, VR_RUNNING, VR_PAUSED, VR_FINISHED };
@@ -123,7 +125,8 @@ struct view {
 	double budget_usd;   /* 0 = none */
 
 	enum vrun_state state;
-	bool paused;
+	bool paused;        /* from the engine's "pause" / "resume_run" notices */
+	bool aborting;      /* an "abort" notice came; run.end follows */
 	char *end_status;   /* passed, partial, aborted, error (after run.end) */
 	char *end_reason;
 	int exit_code;
@@ -144,6 +147,20 @@ void view_apply(struct view *v, const struct event *ev);
 int view_find_step(const struct view *v, const char *id);
 /* True once a step is running, verifying or retrying (the spinner moves). */
 bool view_busy(const struct view *v);
+/* Steps whose worker is in flight: running, verifying, retrying, or at a shell gate. */
+int view_running(const struct view *v);
+
+/* What the pause key does next: pause (running steps finish, no new ones start); while
+ * paused with steps still in flight, cancel them (they start over on resume); else resume.
+ * VP_NONE once the run is over. */
+enum vpause_action { VP_NONE, VP_PAUSE, VP_CANCEL, VP_RESUME };
+enum vpause_action view_pause_action(const struct view *v);
+
+/* Replay jumps: a plan.proposed with reason "replan"; a failure is a verify.verdict whose
+ * action is not "pass", a tool.result with ok false, or an llm.call with status "error". */
+bool view_event_is_replan(const struct event *ev);
+bool view_event_is_failure(const struct event *ev);
+
 /* Seconds since run.start at `now` (or until run.end). */
 double view_elapsed(const struct view *v, double now);
 /* A step's elapsed seconds at `now` (0 before it starts). */

@@ -470,6 +470,10 @@ static void test_o_path_root(void **state)
 	assert_true(ok);
 	assert_string_equal(out, "p/\np/q.txt\n");
 	free(out);
+	out = run(fx, "search_files", "{\"pattern\":\"ell\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "p/q.txt:1: hello\n");
+	free(out);
 	close(fx->env.ws_fd);
 	fx->env.ws_fd = saved;
 }

@@ -197,6 +197,31 @@ static void test_cwd_is_workspace(void **state)
 	free(p);
 }
 
+/* The engine may hold the workspace as an O_PATH descriptor; fchdir must still work. */
+static void test_o_path_root(void **state)
+{
+	struct fx *fx = *state;
+	int saved = fx->env.ws_fd;
+	fx->env.ws_fd = open(fx->ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fx->env.ws_fd >= 0);
+	bool ok;
+	char *out = run(fx, "{\"command\":\"pwd -P\"}", &ok);
+	close(fx->env.ws_fd);
+	fx->env.ws_fd = saved;
+	assert_true(ok);
+	char real[PATH_MAX];
+	assert_non_null(realpath(fx->ws, real));
+	assert_non_null(strstr(out, real));
+	free(out);
+	/* and a descriptor that is not a directory at all is a failure, not a crash */
+	fx->env.ws_fd = -1;
+	out = run(fx, "{\"command\":\"true\"}", &ok);
+	fx->env.ws_fd = saved;
+	assert_false(ok);
+	assert_non_null(strstr(out, "could not start"));
+	free(out);
+}
+
 static void test_stdin_is_null(void **state)
 {
 	struct fx *fx = *state;
@@ -272,6 +297,12 @@ static void test_timeout_kills_group(void **state)
 	assert_true(took >= 1000 && took < 5000);
 	pid_t pgid = pid_from(out);
 	assert_int_equal(live_in_group(pgid), 0);
+	/* and once the orphans' reaper has run, the group is gone altogether */
+	int tries = 0;
+	while (kill(-pgid, 0) == 0 && tries++ < 100)
+		usleep(10000);
+	assert_int_equal(kill(-pgid, 0), -1);
+	assert_int_equal(errno, ESRCH);
 	free(out);
 }
 
@@ -453,6 +484,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exit_status_and_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cwd_is_workspace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_o_path_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_is_null, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fds_not_inherited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_std_stream_closed, setup, teardown),
