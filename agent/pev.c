@@ -93,6 +93,7 @@ struct worker {
 	int attempts;            /* attempts of the step so far (the worker increments) */
 	int round_attempts;
 	unsigned gen;            /* the step's generation when dispatched */
+	unsigned long chaos_state; /* --chaos draws: seeded per step and attempt */
 	atomic_bool cancel;      /* edit, skip, abort: stop the call in flight */
 	/* results, read by the engine thread after the worker is done */
 	enum attempt_outcome outcome;
@@ -112,6 +113,7 @@ struct pev {
 	double budget, threshold, chaos;
 	struct strvec shell_allow; /* command prefixes that skip the shell gate */
 	int shell_timeout_s;
+	size_t http_max_bytes;
 	bool demo;
 	bool yes;
 	int parallel;
@@ -125,6 +127,8 @@ struct pev {
 	/* engine state (engine thread only) */
 	struct plan *plan;
 	struct step_state *st;
+	int *dep_idx;       /* dependency indexes of every step, flattened (see index_plan) */
+	size_t *dep_off;    /* step i's are dep_idx[dep_off[i] .. dep_off[i + 1]) */
 	int revision;
 	int replans;
 	struct reuse_entry *reuse;
@@ -142,7 +146,7 @@ struct pev {
 	pthread_mutex_t acct;
 	struct role_usage usage[ROLE__COUNT];
 	double spent;
-	unsigned long chaos_state;
+	unsigned long chaos_seed;
 
 	/* shared with other threads (lock) */
 	pthread_t thread;
@@ -189,6 +193,27 @@ static void step_state_release(struct step_state *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Caches each step's dependency indexes: the scheduler asks "is it ready?" for every
+ * step on every event, and a name lookup per dependency made that quadratic. Called
+ * whenever the plan's steps change. */
+static void index_plan(struct pev *e)
+{
+	size_t total = 0, k = 0;
+
+	for (size_t i = 0; i < e->plan->n_steps; i++)
+		total += e->plan->steps[i].deps.n;
+	free(e->dep_idx);
+	free(e->dep_off);
+	e->dep_idx = xcalloc(total ? total : 1, sizeof(*e->dep_idx));
+	e->dep_off = xcalloc(e->plan->n_steps + 1, sizeof(*e->dep_off));
+	for (size_t i = 0; i < e->plan->n_steps; i++) {
+		e->dep_off[i] = k;
+		for (size_t d = 0; d < e->plan->steps[i].deps.n; d++)
+			e->dep_idx[k++] = plan_find(e->plan, e->plan->steps[i].deps.v[d]);
+	}
+	e->dep_off[e->plan->n_steps] = k;
+}
+
 static void add_json_string_or_null(cJSON *o, const char *k, const char *v)
 {
 	if (v)
@@ -205,18 +230,27 @@ static cJSON *parse_or_string(const char *json)
 }
 
 /* xorshift: reproducible chaos from --chaos-seed. */
-static double chaos_next(struct pev *e)
+static double chaos_next(unsigned long *state)
 {
-	unsigned long x;
+	unsigned long x = *state;
 
-	pthread_mutex_lock(&e->acct);
-	x = e->chaos_state;
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	e->chaos_state = x;
-	pthread_mutex_unlock(&e->acct);
+	*state = x;
 	return (double)(x >> 11) / (double)(1UL << 53);
+}
+
+/* Each worker draws from its own generator, seeded by --chaos-seed, the step id and the
+ * attempt, so a rehearsal replays the same failures whatever the scheduling. */
+static unsigned long chaos_seed_for(unsigned long seed, const char *step_id, int attempts)
+{
+	unsigned long h = 1469598103934665603UL ^ seed;
+
+	for (const unsigned char *p = (const unsigned char *)step_id; *p; p++)
+		h = (h ^ *p) * 1099511628211UL;
+	h ^= (unsigned long)attempts * 0x9E3779B97F4A7C15UL;
+	return h ? h : 1;
 }
 
 static long now_ms(void)
@@ -690,6 +724,7 @@ static void adopt_plan(struct pev *e, struct plan *np, int revision)
 	e->plan = np;
 	e->st = nst;
 	e->revision = revision;
+	index_plan(e);
 
 	cJSON_AddNumberToObject(f, "revision", revision);
 	cJSON_AddItemToObject(f, "plan", plan_to_json(np));
@@ -937,13 +972,24 @@ static bool confirm_shell(void *ctx, char **command)
 	return d == GATE_APPROVE || d == GATE_EDIT;
 }
 
+/* --chaos: a tool attempt fails (as a transient error, so retries and fallbacks are
+ * rehearsed too) with probability P, from a seeded generator. */
+static bool inject_chaos(void *ctx, const char *tool)
+{
+	struct worker *w = ctx;
+
+	(void)tool;
+	return chaos_next(&w->chaos_state) < w->e->chaos;
+}
+
 static void on_tool_retry(void *ctx, const char *tool, int attempt, int max, long wait_ms,
 			  const char *reason)
 {
 	struct worker *w = ctx;
 	cJSON *f = cJSON_CreateObject();
-	char *msg = xasprintf("%s failed (%s) — retrying in %.1f s (%d/%d)", tool,
-			      reason ? reason : "transient error", wait_ms / 1000.0, attempt, max);
+	char *msg = xasprintf("%s — retrying %s in %.1f s (%d/%d)",
+			      reason ? reason : "transient error", tool, wait_ms / 1000.0, attempt,
+			      max);
 
 	cJSON_AddStringToObject(f, "level", "warn");
 	cJSON_AddStringToObject(f, "kind", "tool_retry");
@@ -968,12 +1014,14 @@ static void run_tool(struct worker *w, int attempt, const struct llm_tool_call *
 			       .confirm_shell = confirm_shell,
 			       .on_tool_retry = on_tool_retry,
 			       .shell_allow = &e->shell_allow,
+			       .inject_failure = e->chaos > 0 ? inject_chaos : NULL,
 			       .cancel = &w->cancel,
-			       .shell_timeout_s = e->shell_timeout_s};
+			       .shell_timeout_s = e->shell_timeout_s,
+			       .http_max_bytes = e->http_max_bytes};
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	cJSON *f = cJSON_CreateObject();
-	bool ok = false, chaos = false;
+	bool ok = false;
 	char *summary;
 
 	strbuf_init(&out);
@@ -984,15 +1032,10 @@ static void run_tool(struct worker *w, int attempt, const struct llm_tool_call *
 	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
 	bus_publish(e->bus, EV_TOOL_CALL, f);
 
-	if (e->chaos > 0)
-		chaos = chaos_next(e) < e->chaos;
 	if (!t || (t->demo_only && !e->demo)) {
 		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
 	} else if (!input || !cJSON_IsObject(input)) {
 		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
-	} else if (chaos) {
-		strbuf_addf(&out, "%s failed: injected failure (--chaos %.2f)", call->name,
-			    e->chaos);
 	} else {
 		ok = tool_invoke(t, &env, input, &out);
 	}
@@ -1068,6 +1111,7 @@ static struct worker *worker_new(struct pev *e, size_t i)
 	w->attempts = e->st[i].attempts;
 	w->round_attempts = e->st[i].round_attempts;
 	w->gen = e->st[i].gen;
+	w->chaos_state = chaos_seed_for(e->chaos_seed, s->id, w->attempts);
 	atomic_init(&w->cancel, atomic_load(&e->aborting));
 	return w;
 }
@@ -1715,6 +1759,7 @@ static void apply_edit(struct pev *e, const char *step_id, const char *json)
 	bus_publish(e->bus, EV_STEP_EDIT, f);
 	plan_step_free_fields(&e->plan->steps[i]);
 	e->plan->steps[i] = ns;
+	index_plan(e);
 	/* A pending step runs as edited; a running one starts over; a settled one runs
 	 * again with everything that depends on it. */
 	if (e->st[i].status != SS_PENDING)
@@ -2022,6 +2067,7 @@ static bool rebuild_visit(void *ctx, const struct event *ev)
 			plan_free(e->plan);
 			e->plan = np;
 			e->st = nst;
+			index_plan(e);
 			e->revision = jsonx_num(o, "revision", &num) ? (int)num : 0;
 			free(rb->proposed);
 			rb->proposed = NULL;
@@ -2072,6 +2118,7 @@ static bool rebuild_visit(void *ctx, const struct event *ev)
 			if (after && plan_step_from_json(after, &ns, &errors)) {
 				plan_step_free_fields(&e->plan->steps[i]);
 				e->plan->steps[i] = ns;
+				index_plan(e);
 				if (e->st[i].status != SS_PENDING)
 					reset_with_dependents(e, (size_t)i);
 			}
@@ -2189,11 +2236,13 @@ static int next_ready(struct pev *e, bool *blocked)
 		bool ready = true;
 		if (e->st[i].status != SS_PENDING)
 			continue;
-		for (size_t d = 0; d < e->plan->steps[i].deps.n; d++) {
-			int di = plan_find(e->plan, e->plan->steps[i].deps.v[d]);
+		for (size_t k = e->dep_off[i]; k < e->dep_off[i + 1]; k++) {
+			int di = e->dep_idx[k];
 			if (di >= 0 && (e->st[di].status == SS_PENDING ||
-					e->st[di].status == SS_RUNNING))
+					e->st[di].status == SS_RUNNING)) {
 				ready = false;
+				break;
+			}
 		}
 		if (ready)
 			return (int)i;
@@ -2379,7 +2428,8 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	for (size_t k = 0; k < s->shell_allow.n; k++)
 		strvec_push(&e->shell_allow, s->shell_allow.v[k]);
 	e->shell_timeout_s = s->shell_timeout_s;
-	e->chaos_state = s->chaos_seed ? s->chaos_seed : 0x9E3779B97F4A7C15UL;
+	e->http_max_bytes = s->http_max_bytes > 0 ? (size_t)s->http_max_bytes : 0;
+	e->chaos_seed = s->chaos_seed;
 	e->demo = providers[ROLE_EXECUTOR]->simulated;
 	e->yes = s->yes;
 	e->parallel = s->parallel;
@@ -2458,6 +2508,8 @@ void pev_free(struct pev *e)
 		for (size_t i = 0; i < e->plan->n_steps; i++)
 			step_state_release(&e->st[i]);
 	free(e->st);
+	free(e->dep_idx);
+	free(e->dep_off);
 	plan_free(e->plan);
 	for (size_t r = 0; r < e->n_reuse; r++) {
 		free(e->reuse[r].key);

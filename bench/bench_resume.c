@@ -102,8 +102,8 @@ static struct plan *make_plan(void)
 		cJSON_AddStringToObject(s, "step_id", id);
 		cJSON_AddStringToObject(s, "name", name);
 		cJSON_AddStringToObject(s, "description",
-					"Read the source, extract its claims with page references "
-					"and write a short summary with a verdict on reliability.");
+		                        "Read the source, extract its claims with page references "
+		                        "and write a short summary with a verdict on reliability.");
 		a = cJSON_AddArrayToObject(s, "actions");
 		{
 			cJSON *act = cJSON_CreateObject(), *params = cJSON_CreateObject();
@@ -114,8 +114,8 @@ static struct plan *make_plan(void)
 		}
 		cJSON_AddItemToArray(crit, cJSON_CreateString("every claim has a page reference"));
 		cJSON_AddItemToArray(crit, cJSON_CreateString("the summary is saved"));
-		cJSON_AddItemToObject(s, "expected_outputs", cJSON_CreateStringArray(
-								     (const char *const[]){out}, 1));
+		cJSON_AddItemToObject(s, "expected_outputs",
+		                      cJSON_CreateStringArray((const char *const[]){out}, 1));
 		if (i > CHAINS) {
 			char *dep = step_id(i - CHAINS);
 			cJSON_AddItemToArray(deps, cJSON_CreateString(dep));
@@ -175,8 +175,9 @@ static cJSON *verdict(const char *sid, int attempt, const char *stage, bool pass
 	cJSON_AddBoolToObject(f, "overall_pass", pass);
 	cJSON_AddStringToObject(c, "criterion", "every claim has a page reference");
 	cJSON_AddBoolToObject(c, "passed", pass);
-	cJSON_AddStringToObject(c, "evidence", pass ? "all 7 claims cite pages"
-						    : "claims 3 and 5 have no page reference");
+	cJSON_AddStringToObject(c, "evidence",
+	                        pass ? "all 7 claims cite pages"
+	                             : "claims 3 and 5 have no page reference");
 	cJSON_AddNumberToObject(c, "confidence", 0.9);
 	cJSON_AddStringToObject(c, "feedback", pass ? "" : "add the page references");
 	cJSON_AddItemToArray(crit, c);
@@ -185,8 +186,8 @@ static cJSON *verdict(const char *sid, int attempt, const char *stage, bool pass
 		cJSON_AddNullToObject(f, "feedback");
 	else
 		cJSON_AddStringToObject(f, "feedback",
-					"Claims 3 and 5 have no page reference; add them from the "
-					"source before claiming the criterion.");
+		                        "Claims 3 and 5 have no page reference; add them from the "
+		                        "source before claiming the criterion.");
 	return f;
 }
 
@@ -232,18 +233,18 @@ static bool attempt_events(struct writer *w, int i, int attempt, bool pass)
 	more = more && emit(w, EV_LLM_CALL, llm_call("executor", "execute", sid, attempt));
 	if (more) {
 		cJSON *res = cJSON_CreateObject(), *so = cJSON_CreateObject();
-		cJSON_AddStringToObject(res, "reasoning",
-					"Read the source twice, listed its claims with their pages, "
-					"checked the dates against the appendix and wrote the summary.");
-		cJSON_AddItemToObject(res, "actions_taken",
-				      cJSON_CreateStringArray((const char *const[]){"read_file",
-										     "write_file"},
-							      2));
+		cJSON_AddStringToObject(
+		    res, "reasoning",
+		    "Read the source twice, listed its claims with their pages, "
+		    "checked the dates against the appendix and wrote the summary.");
+		cJSON_AddItemToObject(
+		    res, "actions_taken",
+		    cJSON_CreateStringArray((const char *const[]){"read_file", "write_file"}, 2));
 		cJSON_AddStringToObject(so, "findings",
-					"Seven claims; five with page references; the 2021 figure "
-					"contradicts source 12 and is flagged.");
+		                        "Seven claims; five with page references; the 2021 figure "
+		                        "contradicts source 12 and is flagged.");
 		cJSON_AddItemToObject(so, "artifacts",
-				      cJSON_CreateStringArray((const char *const[]){out}, 1));
+		                      cJSON_CreateStringArray((const char *const[]){out}, 1));
 		cJSON_AddBoolToObject(so, "meets_criteria", true);
 		cJSON_AddItemToObject(res, "step_output", so);
 		cJSON_AddNumberToObject(res, "confidence", 0.86);

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include <cjson/cJSON.h>
+
 #include "bus.h"
 #include "draw.h"
 #include "events.h"
@@ -53,7 +55,12 @@
 enum mode { MODE_NORMAL, MODE_CONFIRM, MODE_HELP, MODE_FORM, MODE_SEARCH };
 
 /* What a submitted form is for. */
-enum form_use { FORM_TASK, FORM_STEP_EDIT, FORM_GATE_STEP, FORM_GATE_PLAN_STEP };
+enum form_use { FORM_TASK, FORM_STEP_EDIT, FORM_GATE_STEP, FORM_GATE_PLAN_STEP, FORM_GATE_COMMAND };
+
+/* Replay speeds in events per second; 0 plays in real time (the journal's timestamps). */
+static const double replay_speeds[] = {1, 2, 5, 10, 20, 50, 100, 500, 0};
+#define N_SPEEDS (sizeof(replay_speeds) / sizeof(replay_speeds[0]))
+#define DEFAULT_SPEED 3 /* 10 events per second */
 
 struct app;
 typedef void (*confirm_fn)(struct app *a);
@@ -76,7 +83,7 @@ struct app {
 	enum mode mode;
 	bool quit;
 	bool dirty;
-	bool paused;       /* as far as this operator asked */
+	int expect_paused; /* 1 / 0 sent to the engine, not yet confirmed by a notice; -1 none */
 	bool gate_hidden;  /* the dialog is put aside with Esc */
 	int gate_scroll;
 	int help_scroll;
@@ -104,6 +111,9 @@ struct app {
 	bool replay;
 	struct event **events;
 	size_t n_events, cap_events, pos;
+	bool playing;      /* space: the position moves by itself */
+	size_t speed;      /* index into replay_speeds */
+	double play_next;  /* monotonic seconds when the next event is due */
 };
 
 /* SIGWINCH lands here; the handler only writes a byte. */
@@ -203,7 +213,12 @@ static void answer(struct app *a, struct vgate *g, enum gate_decision d, const c
 		a->answered = xgrow(a->answered, &a->cap_answered, a->n_answered + 1,
 				    sizeof(*a->answered));
 		a->answered[a->n_answered++] = g->id;
-		set_message(a, "gate %s: %s", g->kind, gate_decision_name(d));
+		if (strcmp(g->kind, "shell") == 0 && d == GATE_SKIP)
+			set_message(a, "command refused; the step goes on without it");
+		else if (strcmp(g->kind, "shell") == 0 && d == GATE_EDIT)
+			set_message(a, "gate shell: the edited command runs");
+		else
+			set_message(a, "gate %s: %s", g->kind, gate_decision_name(d));
 	}
 	a->gate_scroll = 0;
 	a->dirty = true;
@@ -299,6 +314,49 @@ static char *proposed_step_json(struct app *a, const char *id)
 	return i >= 0 && a->view->steps[i].json ? xstrdup(a->view->steps[i].json) : NULL;
 }
 
+/* The shell gate's one-line form: the edited command goes back as {"command": …}. */
+static void submit_command(struct app *a)
+{
+	const char *cmd = form_value(a->form, 0);
+	struct vgate *g = head_gate(a);
+	cJSON *o;
+	char *json;
+
+	if (!*cmd) {
+		form_set_error(a->form, "the command is empty: refuse it with s at the gate instead");
+		a->dirty = true;
+		return;
+	}
+	if (!g || g->id != a->form_gate) {
+		set_message(a, "the gate closed meanwhile; the edit was not sent");
+		close_form(a);
+		return;
+	}
+	if (g->command && strcmp(cmd, g->command) == 0) {
+		close_form(a);
+		set_message(a, "the command is unchanged: approve it with a");
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "command", cmd);
+	json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!json)
+		fatal("app: out of memory");
+	answer(a, g, GATE_EDIT, json);
+	cJSON_free(json);
+	close_form(a);
+}
+
+static void edit_command(struct app *a, struct vgate *g)
+{
+	struct form *f = form_new("Edit the shell command",
+				  "Enter run the edited command  Esc back to the gate");
+
+	form_add(f, "Command", g->command ? g->command : "");
+	open_form(a, f, FORM_GATE_COMMAND, NULL, g->step_id, g->id);
+}
+
 static void submit_form(struct app *a)
 {
 	char *err = NULL, *json;
@@ -308,6 +366,10 @@ static void submit_form(struct app *a)
 		a->form_result = xstrdup(form_value(a->form, 0));
 		a->form_done = true;
 		close_form(a);
+		return;
+	}
+	if (a->form_use == FORM_GATE_COMMAND) {
+		submit_command(a);
 		return;
 	}
 	json = step_editor_apply(a->form_json, a->form, &err);
@@ -435,6 +497,14 @@ static void act_edit(struct app *a)
 		free(json);
 		return;
 	}
+	if (g && strcmp(g->kind, "shell") == 0) {
+		edit_command(a, g);
+		return;
+	}
+	if (g && strcmp(g->kind, "budget") == 0) {
+		set_message(a, "the budget gate has nothing to edit: continue (a) or stop (x)");
+		return;
+	}
 	if (g && g->edit_json && (strcmp(g->kind, "high") == 0 || strcmp(g->kind, "step") == 0)) {
 		f = step_editor_form(g->edit_json);
 		if (f)
@@ -459,6 +529,11 @@ static void act_edit_external(struct app *a)
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 	struct vstep *s = selected(a);
 
+	if (g && strcmp(g->kind, "shell") == 0) {
+		/* The engine reads only {"command"} here: the step's JSON is not what it edits. */
+		edit_command(a, g);
+		return;
+	}
 	if (g) {
 		bool is_plan = strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "replan") == 0;
 
@@ -482,8 +557,7 @@ static void act_skip(struct app *a)
 	struct vstep *s = selected(a);
 
 	if (g) {
-		if (strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "budget") == 0 ||
-		    strcmp(g->kind, "shell") == 0)
+		if (strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "budget") == 0)
 			set_message(a, "this gate cannot be skipped: approve (a) or reject (x)");
 		else
 			answer(a, g, GATE_SKIP, NULL);
@@ -499,7 +573,11 @@ static void act_skip(struct app *a)
 
 static void act_reject(struct app *a)
 {
-	if (gate_shown(a))
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+
+	if (g && strcmp(g->kind, "budget") == 0)
+		ask(a, "Stop the run at the budget? It ends as aborted.", do_reject_gate);
+	else if (g)
 		ask(a, "Reject this gate? The run is aborted.", do_reject_gate);
 	else if (a->engine && run_live(a))
 		ask(a, "Abort the run? Running calls are cancelled.", do_abort);
@@ -519,16 +597,41 @@ static void act_rerun(struct app *a)
 	set_message(a, "step %s will run again", s->id);
 }
 
+/* What `p` does now: the view's answer, unless a command sent from here is still on its
+ * way to the engine (a quick second press must not repeat the first). */
+static enum vpause_action pause_action(const struct app *a)
+{
+	if (a->expect_paused < 0 || !run_live(a) || a->view->aborting)
+		return view_pause_action(a->view);
+	if (!a->expect_paused)
+		return VP_PAUSE;
+	return view_running(a->view) > 0 ? VP_CANCEL : VP_RESUME;
+}
+
 static void act_pause(struct app *a)
 {
 	if (!a->engine || !run_live(a)) {
 		set_message(a, "the run is over");
 		return;
 	}
-	a->paused = !a->paused;
-	pev_post(a->engine, a->paused ? PEV_CMD_PAUSE : PEV_CMD_RESUME, NULL, NULL);
-	set_message(a, a->paused ? "paused: running calls finish, no new step starts"
-				 : "resumed");
+	switch (pause_action(a)) {
+	case VP_PAUSE:
+		pev_post(a->engine, PEV_CMD_PAUSE, NULL, NULL);
+		a->expect_paused = 1;
+		set_message(a, "pause sent");
+		break;
+	case VP_CANCEL:
+		pev_post(a->engine, PEV_CMD_CANCEL_RUNNING, NULL, NULL);
+		a->expect_paused = 1;
+		set_message(a, "cancel sent");
+		break;
+	case VP_RESUME:
+		pev_post(a->engine, PEV_CMD_RESUME, NULL, NULL);
+		a->expect_paused = 0;
+		set_message(a, "resume sent");
+		break;
+	case VP_NONE: set_message(a, "the run is stopping"); break;
+	}
 }
 
 static void act_focus_next(struct app *a)
@@ -770,6 +873,130 @@ static void replay_find(struct app *a, enum event_type t, bool forward, const ch
 	set_message(a, "no %s %s", forward ? "later" : "earlier", what);
 }
 
+/* Moves to just after the next (or previous) event that `is` picks out. */
+static void replay_find_if(struct app *a, bool (*is)(const struct event *), bool forward,
+			   const char *what)
+{
+	if (forward) {
+		for (size_t i = a->pos; i < a->n_events; i++) {
+			if (is(a->events[i])) {
+				replay_seek(a, i + 1);
+				return;
+			}
+		}
+	} else {
+		for (size_t i = a->pos > 1 ? a->pos - 1 : 0; i-- > 0;) {
+			if (is(a->events[i])) {
+				replay_seek(a, i + 1);
+				return;
+			}
+		}
+	}
+	set_message(a, "no %s %s", forward ? "later" : "earlier", what);
+}
+
+static void act_replay_next_replan(struct app *a)
+{
+	replay_find_if(a, view_event_is_replan, true, "replan");
+}
+static void act_replay_prev_replan(struct app *a)
+{
+	replay_find_if(a, view_event_is_replan, false, "replan");
+}
+static void act_replay_next_failure(struct app *a)
+{
+	replay_find_if(a, view_event_is_failure, true, "failure");
+}
+static void act_replay_prev_failure(struct app *a)
+{
+	replay_find_if(a, view_event_is_failure, false, "failure");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double event_ts(const struct event *ev)
+{
+	const char *p = strstr(ev->json, "\"ts\":\"");
+
+	return p ? view_parse_ts(p + 6) : 0;
+}
+
+/* Seconds from event i - 1 to event i at the current speed. In real time the journal's
+ * own gaps, capped so a run that sat at a gate for an hour does not stall the replay. */
+static double replay_gap(const struct app *a, size_t i)
+{
+	double d;
+
+	if (replay_speeds[a->speed] > 0)
+		return 1.0 / replay_speeds[a->speed];
+	if (i == 0 || i >= a->n_events)
+		return 0;
+	d = event_ts(a->events[i]) - event_ts(a->events[i - 1]);
+	return d < 0 ? 0 : d > 5 ? 5 : d;
+}
+
+static void act_replay_play(struct app *a)
+{
+	if (a->playing) {
+		a->playing = false;
+		return;
+	}
+	if (a->pos >= a->n_events)
+		replay_seek(a, 0); /* at the end, play starts over */
+	a->playing = true;
+	a->play_next = mono_s() + replay_gap(a, a->pos);
+}
+
+static void replay_speed(struct app *a, int delta)
+{
+	if ((delta < 0 && a->speed == 0) || (delta > 0 && a->speed + 1 >= N_SPEEDS))
+		return;
+	a->speed += delta;
+	if (a->playing)
+		a->play_next = mono_s() + replay_gap(a, a->pos);
+}
+
+static void act_replay_faster(struct app *a) { replay_speed(a, 1); }
+static void act_replay_slower(struct app *a) { replay_speed(a, -1); }
+
+/* Applies the events that are due. A late wake-up catches up, but never more than half a
+ * second's worth of lag: the screen then moves on from now. */
+static void replay_tick(struct app *a)
+{
+	double now = mono_s();
+
+	if (!a->playing)
+		return;
+	if (now - a->play_next > 0.5)
+		a->play_next = now;
+	while (a->playing && a->play_next <= now && a->pos < a->n_events) {
+		replay_seek(a, a->pos + 1);
+		a->play_next += replay_gap(a, a->pos);
+	}
+	if (a->pos >= a->n_events) {
+		a->playing = false;
+		set_message(a, "end of the run");
+	}
+	follow_running(a);
+}
+
+/* Milliseconds until the next replay event is due (-1: not playing). */
+static int replay_timeout(const struct app *a)
+{
+	double ms;
+
+	if (!a->playing)
+		return -1;
+	ms = (a->play_next - mono_s()) * 1000.0;
+	return ms <= 0 ? 0 : ms > 60000 ? 60000 : (int)ms + 1;
+}
+
 static void act_replay_next_gate(struct app *a) { replay_find(a, EV_GATE_OPEN, true, "gate"); }
 static void act_replay_prev_gate(struct app *a) { replay_find(a, EV_GATE_OPEN, false, "gate"); }
 static void act_replay_next_verdict(struct app *a)
@@ -800,8 +1027,21 @@ static const struct binding bindings[] = {
 	 LIVE},
 	{'s', false, act_skip, "s", "skip the step (at a replan gate: keep the old plan)", LIVE},
 	{'x', false, act_reject, "x", "reject the gate / abort the run (asks)", LIVE},
+	{'r', false, act_replay_next_replan, "r R", "replay: next / previous replan", REPLAY},
+	{'R', false, act_replay_prev_replan, NULL, NULL, REPLAY},
 	{'r', false, act_rerun, "r", "run the selected step again", LIVE},
-	{'p', false, act_pause, "p", "pause / resume", LIVE},
+	{'p', false, act_pause, "p",
+	 "pause (running steps finish); again: cancel those still running (they start over); "
+	 "again: resume",
+	 LIVE},
+	{' ', false, act_replay_play, "space", "replay: play / stop", REPLAY},
+	{'+', false, act_replay_faster, "+ -", "replay: faster / slower (events per second, "
+	 "then real time)", REPLAY},
+	{'=', false, act_replay_faster, NULL, NULL, REPLAY},
+	{'-', false, act_replay_slower, NULL, NULL, REPLAY},
+	{'f', false, act_replay_next_failure, "f F",
+	 "replay: next / previous failure (verdict not pass, tool or model error)", REPLAY},
+	{'F', false, act_replay_prev_failure, NULL, NULL, REPLAY},
 	{'\t', false, act_focus_next, "Tab", "next pane", ANY},
 	{KEY_BTAB, true, act_focus_prev, "S-Tab", "previous pane", ANY},
 	{'1', false, act_pane1, "1-4", "focus Plan, Step log, Verdicts, Cost", ANY},
@@ -949,40 +1189,87 @@ static void read_keys(struct app *a)
 
 /* ---- drawing ---- */
 
+static const char *pause_hint(const struct app *a)
+{
+	switch (pause_action(a)) {
+	case VP_PAUSE: return "pause";
+	case VP_CANCEL: return "cancel running";
+	case VP_RESUME: return "resume";
+	default: return "-";
+	}
+}
+
+/* The state as the operator needs it: what the run does and, live, what `p` does next. */
+static void state_words(struct app *a, struct strbuf *sb, size_t waiting)
+{
+	char *st = view_state_text(a->view);
+	const struct view *v = a->view;
+	bool live = !a->replay && run_live(a) && !v->aborting;
+
+	if (live && waiting)
+		strbuf_adds(sb, "waiting for you");
+	else if (live && a->expect_paused == 1 && !v->paused)
+		strbuf_adds(sb, "pausing");
+	else if (live && a->expect_paused == 0 && v->paused)
+		strbuf_adds(sb, "resuming");
+	else
+		strbuf_adds(sb, st);
+	free(st);
+	if (!v->paused || !run_live(a) || v->aborting)
+		return;
+	if (waiting)
+		strbuf_adds(sb, " (paused)");
+	if (!a->replay && a->expect_paused < 0)
+		strbuf_adds(sb, pause_action(a) == VP_CANCEL ? " \xe2\x80\x94 p cancels them"
+							     : " \xe2\x80\x94 p resumes");
+}
+
 static void draw_status(struct app *a, struct rect r)
 {
 	static const char *const hints_gate[] = {"a", "approve", "e", "edit", "s", "skip",
 						 "x", "reject", "?", "help", NULL};
-	const char *const hints_run[] = {"p", a->paused ? "resume" : "pause", "e", "edit",
-					 "r", "re-run", "/", "search", "z", "zoom", "?", "help",
-					 "q", "quit", NULL};
+	static const char *const hints_shell[] = {"a", "approve", "e", "edit command", "s",
+						  "refuse", "x", "reject", "?", "help", NULL};
+	static const char *const hints_budget[] = {"a", "continue", "x", "stop the run", "?",
+						   "help", NULL};
+	const char *const hints_run[] = {"p", pause_hint(a), "e", "edit", "r", "re-run",
+					 "/", "search", "z", "zoom", "?", "help", "q", "quit",
+					 NULL};
 	static const char *const hints_end[] = {"q", "quit", "/", "search", "?", "help", NULL};
-	static const char *const hints_replay[] = {". ,", "step", "> <", "gate", "v", "verdict",
-						   "?", "help", "q", "quit", NULL};
+	static const char *const hints_replay[] = {"space", "play", "+ -", "speed", ". ,",
+						   "step", "> <", "gate", "f F", "failure", "r R",
+						   "replan", "?", "help", "q", "quit", NULL};
 	struct strbuf sb = STRBUF_INIT;
-	char *st = view_state_text(a->view), dur[32], m[40];
+	char dur[32], m[40];
 	size_t waiting = gates_waiting(a);
 	bool unknown;
 	double total = view_total_usd(a->view, &unknown);
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+	const char *const *hints_g = !g ? hints_gate
+				     : strcmp(g->kind, "shell") == 0  ? hints_shell
+				     : strcmp(g->kind, "budget") == 0 ? hints_budget
+								      : hints_gate;
 
 	strbuf_init(&sb);
 	if (a->mode == MODE_SEARCH) {
 		strbuf_addf(&sb, "/%s", a->search.buf);
 		statusbar_draw(r, sb.buf, NULL);
 		strbuf_release(&sb);
-		free(st);
 		move(r.y, 2 + textsan_width(a->search.buf));
 		curs_set(1);
 		return;
 	}
-	if (a->replay)
-		strbuf_addf(&sb, "replay %zu/%zu \xc2\xb7 ", a->pos, a->n_events);
-	if (a->view->state != VR_FINISHED && a->paused && !waiting)
-		strbuf_adds(&sb, "paused");
-	else if (a->view->state != VR_FINISHED && waiting)
-		strbuf_adds(&sb, "waiting for you");
-	else
-		strbuf_adds(&sb, st);
+	if (a->replay) {
+		strbuf_addf(&sb, "replay %zu/%zu ", a->pos, a->n_events);
+		if (!a->playing)
+			strbuf_adds(&sb, "stopped");
+		else if (replay_speeds[a->speed] > 0)
+			strbuf_addf(&sb, "\xe2\x96\xb6 %g/s", replay_speeds[a->speed]);
+		else
+			strbuf_adds(&sb, "\xe2\x96\xb6 real time");
+		strbuf_adds(&sb, " \xc2\xb7 ");
+	}
+	state_words(a, &sb, waiting);
 	panes_duration(dur, sizeof(dur), view_elapsed(a->view, a->ps.now));
 	panes_money(m, sizeof(m), total, unknown);
 	strbuf_addf(&sb, " \xc2\xb7 %s \xc2\xb7 %s", dur, m);
@@ -994,10 +1281,9 @@ static void draw_status(struct app *a, struct rect r)
 	statusbar_draw(r, sb.buf,
 		       a->replay ? hints_replay
 		       : a->view->state == VR_FINISHED ? hints_end
-		       : gate_shown(a)		      ? hints_gate
+		       : g			      ? hints_g
 						      : hints_run);
 	strbuf_release(&sb);
-	free(st);
 }
 
 static void draw_confirm(struct app *a)
@@ -1087,21 +1373,23 @@ static void drain_events(struct app *a)
 		follow_running(a);
 		if (a->view->n_gates == 0)
 			a->gate_hidden = false;
-		if (a->view->state == VR_FINISHED)
-			a->paused = false;
+		if (a->view->state == VR_FINISHED ||
+		    (a->expect_paused >= 0 && a->view->paused == (a->expect_paused == 1)))
+			a->expect_paused = -1;
 		a->dirty = true;
 	}
 }
 
-/* Waits for a key, an event or a resize (or a spinner frame when something moves). */
-static void wait_input(struct app *a, bool animate)
+/* Waits for a key, an event or a resize, or `timeout` ms (-1: no timeout) for a spinner
+ * frame or a replay event. */
+static void wait_input(struct app *a, int timeout)
 {
 	struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {a->wake[0], POLLIN, 0}};
 	char buf[256];
 	int r;
 
 	pthread_sigmask(SIG_UNBLOCK, &winch_set, NULL);
-	r = poll(fds, 2, animate ? TICK_MS : -1);
+	r = poll(fds, 2, timeout);
 	pthread_sigmask(SIG_BLOCK, &winch_set, NULL);
 	if (r == 0) {
 		a->ps.spin++;
@@ -1200,6 +1488,8 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 	if (bus)
 		bus_subscribe_all(bus, on_event, a);
 	a->auto_select = true;
+	a->expect_paused = -1;
+	a->speed = DEFAULT_SPEED;
 	a->dirty = true;
 	return a;
 }
@@ -1216,7 +1506,7 @@ char *app_prompt_task(struct app *a)
 	while (!a->form_done) {
 		if (a->dirty)
 			draw(a);
-		wait_input(a, false);
+		wait_input(a, -1);
 	}
 	return a->form_result && *a->form_result ? xstrdup(a->form_result) : NULL;
 }
@@ -1226,12 +1516,20 @@ void app_run(struct app *a, struct pev *e)
 	a->engine = e;
 	a->quit = false;
 	while (!a->quit) {
+		int timeout;
+
 		drain_events(a);
+		replay_tick(a);
 		if (a->dirty)
 			draw(a);
 		if (a->quit)
 			break;
-		wait_input(a, !a->replay && view_busy(a->view) && a->mode != MODE_FORM);
+		/* No timer wakes an idle screen: only a moving spinner or a playing replay. */
+		if (a->replay)
+			timeout = replay_timeout(a);
+		else
+			timeout = view_busy(a->view) && a->mode != MODE_FORM ? TICK_MS : -1;
+		wait_input(a, timeout);
 	}
 	/* Events still queued (the engine ending) are dropped with the app. */
 }

@@ -20,6 +20,10 @@ const char *gate_dialog_hint(const struct vgate *g)
 		return "a approve  E edit plan  s keep old plan, fail-accept  x reject  Esc hide";
 	if (strcmp(g->kind, "high") == 0 || strcmp(g->kind, "step") == 0)
 		return "a approve  e edit  E edit JSON  s skip  x reject  Esc hide";
+	if (strcmp(g->kind, "shell") == 0)
+		return "a approve  e edit command  s refuse  x reject  Esc hide";
+	if (strcmp(g->kind, "budget") == 0)
+		return "a continue  x stop the run  Esc hide";
 	return "a approve  x reject  Esc hide";
 }
 

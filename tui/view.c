@@ -192,6 +192,7 @@ static void gate_release(struct vgate *g)
 	free(g->step_id);
 	free(g->title);
 	free(g->edit_json);
+	free(g->command);
 	linestore_release(&g->body);
 }
 
@@ -301,12 +302,97 @@ double view_total_usd(const struct view *v, bool *unknown)
 	return t;
 }
 
+static bool in_flight(const struct vstep *s)
+{
+	enum vstep_status st = s->status == VS_GATE ? s->before_gate : s->status;
+
+	return st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING;
+}
+
+int view_running(const struct view *v)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < v->n_steps; i++)
+		n += in_flight(&v->steps[i]);
+	return n;
+}
+
+enum vpause_action view_pause_action(const struct view *v)
+{
+	if (v->state == VR_FINISHED || v->aborting)
+		return VP_NONE;
+	if (!v->paused)
+		return VP_PAUSE;
+	return view_running(v) > 0 ? VP_CANCEL : VP_RESUME;
+}
+
+/* Parses an event's JSON for the replay predicates; NULL when it is not an object. */
+static cJSON *event_object(const struct event *ev, enum event_type want)
+{
+	cJSON *o;
+
+	if (!ev || ev->type != want || !ev->json)
+		return NULL;
+	o = cJSON_Parse(ev->json);
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+bool view_event_is_replan(const struct event *ev)
+{
+	cJSON *o = event_object(ev, EV_PLAN_PROPOSED);
+	const char *r = jstr(o, "reason");
+	bool yes = r && strcmp(r, "replan") == 0;
+
+	cJSON_Delete(o);
+	return yes;
+}
+
+bool view_event_is_failure(const struct event *ev)
+{
+	cJSON *o;
+	const char *s;
+	bool yes = false;
+
+	if (!ev)
+		return false;
+	switch (ev->type) {
+	case EV_VERIFY_VERDICT:
+		o = event_object(ev, ev->type);
+		s = jstr(o, "action");
+		yes = o && (!s || strcmp(s, "pass") != 0);
+		break;
+	case EV_TOOL_RESULT:
+		o = event_object(ev, ev->type);
+		yes = o && !jbool(o, "ok", true);
+		break;
+	case EV_LLM_CALL:
+		o = event_object(ev, ev->type);
+		s = jstr(o, "status");
+		yes = s && strcmp(s, "error") == 0;
+		break;
+	default: return false;
+	}
+	cJSON_Delete(o);
+	return yes;
+}
+
 char *view_state_text(const struct view *v)
 {
+	int n;
+
 	if (v->state == VR_FINISHED)
 		return xasprintf("finished \xe2\x80\x94 %s", v->end_status ? v->end_status : "?");
+	if (v->aborting)
+		return xstrdup("aborting");
 	if (v->n_gates > 0)
 		return xstrdup("waiting for you");
+	if (v->paused && (n = view_running(v)) > 0)
+		return xasprintf("paused, %d step%s finishing", n, n == 1 ? "" : "s");
 	if (v->paused)
 		return xstrdup("paused");
 	if (v->state == VR_STARTING)
@@ -670,6 +756,7 @@ static void gate_open(struct view *v, const cJSON *o)
 	g->id = (unsigned long)jlong(o, "gate_id", 0);
 	g->kind = san(kind ? kind : "?");
 	g->step_id = san_or_null(sid);
+	g->spent_usd = g->budget_usd = -1;
 
 	if (strcmp(g->kind, "plan") == 0) {
 		g->title = xasprintf("Approve the plan (revision %ld)", jlong(o, "revision", 0));
@@ -698,7 +785,16 @@ static void gate_open(struct view *v, const cJSON *o)
 		money(m2, sizeof(m2), jnum(o, "budget_usd", &d) ? d : 0,
 		      jnum(o, "budget_usd", &d));
 		g->title = xstrdup("Budget reached");
-		addf(&g->body, VL_WARN, "Spent %s of the %s budget. Go on?", m1, m2);
+		if (jnum(o, "spent_usd", &d))
+			g->spent_usd = d;
+		if (jnum(o, "budget_usd", &d))
+			g->budget_usd = d;
+		addf(&g->body, VL_WARN, "Spent %s of the %s budget.", m1, m2);
+		if (g->spent_usd >= 0 && g->budget_usd > 0)
+			addf(&g->body, VL_TEXT, "That is %.0f%% of the budget.",
+			     100.0 * g->spent_usd / g->budget_usd);
+		linestore_add(&g->body, VL_NOTICE,
+			      "Continue (a) lets the run go on past the budget; reject (x) stops it.");
 	} else {
 		const cJSON *step = jget(o, "step");
 		struct vstep *s = find_step(v, sid);
@@ -716,8 +812,16 @@ static void gate_open(struct view *v, const cJSON *o)
 			g->title = xasprintf("Before step: %s", name);
 		free(name);
 		if (jstr(o, "command")) {
+			g->command = san(jstr(o, "command"));
 			linestore_add(&g->body, VL_HEADER, "Command:");
 			add_text(&g->body, VL_WARN, jstr(o, "command"));
+		}
+		if (strcmp(g->kind, "shell") == 0) {
+			char *id = san(sid);
+
+			addf(&g->body, VL_NOTICE, "Asked by step %s; other steps go on meanwhile.",
+			     *id ? id : "?");
+			free(id);
 		}
 		if (cJSON_IsObject(step)) {
 			describe_step(v, &g->body, step);
@@ -764,7 +868,9 @@ static void gate_decision(struct view *v, const cJSON *o)
 		struct vstep *s = find_step(v, sid);
 
 		if (s && s->status == VS_GATE) {
-			if (dec && strcmp(dec, "skip") == 0 && strcmp(kind, "replan") != 0)
+			/* Skip at a shell gate refuses one command; the step goes on. */
+			if (dec && strcmp(dec, "skip") == 0 && strcmp(kind, "replan") != 0 &&
+			    strcmp(kind, "shell") != 0)
 				s->status = VS_SKIPPED;
 			else
 				s->status = s->before_gate;
@@ -937,7 +1043,18 @@ static void on_llm_call(struct ctx *c)
 			s->attempt_usd[att - 1] += usd->valuedouble;
 		}
 	}
-	if (status && strcmp(status, "ok") != 0) {
+	if (status && strcmp(status, "cancelled") == 0 && s && in_flight(s)) {
+		/* Pause-and-cancel, edit or skip: the engine drops this attempt and starts the
+		 * step over later (or skips it); until then it is not running. */
+		linestore_close(c->log);
+		addf(c->log, VL_WARN, "%s call cancelled; the step starts over",
+		     role ? role : "model");
+		if (s->status == VS_GATE)
+			s->before_gate = VS_PENDING;
+		else
+			s->status = VS_PENDING;
+		recompute_ready(v);
+	} else if (status && strcmp(status, "ok") != 0) {
 		char *e = san(jstr(c->o, "error")), *st = san(status);
 
 		linestore_close(c->log);
@@ -1119,6 +1236,10 @@ static void on_notice(struct ctx *c)
 		c->v->paused = true;
 	else if (kind && (strcmp(kind, "resume_run") == 0 || strcmp(kind, "unpause") == 0))
 		c->v->paused = false;
+	else if (kind && strcmp(kind, "abort") == 0)
+		c->v->aborting = true;
+	else if (kind && strcmp(kind, "tool_retry") == 0)
+		k = VL_RETRY;
 	linestore_close(c->log);
 	add_text(c->log, k, jstr(c->o, "message"));
 }

@@ -430,6 +430,155 @@ static void test_parse_ts(void **state)
 	assert_true(view_parse_ts(NULL) == 0);
 }
 
+/* p pauses, p again while steps are in flight cancels them, p with nothing running resumes:
+ * the view decides which from the engine's notices and the steps' states. */
+static void test_pause_cancel_resume(void **state)
+{
+	struct view *v = running_view();
+
+	assert_int_equal(view_pause_action(v), VP_PAUSE);
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':1,'name':'Read'}");
+	assert_int_equal(view_running(v), 1);
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'notice','level':'info',"
+		 "'kind':'pause','message':'paused: no new step starts; running steps finish'}");
+	assert_true(v->paused);
+	assert_int_equal(view_pause_action(v), VP_CANCEL);
+	assert_state(v, "paused, 1 step finishing");
+	/* The cancelled call ends the attempt: the step waits to start over. */
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:05.000Z','type':'notice','level':'info',"
+		 "'kind':'pause','message':'paused: calls in flight cancelled'}");
+	apply(v, "{'seq':7,'ts':'2026-01-01T10:00:05.000Z','type':'llm.call','role':'executor',"
+		 "'step_id':'s1','attempt':1,'status':'cancelled','cost_usd':0}");
+	assert_int_equal(view_running(v), 0);
+	assert_int_equal(v->steps[0].status, VS_READY);
+	assert_non_null(find_line(&v->steps[0].log, "starts over"));
+	assert_int_equal(view_pause_action(v), VP_RESUME);
+	assert_state(v, "paused");
+	assert_false(view_busy(v));
+	apply(v, "{'seq':8,'ts':'2026-01-01T10:00:06.000Z','type':'notice','level':'info',"
+		 "'kind':'resume_run','message':'resumed'}");
+	assert_int_equal(view_pause_action(v), VP_PAUSE);
+	assert_state(v, "running");
+	/* An error (not a cancel) leaves the step running: the engine decides what follows. */
+	apply(v, "{'seq':9,'ts':'2026-01-01T10:00:07.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':2,'name':'Read'}");
+	apply(v, "{'seq':10,'ts':'2026-01-01T10:00:08.000Z','type':'llm.call','role':'executor',"
+		 "'step_id':'s1','attempt':2,'status':'error','error':'HTTP 500'}");
+	assert_int_equal(v->steps[0].status, VS_RUNNING);
+	apply(v, "{'seq':11,'ts':'2026-01-01T10:00:09.000Z','type':'notice','level':'info',"
+		 "'kind':'abort','message':'run aborted by the operator'}");
+	assert_state(v, "aborting");
+	assert_int_equal(view_pause_action(v), VP_NONE);
+	view_free(v);
+}
+
+static void test_tool_retry_notice_in_step_log(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'notice','level':'warn',"
+		 "'kind':'tool_retry','step_id':'s2','tool':'lookup','wait_ms':500,"
+		 "'message':'lookup failed (timeout) \u2014 retrying in 0.5 s (1/3)'}");
+	assert_non_null(find_line(&v->steps[1].log, "retrying in 0.5 s"));
+	assert_int_equal(v->steps[1].log.v[v->steps[1].log.n - 1].kind, VL_RETRY);
+	assert_null(find_line(&v->runlog, "retrying in 0.5 s"));
+	view_free(v);
+}
+
+/* The shell gate shows the exact command (made safe) and the step; the command is kept
+ * for the one-line edit form. A step at a shell gate is still in flight. */
+static void test_shell_gate(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':1,'name':'Read'}");
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'gate.open','gate_id':7,"
+		 "'gate':'shell','step_id':'s1','command':'echo hello\\u001b[2J > out.txt',"
+		 "'step':{'step_id':'s1','name':'Read','acceptance_criteria':['c1'],"
+		 "'dependencies':[],'estimated_complexity':'low'}}");
+	assert_int_equal(v->n_gates, 1);
+	assert_string_equal(v->gates[0].kind, "shell");
+	assert_string_equal(v->gates[0].command, "echo hello > out.txt");
+	assert_non_null(find_line(&v->gates[0].body, "echo hello > out.txt"));
+	assert_non_null(find_line(&v->gates[0].body, "Read"));
+	assert_non_null(find_line(&v->gates[0].body, "c1"));
+	assert_non_null(find_line(&v->gates[0].body, "Asked by step s1"));
+	assert_int_equal(v->steps[0].status, VS_GATE);
+	assert_int_equal(view_running(v), 1);
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:05.000Z','type':'gate.decision','gate_id':7,"
+		 "'gate':'shell','step_id':'s1','decision':'skip','by':'operator'}");
+	assert_int_equal(v->n_gates, 0);
+	assert_int_equal(v->steps[0].status, VS_RUNNING); /* refused: the step goes on */
+	view_free(v);
+}
+
+static void test_budget_gate(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'gate.open','gate_id':8,"
+		 "'gate':'budget','step_id':null,'spent_usd':0.75,'budget_usd':0.5}");
+	assert_string_equal(v->gates[0].title, "Budget reached");
+	assert_true(v->gates[0].spent_usd > 0.749 && v->gates[0].spent_usd < 0.751);
+	assert_true(v->gates[0].budget_usd > 0.499 && v->gates[0].budget_usd < 0.501);
+	assert_non_null(find_line(&v->gates[0].body, "Spent $0.7500 of the $0.5000 budget"));
+	assert_non_null(find_line(&v->gates[0].body, "150%"));
+	assert_null(v->gates[0].command);
+	view_free(v);
+}
+
+static struct event *ev(const char *line)
+{
+	char *s = xstrdup(line), *err = NULL;
+	struct event *e;
+
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	e = event_from_line(s, &err);
+	if (!e)
+		fail_msg("bad test event: %s: %s", err, s);
+	free(s);
+	return e;
+}
+
+static void test_replay_predicates(void **state)
+{
+	static const struct {
+		const char *line;
+		bool replan, failure;
+	} cases[] = {
+		{"{'seq':1,'ts':'x','type':'plan.proposed','revision':1,'reason':'replan'}", true,
+		 false},
+		{"{'seq':1,'ts':'x','type':'plan.proposed','revision':0,'reason':'initial'}", false,
+		 false},
+		{"{'seq':1,'ts':'x','type':'plan.adopted','revision':1,'reason':'replan'}", false,
+		 false},
+		{"{'seq':1,'ts':'x','type':'verify.verdict','action':'retry'}", false, true},
+		{"{'seq':1,'ts':'x','type':'verify.verdict','action':'replan'}", false, true},
+		{"{'seq':1,'ts':'x','type':'verify.verdict','action':'pass'}", false, false},
+		{"{'seq':1,'ts':'x','type':'tool.result','ok':false,'tool':'lookup'}", false, true},
+		{"{'seq':1,'ts':'x','type':'tool.result','ok':true,'tool':'lookup'}", false, false},
+		{"{'seq':1,'ts':'x','type':'llm.call','status':'error'}", false, true},
+		{"{'seq':1,'ts':'x','type':'llm.call','status':'ok'}", false, false},
+		{"{'seq':1,'ts':'x','type':'llm.call','status':'cancelled'}", false, false},
+		{"{'seq':1,'ts':'x','type':'notice','level':'error','message':'x'}", false, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct event *e = ev(cases[i].line);
+
+		if (view_event_is_replan(e) != cases[i].replan ||
+		    view_event_is_failure(e) != cases[i].failure)
+			fail_msg("wrong class for %s", cases[i].line);
+		event_free(e);
+	}
+	assert_false(view_event_is_replan(NULL));
+	assert_false(view_event_is_failure(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +596,11 @@ int main(void)
 		cmocka_unit_test(test_malformed_fields_ignored),
 		cmocka_unit_test(test_dependency_cycle_bounded),
 		cmocka_unit_test(test_parse_ts),
+		cmocka_unit_test(test_pause_cancel_resume),
+		cmocka_unit_test(test_tool_retry_notice_in_step_log),
+		cmocka_unit_test(test_shell_gate),
+		cmocka_unit_test(test_budget_gate),
+		cmocka_unit_test(test_replay_predicates),
 	};
 
 	if (!setlocale(LC_ALL, "C.UTF-8"))

@@ -1,0 +1,31 @@
+#!/bin/sh
+# p pauses (running steps finish, none start), p again while steps still run cancels them
+# (they start over), p when nothing runs resumes; the status line names each state and
+# what the next p does. The dag scenario runs three steps at once; a slow simulated model
+# keeps them in flight long enough to press keys.
+. "$(dirname "$0")/lib.sh"
+
+start 120 30 --demo --scenario dag --gate none --sim-delay 40
+wait_for " p pause " 30
+wait_for "[1-9] steps? finishing|running" 30
+keys p
+wait_for "paused, [0-9]+ steps? finishing — p cancels them|paused — p resumes" 20
+if screen | grep -q "p cancels them"; then
+	keys p
+	wait_for "paused — p resumes" 20
+	expect "call cancelled; the step starts over"
+	expect " p resume "
+	grep -q '"kind":"pause","message":"paused: calls in flight cancelled' \
+		"$TMPD"/runs/*/journal.jsonl || fail "no cancel notice in the journal"
+fi
+# Paused with nothing in flight: nothing starts, however long we wait.
+before=$(grep -c '"type":"step.start"' "$TMPD"/runs/*/journal.jsonl)
+sleep 1
+after=$(grep -c '"type":"step.start"' "$TMPD"/runs/*/journal.jsonl)
+[ "$before" -eq "$after" ] || fail "a step started while paused ($before -> $after)"
+expect "paused — p resumes"
+keys p
+wait_for "finished — passed" 90
+refute "paused"
+keys q
+wait_for "PEVTUI-EXIT=0" 10
