@@ -1027,21 +1027,12 @@ static const struct binding bindings[] = {
 	 LIVE},
 	{'s', false, act_skip, "s", "skip the step (at a replan gate: keep the old plan)", LIVE},
 	{'x', false, act_reject, "x", "reject the gate / abort the run (asks)", LIVE},
-	{'r', false, act_replay_next_replan, "r R", "replay: next / previous replan", REPLAY},
-	{'R', false, act_replay_prev_replan, NULL, NULL, REPLAY},
 	{'r', false, act_rerun, "r", "run the selected step again", LIVE},
 	{'p', false, act_pause, "p",
 	 "pause (running steps finish); again: cancel those still running (they start over); "
 	 "again: resume",
 	 LIVE},
-	{' ', false, act_replay_play, "space", "replay: play / stop", REPLAY},
-	{'+', false, act_replay_faster, "+ -", "replay: faster / slower (events per second, "
-	 "then real time)", REPLAY},
-	{'=', false, act_replay_faster, NULL, NULL, REPLAY},
-	{'-', false, act_replay_slower, NULL, NULL, REPLAY},
-	{'f', false, act_replay_next_failure, "f F",
-	 "replay: next / previous failure (verdict not pass, tool or model error)", REPLAY},
-	{'F', false, act_replay_prev_failure, NULL, NULL, REPLAY},
+
 	{'\t', false, act_focus_next, "Tab", "next pane", ANY},
 	{KEY_BTAB, true, act_focus_prev, "S-Tab", "previous pane", ANY},
 	{'1', false, act_pane1, "1-4", "focus Plan, Step log, Verdicts, Cost", ANY},
@@ -1068,6 +1059,11 @@ static const struct binding bindings[] = {
 	{'\r', false, act_show_gate, NULL, NULL, ANY},
 	{KEY_ENTER, true, act_show_gate, NULL, NULL, ANY},
 	{12, false, act_redraw, "^L", "redraw", ANY},
+	{' ', false, act_replay_play, "space", "replay: play / stop", REPLAY},
+	{'+', false, act_replay_faster, "+ -", "replay: faster / slower (1 to 500 events per second, "
+	 "then real time)", REPLAY},
+	{'=', false, act_replay_faster, NULL, NULL, REPLAY},
+	{'-', false, act_replay_slower, NULL, NULL, REPLAY},
 	{'.', false, act_replay_next, ". ,", "replay: one event forward / back", REPLAY},
 	{KEY_RIGHT, true, act_replay_next, NULL, NULL, REPLAY},
 	{',', false, act_replay_prev, NULL, NULL, REPLAY},
@@ -1076,6 +1072,12 @@ static const struct binding bindings[] = {
 	{'<', false, act_replay_prev_gate, NULL, NULL, REPLAY},
 	{'v', false, act_replay_next_verdict, "v V", "replay: next / previous verdict", REPLAY},
 	{'V', false, act_replay_prev_verdict, NULL, NULL, REPLAY},
+	{'f', false, act_replay_next_failure, "f F",
+	 "replay: next / previous failure (a verdict that is not pass, a tool or model error)",
+	 REPLAY},
+	{'F', false, act_replay_prev_failure, NULL, NULL, REPLAY},
+	{'r', false, act_replay_next_replan, "r R", "replay: next / previous replan", REPLAY},
+	{'R', false, act_replay_prev_replan, NULL, NULL, REPLAY},
 	{'0', false, act_replay_start, "0 $", "replay: start / end of the run", REPLAY},
 	{'$', false, act_replay_end, NULL, NULL, REPLAY},
 	{'?', false, act_help, "?", "this help", ANY},
@@ -1161,6 +1163,14 @@ static void handle_key(struct app *a, bool is_key, unsigned int ch)
 	}
 	free(a->message);
 	a->message = NULL;
+	/* In a replay its own keys come first (space plays, r jumps to a replan). */
+	for (size_t i = 0; a->replay && i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+		if (bindings[i].scope == REPLAY && bindings[i].is_key == is_key &&
+		    (unsigned int)bindings[i].key == ch) {
+			bindings[i].fn(a);
+			return;
+		}
+	}
 	for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
 		if (bindings[i].is_key != is_key || (unsigned int)bindings[i].key != ch)
 			continue;
@@ -1260,13 +1270,12 @@ static void draw_status(struct app *a, struct rect r)
 		return;
 	}
 	if (a->replay) {
-		strbuf_addf(&sb, "replay %zu/%zu ", a->pos, a->n_events);
-		if (!a->playing)
-			strbuf_adds(&sb, "stopped");
-		else if (replay_speeds[a->speed] > 0)
-			strbuf_addf(&sb, "\xe2\x96\xb6 %g/s", replay_speeds[a->speed]);
+		strbuf_addf(&sb, "replay %zu/%zu %s ", a->pos, a->n_events,
+			    a->playing ? "\xe2\x96\xb6" : "stopped");
+		if (replay_speeds[a->speed] > 0)
+			strbuf_addf(&sb, "%g/s", replay_speeds[a->speed]);
 		else
-			strbuf_adds(&sb, "\xe2\x96\xb6 real time");
+			strbuf_adds(&sb, "real time");
 		strbuf_adds(&sb, " \xc2\xb7 ");
 	}
 	state_words(a, &sb, waiting);

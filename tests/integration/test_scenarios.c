@@ -8,158 +8,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli.h"
 #include "journal.h"
 #include "jsonx.h"
 #include "strbuf.h"
 #include "xalloc.h"
-
-static const char *pevtui_bin(void)
-{
-	const char *p = getenv("PEVTUI");
-
-	return p ? p : "./pevtui";
-}
-
-struct proc {
-	int status;       /* exit code, or -1 */
-	char *out;        /* stdout */
-	char *err;        /* stderr */
-};
-
-static char *slurp_fd(int fd)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	ssize_t n;
-
-	strbuf_init(&sb);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		strbuf_add(&sb, buf, (size_t)n);
-	return strbuf_detach(&sb);
-}
-
-/* Runs pevtui with argv (NULL-terminated) and extra "NAME=value" environment entries. */
-static struct proc run_pevtui(const char *const *env, const char *first, ...)
-{
-	const char *argv[48];
-	int n = 0, out[2], err[2];
-	struct proc p = {-1, NULL, NULL};
-	va_list ap;
-	pid_t pid;
-
-	argv[n++] = pevtui_bin();
-	va_start(ap, first);
-	for (const char *a = first; a && n < 46; a = va_arg(ap, const char *))
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(pipe(out), 0);
-	assert_int_equal(pipe(err), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-		dup2(devnull, 0);
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		close(out[0]);
-		close(err[0]);
-		/* Tests never use a real key or a user's config. */
-		unsetenv("ANTHROPIC_API_KEY");
-		unsetenv("OPENAI_API_KEY");
-		unsetenv("OPENAI_BASE_URL");
-		unsetenv("ANTHROPIC_BASE_URL");
-		setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
-		for (int i = 0; env && env[i]; i++)
-			putenv((char *)env[i]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(out[1]);
-	close(err[1]);
-	/* stderr is small; read stdout first, then stderr. */
-	p.out = slurp_fd(out[0]);
-	p.err = slurp_fd(err[0]);
-	close(out[0]);
-	close(err[0]);
-	{
-		int st;
-		waitpid(pid, &st, 0);
-		p.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	}
-	return p;
-}
-
-static void proc_free(struct proc *p)
-{
-	free(p->out);
-	free(p->err);
-}
-
-static char *make_tmp(void)
-{
-	char *d = xstrdup("/tmp/pevtui-test-scn-XXXXXX");
-
-	assert_non_null(mkdtemp(d));
-	return d;
-}
-
-static void rm_rf(const char *d)
-{
-	char *cmd = xasprintf("rm -rf '%s'", d);
-
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
-}
-
-/* The one run directory below runs_dir. */
-static char *only_run(const char *runs_dir)
-{
-	DIR *d = opendir(runs_dir);
-	struct dirent *de;
-	char *found = NULL;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			free(found);
-			found = xasprintf("%s/%s", runs_dir, de->d_name);
-			n++;
-		}
-	closedir(d);
-	assert_int_equal(n, 1);
-	return found;
-}
-
-static bool collect(void *ctx, const struct event *ev)
-{
-	cJSON_AddItemToArray(ctx, cJSON_Parse(ev->json));
-	return true;
-}
-
-static cJSON *load_journal(const char *run_dir)
-{
-	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL;
-	cJSON *arr = cJSON_CreateArray();
-	struct journal_load_info info = {0};
-
-	if (!journal_load(path, collect, arr, &info, &err))
-		fail_msg("journal: %s", err);
-	assert_false(info.torn_tail);
-	free(path);
-	return arr;
-}
 
 /* Every event has the fields DESIGN.md's table names for its type. */
 static void assert_design_fields(const cJSON *ev)
@@ -262,34 +122,34 @@ static int metric(const cJSON *events, const char *key)
 /* Runs a scenario headless with --yes; returns the journal; checks the exit code. */
 static cJSON *scenario(const char *name, int want_exit, const char *task, char **run_dir_out)
 {
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *run_dir;
-	struct proc p;
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *run_dir;
+	struct cli_proc p;
 	cJSON *events;
 
 	if (task)
-		p = run_pevtui(NULL, "--headless", "--demo", "--yes", "--scenario", name,
+		p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", name,
 			       "--sim-delay", "0", "--runs-dir", runs, task, NULL);
 	else
-		p = run_pevtui(NULL, "--headless", "--demo", "--yes", "--scenario", name,
+		p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", name,
 			       "--sim-delay", "0", "--runs-dir", runs, NULL);
 	if (p.status != want_exit)
 		fail_msg("scenario %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, p.status,
 			 want_exit, p.out, p.err);
 	/* The readable output names the outcome. */
 	assert_non_null(strstr(p.out, "answer:"));
-	run_dir = only_run(runs);
-	events = load_journal(run_dir);
+	run_dir = cli_only_run(runs);
+	events = cli_load_journal(run_dir);
 	assert_journal_contract(events);
 	{
 		char *report = xasprintf("%s/report.md", run_dir);
 		assert_int_equal(access(report, R_OK), 0);
 		free(report);
 	}
-	proc_free(&p);
+	cli_proc_free(&p);
 	if (run_dir_out)
 		*run_dir_out = xstrdup(tmp);
 	else
-		rm_rf(tmp);
+		cli_rm_rf(tmp);
 	free(run_dir);
 	free(runs);
 	free(tmp);
@@ -401,24 +261,24 @@ static void test_dag(void **state)
 
 static void test_gate_without_yes_exits_3(void **state)
 {
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp);
-	struct proc p = run_pevtui(NULL, "--headless", "--demo", "--gate", "plan", "--sim-delay",
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_proc p = cli_run(NULL, "--headless", "--demo", "--gate", "plan", "--sim-delay",
 				   "0", "--runs-dir", runs, "a task", NULL);
 
 	(void)state;
 	assert_int_equal(p.status, 3);
 	assert_non_null(strstr(p.out, "plan gate"));
 	assert_non_null(strstr(p.out, "--yes"));
-	proc_free(&p);
-	rm_rf(tmp);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
 	free(runs);
 	free(tmp);
 }
 
 static void test_json_lines(void **state)
 {
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp);
-	struct proc p = run_pevtui(NULL, "--headless", "--json", "--demo", "--yes", "--scenario",
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_proc p = cli_run(NULL, "--headless", "--json", "--demo", "--yes", "--scenario",
 				   "dag", "--sim-delay", "0", "--runs-dir", runs, NULL);
 	char *save = NULL;
 	int lines = 0;
@@ -435,8 +295,8 @@ static void test_json_lines(void **state)
 		lines++;
 	}
 	assert_true(lines > 10);
-	proc_free(&p);
-	rm_rf(tmp);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
 	free(runs);
 	free(tmp);
 }
@@ -445,8 +305,8 @@ static void test_keys_never_journaled(void **state)
 {
 	static const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-TESTSECRET-0123456789",
 					  "OPENAI_API_KEY=sk-TESTSECRET-9876543210", NULL};
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp);
-	struct proc p = run_pevtui(env, "--headless", "--demo", "--yes", "--sim-delay", "0",
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_proc p = cli_run(env, "--headless", "--demo", "--yes", "--sim-delay", "0",
 				   "--runs-dir", runs, NULL);
 	char *cmd = xasprintf("grep -r TESTSECRET '%s' >/dev/null", tmp);
 
@@ -456,77 +316,77 @@ static void test_keys_never_journaled(void **state)
 	assert_null(strstr(p.err, "TESTSECRET"));
 	assert_int_not_equal(system(cmd), 0); /* grep finds nothing */
 	free(cmd);
-	proc_free(&p);
-	rm_rf(tmp);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
 	free(runs);
 	free(tmp);
 }
 
 static void test_command_line_errors(void **state)
 {
-	struct proc p;
+	struct cli_proc p;
 
 	(void)state;
-	p = run_pevtui(NULL, "--max-retries", "lots", NULL);
+	p = cli_run(NULL, "--max-retries", "lots", NULL);
 	assert_int_equal(p.status, 1);
 	assert_non_null(strstr(p.err, "--max-retries"));
 	assert_null(strchr(strchr(p.err, '\n') + 1, '\n')); /* one line */
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--gate", "plan,lunch", NULL);
+	p = cli_run(NULL, "--gate", "plan,lunch", NULL);
 	assert_int_equal(p.status, 1);
 	assert_non_null(strstr(p.err, "lunch"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--headless", "a task", NULL);
+	p = cli_run(NULL, "--headless", "a task", NULL);
 	assert_int_equal(p.status, 1);
 	assert_non_null(strstr(p.err, "--demo"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--demo", "--scenario", "nope", "--headless", NULL);
+	p = cli_run(NULL, "--demo", "--scenario", "nope", "--headless", NULL);
 	assert_int_equal(p.status, 1);
 	assert_non_null(strstr(p.err, "nope"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--help", NULL);
+	p = cli_run(NULL, "--help", NULL);
 	assert_int_equal(p.status, 0);
 	assert_non_null(strstr(p.out, "--demo"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--version", NULL);
+	p = cli_run(NULL, "--version", NULL);
 	assert_int_equal(p.status, 0);
 	assert_non_null(strstr(p.out, PACKAGE_VERSION));
-	proc_free(&p);
+	cli_proc_free(&p);
 }
 
 static void test_list_and_replay(void **state)
 {
 	char *tmp = NULL, *runs, *run_dir, *id;
 	cJSON *ev = scenario("dag", 0, NULL, &tmp);
-	struct proc p;
+	struct cli_proc p;
 
 	(void)state;
 	runs = xasprintf("%s/runs", tmp);
-	run_dir = only_run(runs);
+	run_dir = cli_only_run(runs);
 	id = strrchr(run_dir, '/') + 1;
-	p = run_pevtui(NULL, "--list-runs", "--runs-dir", runs, NULL);
+	p = cli_run(NULL, "--list-runs", "--runs-dir", runs, NULL);
 	assert_int_equal(p.status, 0);
 	assert_non_null(strstr(p.out, id));
 	assert_non_null(strstr(p.out, "passed"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--headless", "--replay", id, "--runs-dir", runs, NULL);
+	p = cli_run(NULL, "--headless", "--replay", id, "--runs-dir", runs, NULL);
 	assert_int_equal(p.status, 0);
 	assert_non_null(strstr(p.out, "answer:"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
-	p = run_pevtui(NULL, "--headless", "--resume", id, "--runs-dir", runs, NULL);
+	p = cli_run(NULL, "--headless", "--resume", id, "--runs-dir", runs, NULL);
 	assert_int_equal(p.status, 1);
 	assert_non_null(strstr(p.err, "already finished"));
-	proc_free(&p);
+	cli_proc_free(&p);
 
 	cJSON_Delete(ev);
-	rm_rf(tmp);
+	cli_rm_rf(tmp);
 	free(run_dir);
 	free(runs);
 	free(tmp);

@@ -18,7 +18,8 @@ cat >"$TMPD/script.json" <<'JSON'
      "input": {"command": "rm -f out.txt"}}]}],
    "final": {"reasoning": "wrote it", "actions_taken": ["run_shell"],
      "step_output": {"findings": "out.txt written", "artifacts": ["out.txt"],
-       "meets_criteria": true}, "confidence": 0.9, "notes": ""}}]}
+       "meets_criteria": true}, "confidence": 0.9,
+     "notes": "run_shell: the cleanup was refused, so out.txt stays, as intended"}}]}
 }
 JSON
 

@@ -1,0 +1,144 @@
+/* cli — running the real pevtui binary from C tests. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cli.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "journal.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+static char *slurp_fd(int fd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+
+	strbuf_init(&sb);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&sb, buf, (size_t)n);
+	return strbuf_detach(&sb);
+}
+
+struct cli_proc cli_run(const char *const *env, const char *first, ...)
+{
+	const char *argv[64];
+	const char *bin = getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui";
+	int n = 0, out[2], err[2], st;
+	struct cli_proc p = {-1, NULL, NULL};
+	va_list ap;
+	pid_t pid;
+
+	argv[n++] = bin;
+	va_start(ap, first);
+	for (const char *a = first; a && n < 62; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(err), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+		dup2(devnull, 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		close(out[0]);
+		close(err[0]);
+		unsetenv("ANTHROPIC_API_KEY");
+		unsetenv("OPENAI_API_KEY");
+		unsetenv("OPENAI_BASE_URL");
+		unsetenv("ANTHROPIC_BASE_URL");
+		setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
+		for (int i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	/* stderr stays small (a few lines), so reading stdout first cannot deadlock. */
+	p.out = slurp_fd(out[0]);
+	p.err = slurp_fd(err[0]);
+	close(out[0]);
+	close(err[0]);
+	waitpid(pid, &st, 0);
+	p.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return p;
+}
+
+void cli_proc_free(struct cli_proc *p)
+{
+	free(p->out);
+	free(p->err);
+}
+
+char *cli_tmpdir(void)
+{
+	char *d = xstrdup("/tmp/pevtui-test-cli-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+void cli_rm_rf(const char *dir)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
+char *cli_only_run(const char *runs_dir)
+{
+	DIR *d = opendir(runs_dir);
+	struct dirent *de;
+	char *found = NULL;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		free(found);
+		found = xasprintf("%s/%s", runs_dir, de->d_name);
+		n++;
+	}
+	closedir(d);
+	assert_int_equal(n, 1);
+	return found;
+}
+
+static bool collect(void *ctx, const struct event *ev)
+{
+	cJSON_AddItemToArray(ctx, cJSON_Parse(ev->json));
+	return true;
+}
+
+cJSON *cli_load_journal(const char *run_dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL;
+	cJSON *arr = cJSON_CreateArray();
+	struct journal_load_info info = {0};
+
+	if (!journal_load(path, collect, arr, &info, &err))
+		fail_msg("journal: %s", err);
+	assert_false(info.torn_tail);
+	free(path);
+	return arr;
+}

@@ -1,0 +1,228 @@
+/* test_cli_mock — the real binary against the mock LLM server: provider selection from the
+ * environment (keys, base URLs, --model), the wire each one speaks, costs, errors, and
+ * that the key never reaches the run folder or the output. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "jsonx.h"
+#include "mock_llm.h"
+#include "xalloc.h"
+
+#define KEY "sk-ant-cli-TESTKEY-4f8a2c9e1b7d"
+
+static const char plan_text[] =
+	"Here is the plan:\n```json\n"
+	"{\"goal\":\"count words\",\"context\":\"test\",\"steps\":[{\"step_id\":\"s1\","
+	"\"name\":\"count\",\"description\":\"count the words\",\"actions\":[],"
+	"\"acceptance_criteria\":[\"a number is given\"],\"expected_outputs\":[],"
+	"\"dependencies\":[],\"estimated_complexity\":\"low\"}],"
+	"\"success_criteria\":[\"the count is right\"],\"rollback_strategy\":\"none\"}\n```";
+static const char result_text[] =
+	"{\"reasoning\":\"counted\",\"actions_taken\":[\"counted\"],\"step_output\":"
+	"{\"findings\":\"42 words\",\"artifacts\":[],\"meets_criteria\":true},"
+	"\"confidence\":0.9,\"notes\":\"\"}";
+static const char verdict_text[] =
+	"{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"a number is given\","
+	"\"passed\":true,\"evidence\":\"42\",\"confidence\":0.9,\"feedback\":\"\"}],"
+	"\"action\":\"pass\",\"severity\":\"minor\"}";
+static const char answer_text[] = "There are 42 words.";
+
+/* The five calls of a one-step run, in order: plan, execute, verify, final check,
+ * synthesis. `models` per call (the mock matches on the request's model). */
+static void script_run(struct mock *m, bool anthropic, const char *const models[5])
+{
+	const char *texts[5] = {plan_text, result_text, verdict_text, verdict_text, answer_text};
+
+	for (int i = 0; i < 5; i++) {
+		char *body = anthropic ? mock_anthropic_text_sse(models[i], texts[i], 100, 50)
+				       : mock_openai_text_sse(models[i], texts[i], 100, 50);
+		char *needle = xasprintf("\"model\":\"%s\"", models[i]);
+		struct mock_reply r = {.body = body, .chunk = 64};
+		mock_push_for(m, needle, &r);
+		free(body);
+		free(needle);
+	}
+}
+
+static const cJSON *first(const cJSON *events, const char *type)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, events)
+		if (!strcmp(jsonx_str(ev, "type"), type))
+			return ev;
+	return NULL;
+}
+
+static void assert_no_key_in_dir(const char *dir)
+{
+	char *cmd = xasprintf("grep -r -e TESTKEY '%s' >/dev/null", dir);
+
+	assert_int_not_equal(system(cmd), 0);
+	free(cmd);
+}
+
+static void test_openai_compatible_without_key(void **state)
+{
+	static const char *const models[5] = {"llama3.1", "llama3.1", "llama3.1", "llama3.1",
+					      "llama3.1"};
+	struct mock *m = mock_start();
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *url = mock_url(m, "/v1");
+	char *env_url = xasprintf("OPENAI_BASE_URL=%s", url), *run_dir;
+	const char *env[] = {env_url, NULL};
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *start, *call;
+	struct mock_request *req;
+
+	(void)state;
+	script_run(m, false, models);
+	p = cli_run(env, "--headless", "--yes", "--model", "llama3.1", "--runs-dir", runs,
+		    "count the words", NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\n%s\n%s", p.status, p.out, p.err);
+	assert_non_null(strstr(p.out, "There are 42 words."));
+	run_dir = cli_only_run(runs);
+	events = cli_load_journal(run_dir);
+	start = first(events, "run.start");
+	assert_string_equal(jsonx_str(start, "provider"), "openai");
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(start, "simulated")));
+	assert_string_equal(jsonx_str(cJSON_GetObjectItem(start, "models"), "verifier"), "llama3.1");
+	/* A local model has no price: unknown, never zero. */
+	call = first(events, "llm.call");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(call, "cost_usd")));
+	assert_non_null(strstr(p.out, "unknown"));
+	/* The OpenAI wire: /v1/chat/completions, no Authorization header without a key. */
+	assert_int_equal(mock_request_count(m), 5);
+	req = mock_request_get(m, 0);
+	assert_string_equal(req->path, "/v1/chat/completions");
+	assert_string_equal(req->authorization, "");
+	assert_non_null(strstr(req->body, "\"stream\":true"));
+	mock_request_free(req);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(run_dir);
+	free(env_url);
+	free(url);
+	free(runs);
+	free(tmp);
+}
+
+static void test_anthropic_from_environment(void **state)
+{
+	static const char *const models[5] = {"claude-opus-4-5", "claude-sonnet-4-5",
+					      "claude-haiku-4-5", "claude-haiku-4-5",
+					      "claude-opus-4-5"};
+	struct mock *m = mock_start();
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *url = mock_url(m, "");
+	char *env_url = xasprintf("ANTHROPIC_BASE_URL=%s", url), *run_dir;
+	const char *env[] = {env_url, "ANTHROPIC_API_KEY=" KEY, NULL};
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *start, *ev;
+	struct mock_request *req;
+	double total = 0;
+
+	(void)state;
+	script_run(m, true, models);
+	p = cli_run(env, "--headless", "--yes", "--runs-dir", runs, "count the words", NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\n%s\n%s", p.status, p.out, p.err);
+	run_dir = cli_only_run(runs);
+	events = cli_load_journal(run_dir);
+	start = first(events, "run.start");
+	assert_string_equal(jsonx_str(start, "provider"), "anthropic");
+	/* Default models per role: strong to plan, balanced to execute, fast to verify. */
+	assert_string_equal(jsonx_str(cJSON_GetObjectItem(start, "models"), "planner"),
+			    "claude-opus-4-5");
+	assert_string_equal(jsonx_str(cJSON_GetObjectItem(start, "models"), "executor"),
+			    "claude-sonnet-4-5");
+	assert_string_equal(jsonx_str(cJSON_GetObjectItem(start, "models"), "verifier"),
+			    "claude-haiku-4-5");
+	/* Every call is priced: 100 in / 50 out at the table's rates. */
+	cJSON_ArrayForEach(ev, events)
+	{
+		double c;
+		if (strcmp(jsonx_str(ev, "type"), "llm.call"))
+			continue;
+		assert_true(jsonx_num(ev, "cost_usd", &c));
+		assert_true(c > 0);
+		total += c;
+	}
+	/* opus 2×(100×5+50×25) + sonnet (100×3+50×15) + haiku 2×(100×1+50×5), per 1e6 */
+	assert_true(fabs(total - 5250e-6) < 1e-12);
+	req = mock_request_get(m, 0);
+	assert_string_equal(req->path, "/v1/messages");
+	assert_string_equal(req->api_key, KEY);
+	assert_string_equal(req->version, "2023-06-01");
+	mock_request_free(req);
+	assert_no_key_in_dir(tmp);
+	assert_null(strstr(p.out, "TESTKEY"));
+	assert_null(strstr(p.err, "TESTKEY"));
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(run_dir);
+	free(env_url);
+	free(url);
+	free(runs);
+	free(tmp);
+}
+
+static void test_bad_key_fails_once_with_the_providers_message(void **state)
+{
+	struct mock *m = mock_start();
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *url = mock_url(m, "");
+	char *env_url = xasprintf("ANTHROPIC_BASE_URL=%s", url);
+	const char *env[] = {env_url, "ANTHROPIC_API_KEY=" KEY, NULL};
+	struct mock_reply r = {
+		.status = 401,
+		.body = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
+			"\"message\":\"invalid x-api-key\"}}",
+	};
+	struct cli_proc p;
+
+	(void)state;
+	mock_set_default(m, &r);
+	p = cli_run(env, "--headless", "--yes", "--runs-dir", runs, "count the words", NULL);
+	assert_int_equal(p.status, 1);
+	assert_int_equal(mock_request_count(m), 1); /* 401 is not retried */
+	assert_non_null(strstr(p.out, "401"));
+	assert_non_null(strstr(p.out, "invalid x-api-key"));
+	assert_null(strstr(p.out, "TESTKEY"));
+	assert_null(strstr(p.err, "TESTKEY"));
+	assert_no_key_in_dir(tmp);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(env_url);
+	free(url);
+	free(runs);
+	free(tmp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_openai_compatible_without_key),
+		cmocka_unit_test(test_anthropic_from_environment),
+		cmocka_unit_test(test_bad_key_fails_once_with_the_providers_message),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
