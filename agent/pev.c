@@ -585,70 +585,104 @@ static void publish_proposed(struct pev *e, const struct plan *p, int revision,
 	bus_publish(e->bus, EV_PLAN_PROPOSED, f);
 }
 
+/* How an answer is read: the parsed object, or NULL with one sentence in *why. */
+typedef void *(*read_fn)(struct pev *e, const char *text, char **why);
+
 /*
- * Asks the planner for a plan (PURPOSE_PLAN or PURPOSE_REPLAN with `prompt`), validates
- * it, and re-asks once with the errors. Returns the valid plan or NULL (run ended).
+ * One call, and when its answer cannot be read, one more: the model sees its answer and
+ * the correction fix(why). Returns the parsed answer; NULL when a call failed (*err) or
+ * was cancelled (neither set), or when the second answer could not be read either (*why).
+ * `prompt` is taken. Any thread.
  */
-static struct plan *ask_planner(struct pev *e, enum llm_purpose purpose, char *prompt)
+static void *ask_and_read(struct pev *e, struct llm_request *req, char *prompt,
+			  const atomic_bool *cancel, read_fn read,
+			  char *(*fix)(struct pev *e, const char *why), char **why, char **err)
 {
 	struct llm_msg msgs[3] = {{0}};
 	size_t n = 1;
-	struct plan *p = NULL;
+	void *out = NULL;
 
+	*why = *err = NULL;
 	msgs[0].kind = LLM_MSG_USER;
 	msgs[0].text = prompt;
-	for (int round = 0; round < 2 && !e->stop; round++) {
-		struct llm_request req = {0};
+	for (int round = 0; round < 2 && !out; round++) {
 		struct llm_response res = {0};
-		struct strvec errors = STRVEC_INIT;
 
-		req.role = ROLE_PLANNER;
-		req.purpose = purpose;
-		req.system = prompt_system_planner();
-		req.msgs = msgs;
-		req.n_msgs = n;
-		req.want_json = true;
-		req.max_tokens = MAX_TOKENS_PLAN;
-		if (call_or_end(e, &req, &res) != PROVIDER_OK) {
-			if (!stopping(e))
-				set_end(e, PEV_EXIT_ABORTED, "run aborted while planning");
+		free(*why);
+		*why = NULL;
+		req->msgs = msgs;
+		req->n_msgs = n;
+		if (call_model(e, req, &res, cancel, err) != PROVIDER_OK) {
 			llm_response_release(&res);
 			break;
 		}
-		p = plan_parse(res.text, &errors);
-		if (p && !plan_validate(p, &errors)) {
-			plan_free(p);
-			p = NULL;
-		}
-		if (p) {
-			llm_response_release(&res);
-			strvec_clear(&errors);
-			break;
-		}
-		if (round == 0) {
-			char *joined = strvec_join(&errors, "; ");
-			bus_notice(e->bus, "warn", NULL,
-				   "the planner's plan is invalid (%s); asking it once to fix it",
-				   joined);
-			free(joined);
+		out = read(e, res.text, why);
+		if (!out && round == 0) {
+			bus_notice(e->bus, "warn", req->step_id,
+				   "the %s's answer cannot be used (%s); asking it once to fix it",
+				   llm_role_name(req->role), *why);
 			msgs[1].kind = LLM_MSG_ASSISTANT;
 			msgs[1].text = xstrdup(res.text);
 			msgs[2].kind = LLM_MSG_USER;
-			msgs[2].text = prompt_plan_fix(e->task, res.text, &errors);
+			msgs[2].text = fix(e, *why);
 			n = 3;
-		} else {
-			char *joined = strvec_join(&errors, "; ");
-			bus_notice(e->bus, "error", NULL, "the planner's plan is still invalid: %s",
-				   joined);
-			set_end(e, PEV_EXIT_ERROR,
-				"the planner returned an invalid plan twice: %s", joined);
-			free(joined);
 		}
 		llm_response_release(&res);
-		strvec_clear(&errors);
 	}
 	for (size_t i = 0; i < n; i++)
 		llm_msg_release(&msgs[i]);
+	return out;
+}
+
+/* A plan that parses and validates; the problems joined by newlines otherwise. */
+static void *read_plan(struct pev *e, const char *text, char **why)
+{
+	struct strvec errors = STRVEC_INIT;
+	struct plan *p = plan_parse(text, &errors);
+
+	(void)e;
+	if (p && !plan_validate(p, &errors)) {
+		plan_free(p);
+		p = NULL;
+	}
+	if (!p)
+		*why = errors.n ? strvec_join(&errors, "\n") : xstrdup("no plan in the answer");
+	strvec_clear(&errors);
+	return p;
+}
+
+static char *fix_plan(struct pev *e, const char *why)
+{
+	return prompt_plan_fix(e->task, why);
+}
+
+/*
+ * Asks the planner for a plan (PURPOSE_PLAN or PURPOSE_REPLAN with `prompt`, taken),
+ * validated, re-asked once with the errors. Returns the valid plan or NULL (run ended).
+ */
+static struct plan *ask_planner(struct pev *e, enum llm_purpose purpose, char *prompt)
+{
+	struct llm_request req = {.role = ROLE_PLANNER,
+				  .purpose = purpose,
+				  .system = prompt_system_planner(),
+				  .want_json = true,
+				  .max_tokens = MAX_TOKENS_PLAN};
+	char *why = NULL, *err = NULL;
+	struct plan *p = ask_and_read(e, &req, prompt, &e->cancel_call, read_plan, fix_plan,
+				      &why, &err);
+
+	if (!p && err && !atomic_load(&e->aborting)) {
+		set_end(e, PEV_EXIT_ERROR, "planner call failed: %s", err);
+	} else if (!p && why) {
+		for (char *c = why; (c = strchr(c, '\n')); )
+			*c = ' ';
+		bus_notice(e->bus, "error", NULL, "the planner's plan is still invalid: %s", why);
+		set_end(e, PEV_EXIT_ERROR, "the planner returned an invalid plan twice: %s", why);
+	} else if (!p && !stopping(e)) {
+		set_end(e, PEV_EXIT_ABORTED, "run aborted while planning");
+	}
+	free(why);
+	free(err);
 	return p;
 }
 
@@ -1135,20 +1169,20 @@ static char *execute_attempt(struct worker *w, int attempt, struct attempt_log *
 	msgs[0].text = prompt_execute(w->goal, step, w->deps, w->n_deps, &w->critiques, attempt);
 
 	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
-		struct llm_request req = {0};
+		/* The last round offers no tools: the executor must answer. */
+		struct llm_request req = {.role = ROLE_EXECUTOR,
+					  .purpose = PURPOSE_EXECUTE,
+					  .step_id = step->id,
+					  .attempt = attempt,
+					  .step_json = step_json,
+					  .system = prompt_system_executor(),
+					  .msgs = msgs,
+					  .n_msgs = n_msgs,
+					  .tools = tools,
+					  .n_tools = round < MAX_TOOL_ROUNDS ? n_tools : 0,
+					  .max_tokens = MAX_TOKENS_STEP};
 		struct llm_response res = {0};
 
-		req.role = ROLE_EXECUTOR;
-		req.purpose = PURPOSE_EXECUTE;
-		req.step_id = step->id;
-		req.attempt = attempt;
-		req.step_json = step_json;
-		req.system = prompt_system_executor();
-		req.msgs = msgs;
-		req.n_msgs = n_msgs;
-		req.tools = tools;
-		req.n_tools = round < MAX_TOOL_ROUNDS ? n_tools : 0;
-		req.max_tokens = MAX_TOKENS_STEP;
 		if (call_model(e, &req, &res, &w->cancel, err) != PROVIDER_OK) {
 			llm_response_release(&res);
 			break;
@@ -1334,63 +1368,45 @@ static void reuse_add(struct pev *e, char *key, const char *result, const char *
 	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output)};
 }
 
+static void *read_verdict(struct pev *e, const char *text, char **why)
+{
+	(void)e;
+	return verdict_parse(text, why);
+}
+
+static char *fix_verdict(struct pev *e, const char *why)
+{
+	(void)e;
+	return prompt_verdict_fix(why);
+}
+
 /* Stage 2: the verifier model. NULL when the call failed (*err) or was cancelled. */
 static struct verdict *verify_model(struct worker *w, int attempt, const char *result_json,
 				    const struct attempt_log *log, char **err)
 {
-	struct pev *e = w->e;
-	const struct plan_step *step = &w->step;
-	struct llm_msg msgs[3] = {{0}};
-	size_t n = 1;
-	struct verdict *v = NULL;
-	char *step_json = plan_step_to_string(step, false);
+	char *step_json = plan_step_to_string(&w->step, false), *why = NULL;
+	struct llm_request req = {.role = ROLE_VERIFIER,
+				  .purpose = PURPOSE_VERIFY,
+				  .step_id = w->step.id,
+				  .attempt = attempt,
+				  .step_json = step_json,
+				  .system = prompt_system_verifier(),
+				  .want_json = true,
+				  .max_tokens = MAX_TOKENS_STEP};
+	struct verdict *v = ask_and_read(w->e, &req,
+					 prompt_verify(w->goal, &w->step, result_json, log->text.buf),
+					 &w->cancel, read_verdict, fix_verdict, &why, err);
 
-	msgs[0].kind = LLM_MSG_USER;
-	msgs[0].text = prompt_verify(w->goal, step, result_json, log->text.buf);
-	for (int round = 0; round < 2 && !v; round++) {
-		struct llm_request req = {0};
-		struct llm_response res = {0};
-		char *perr = NULL;
-
-		req.role = ROLE_VERIFIER;
-		req.purpose = PURPOSE_VERIFY;
-		req.step_id = step->id;
-		req.attempt = attempt;
-		req.step_json = step_json;
-		req.system = prompt_system_verifier();
-		req.msgs = msgs;
-		req.n_msgs = n;
-		req.want_json = true;
-		req.max_tokens = MAX_TOKENS_STEP;
-		if (call_model(e, &req, &res, &w->cancel, err) != PROVIDER_OK) {
-			llm_response_release(&res);
-			break;
-		}
-		v = verdict_parse(res.text, &perr);
-		if (!v && round == 0) {
-			bus_notice(e->bus, "warn", step->id,
-				   "the verifier's answer is unusable (%s); asking it again", perr);
-			msgs[1].kind = LLM_MSG_ASSISTANT;
-			msgs[1].text = xstrdup(res.text);
-			msgs[2].kind = LLM_MSG_USER;
-			msgs[2].text = xasprintf("Your verdict cannot be read: %s. Answer again with "
-						 "exactly one verdict JSON object.",
-						 perr);
-			n = 3;
-		} else if (!v) {
-			/* Not the executor's fault, but the step cannot pass unverified. */
-			v = xcalloc(1, sizeof(*v));
-			v->action = VERDICT_RETRY;
-			v->severity = SEV_MAJOR;
-			v->feedback = xasprintf("The verifier's answer could not be read (%s); "
-						"the attempt is repeated.",
-						perr);
-		}
-		free(perr);
-		llm_response_release(&res);
+	if (!v && why) {
+		/* Not the executor's fault, but the step cannot pass unverified. */
+		v = xcalloc(1, sizeof(*v));
+		v->action = VERDICT_RETRY;
+		v->severity = SEV_MAJOR;
+		v->feedback = xasprintf("The verifier's answer could not be read (%s); the attempt "
+					"is repeated.",
+					why);
 	}
-	for (size_t m = 0; m < n; m++)
-		llm_msg_release(&msgs[m]);
+	free(why);
 	free(step_json);
 	return v;
 }
@@ -1916,17 +1932,16 @@ static void finish(struct pev *e)
 	if (results.n) {
 		struct llm_msg msg = {.kind = LLM_MSG_USER,
 				      .text = prompt_final_check(e->plan, &results)};
-		struct llm_request req = {0};
+		struct llm_request req = {.role = ROLE_VERIFIER,
+					  .purpose = PURPOSE_FINAL_CHECK,
+					  .system = prompt_system_verifier(),
+					  .msgs = &msg,
+					  .n_msgs = 1,
+					  .want_json = true,
+					  .max_tokens = MAX_TOKENS_STEP};
 		struct llm_response res = {0};
 		char *err = NULL;
 
-		req.role = ROLE_VERIFIER;
-		req.purpose = PURPOSE_FINAL_CHECK;
-		req.system = prompt_system_verifier();
-		req.msgs = &msg;
-		req.n_msgs = 1;
-		req.want_json = true;
-		req.max_tokens = MAX_TOKENS_STEP;
 		if (call_or_end(e, &req, &res) == PROVIDER_OK) {
 			check = verdict_parse(res.text, &err);
 			if (!check)
@@ -1943,15 +1958,14 @@ static void finish(struct pev *e)
 	{
 		struct llm_msg msg = {.kind = LLM_MSG_USER,
 				      .text = prompt_synthesize(e->task, e->plan, &results, &gaps)};
-		struct llm_request req = {0};
+		struct llm_request req = {.role = ROLE_PLANNER,
+					  .purpose = PURPOSE_SYNTHESIZE,
+					  .system = prompt_system_synthesizer(),
+					  .msgs = &msg,
+					  .n_msgs = 1,
+					  .max_tokens = MAX_TOKENS_PLAN};
 		struct llm_response res = {0};
 
-		req.role = ROLE_PLANNER;
-		req.purpose = PURPOSE_SYNTHESIZE;
-		req.system = prompt_system_synthesizer();
-		req.msgs = &msg;
-		req.n_msgs = 1;
-		req.max_tokens = MAX_TOKENS_PLAN;
 		if (call_or_end(e, &req, &res) == PROVIDER_OK) {
 			answer = res.text;
 			res.text = NULL;

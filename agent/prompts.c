@@ -4,6 +4,7 @@
 #include "prompts.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan.h"
 #include "xalloc.h"
@@ -79,17 +80,28 @@ char *prompt_plan(const char *task)
 	return xasprintf("Task:\n%s\n\nWrite the plan.", task);
 }
 
-char *prompt_plan_fix(const char *task, const char *bad_text, const struct strvec *errors)
+char *prompt_plan_fix(const char *task, const char *problems)
 {
 	struct strbuf sb;
+	const char *line = problems;
 
-	(void)bad_text; /* it is the assistant turn just before this message */
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "Your plan for the task \"%s\" cannot be used:\n", task);
-	for (size_t i = 0; i < errors->n; i++)
-		strbuf_addf(&sb, "- %s\n", errors->v[i]);
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		strbuf_addf(&sb, "- %.*s\n", (int)n, line);
+		line = nl ? nl + 1 : NULL;
+	}
 	strbuf_adds(&sb, "Answer again with the whole corrected plan as one JSON object.");
 	return strbuf_detach(&sb);
+}
+
+char *prompt_verdict_fix(const char *problem)
+{
+	return xasprintf("Your verdict cannot be read: %s. Answer again with exactly one verdict "
+			 "JSON object.",
+			 problem);
 }
 
 char *prompt_replan(const char *task, const struct plan *current, const struct strvec *passed,

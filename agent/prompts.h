@@ -15,8 +15,11 @@ const char *prompt_system_synthesizer(void);
 
 /* The user message for a first plan. Caller frees. */
 char *prompt_plan(const char *task);
-/* The user message asking to fix an invalid plan (errors listed). */
-char *prompt_plan_fix(const char *task, const char *bad_text, const struct strvec *errors);
+/* The user message asking to fix an invalid plan; `problems` are the validation errors,
+ * one sentence each, joined by "\n". */
+char *prompt_plan_fix(const char *task, const char *problems);
+/* The same for a verdict that cannot be read. */
+char *prompt_verdict_fix(const char *problem);
 /* Replan: the current plan, what passed (ids), what failed and why. */
 char *prompt_replan(const char *task, const struct plan *current, const struct strvec *passed,
 		    const char *failed_step, const char *failure);
