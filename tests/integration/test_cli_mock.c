@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,12 +217,57 @@ static void test_bad_key_fails_once_with_the_providers_message(void **state)
 	free(tmp);
 }
 
+/* The key comes from the config file's api_key_cmd (never from the file itself). */
+static void test_key_from_api_key_cmd(void **state)
+{
+	static const char *const models[5] = {"m", "m", "m", "m", "m"};
+	struct mock *m = mock_start();
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *url = mock_url(m, "");
+	char *config = xasprintf("%s/config", tmp);
+	char *text = xasprintf("[provider]\nname = anthropic\nbase_url = %s\n"
+			       "api_key_cmd = printf '%%s\\n' %s\n[models]\nall = m\n",
+			       url, KEY);
+	struct cli_proc p;
+	struct mock_request *req;
+	FILE *f = fopen(config, "w");
+
+	(void)state;
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	script_run(m, true, models);
+	p = cli_run(NULL, "--headless", "--yes", "--config", config, "--runs-dir", runs,
+		    "count the words", NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\n%s\n%s", p.status, p.out, p.err);
+	req = mock_request_get(m, 0);
+	assert_string_equal(req->api_key, KEY);
+	mock_request_free(req);
+	assert_null(strstr(p.out, "TESTKEY"));
+	assert_null(strstr(p.err, "TESTKEY"));
+	{
+		/* Only the config (which names the command) holds the key's text. */
+		char *cmd = xasprintf("grep -r -e TESTKEY '%s' >/dev/null", runs);
+		assert_int_not_equal(system(cmd), 0);
+		free(cmd);
+	}
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(text);
+	free(config);
+	free(url);
+	free(runs);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_openai_compatible_without_key),
 		cmocka_unit_test(test_anthropic_from_environment),
 		cmocka_unit_test(test_bad_key_fails_once_with_the_providers_message),
+		cmocka_unit_test(test_key_from_api_key_cmd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
