@@ -139,6 +139,7 @@ struct pev {
 	bool stop;          /* leave the main loop (abort, quit, error) */
 	bool quit;          /* no run.end: leave the run resumable */
 	char *pending_plan; /* resume: a proposal that was waiting at its gate */
+	char *pending_failed, *pending_failure; /* …and, for a replan, what failed and why */
 	char *replan_step;  /* a step whose failure asks for a replan once workers finish */
 	char *replan_why;
 
@@ -568,8 +569,10 @@ static void budget_gate(struct pev *e)
 
 /* ------------------------------------------------------------------ planning */
 
+/* `failed_step` and `failure` go with replan proposals (so --resume can re-open their
+ * gate); NULL otherwise. */
 static void publish_proposed(struct pev *e, const struct plan *p, int revision,
-			     const char *reason)
+			     const char *reason, const char *failed_step, const char *failure)
 {
 	cJSON *f = cJSON_CreateObject();
 	bool known = false;
@@ -582,6 +585,10 @@ static void publish_proposed(struct pev *e, const struct plan *p, int revision,
 	else
 		cJSON_AddNullToObject(f, "estimate_usd");
 	cJSON_AddStringToObject(f, "reason", reason);
+	if (failed_step) {
+		cJSON_AddStringToObject(f, "failed_step", failed_step);
+		cJSON_AddStringToObject(f, "failure", failure ? failure : "");
+	}
 	bus_publish(e->bus, EV_PLAN_PROPOSED, f);
 }
 
@@ -807,7 +814,7 @@ static bool gate_and_adopt(struct pev *e, struct plan *p, int revision)
 			if (np) {
 				plan_free(p);
 				p = np;
-				publish_proposed(e, p, revision, "edit");
+				publish_proposed(e, p, revision, "edit", NULL, NULL);
 				adopt_plan(e, p, revision);
 				return true;
 			}
@@ -833,7 +840,7 @@ static bool make_first_plan(struct pev *e)
 	p = ask_planner(e, PURPOSE_PLAN, prompt_plan(e->task));
 	if (!p)
 		return false;
-	publish_proposed(e, p, 0, "initial");
+	publish_proposed(e, p, 0, "initial", NULL, NULL);
 	return gate_and_adopt(e, p, 0);
 }
 
@@ -873,6 +880,8 @@ static void fail_accept(struct pev *e, size_t i, const char *why)
 	publish_step_end(e, e->plan->steps[i].id, SS_FAIL_ACCEPTED, s->attempts, false);
 }
 
+static void replan_gate(struct pev *e, size_t i, const char *failure, struct plan *np);
+
 /* Retries exhausted or the verifier asked for a replan. */
 static void replan(struct pev *e, size_t i, const char *failure)
 {
@@ -899,7 +908,16 @@ static void replan(struct pev *e, size_t i, const char *failure)
 		return;
 	}
 	e->replans++;
-	publish_proposed(e, np, e->revision + 1, "replan");
+	publish_proposed(e, np, e->revision + 1, "replan", failed_id, failure);
+	replan_gate(e, i, failure, np);
+	free(failed_id);
+}
+
+/* The replan gate for proposal `np` (taken): approve adopts it, edit adopts the edited
+ * plan, skip keeps the old plan and fail-accepts step i, reject ends the run. */
+static void replan_gate(struct pev *e, size_t i, const char *failure, struct plan *np)
+{
+	char *failed_id = xstrdup(e->plan->steps[i].id);
 
 	for (;;) {
 		cJSON *payload = cJSON_CreateObject();
@@ -931,7 +949,7 @@ static void replan(struct pev *e, size_t i, const char *failure)
 			free(edited);
 			if (ep) {
 				plan_free(np);
-				publish_proposed(e, ep, e->revision + 1, "edit");
+				publish_proposed(e, ep, e->revision + 1, "edit", NULL, NULL);
 				adopt_plan(e, ep, e->revision + 1);
 				break;
 			}
@@ -2021,6 +2039,7 @@ struct rebuild {
 	char *end_status;
 	int proposed_rev;
 	char *proposed;
+	char *proposed_failed, *proposed_failure; /* of a replan proposal */
 };
 
 static bool rebuild_visit(void *ctx, const struct event *ev)
@@ -2044,8 +2063,12 @@ static bool rebuild_visit(void *ctx, const struct event *ev)
 	case EV_PLAN_PROPOSED: {
 		cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "plan");
 		free(rb->proposed);
+		free(rb->proposed_failed);
+		free(rb->proposed_failure);
 		rb->proposed = p ? jsonx_print(p) : NULL;
 		rb->proposed_rev = jsonx_num(o, "revision", &num) ? (int)num : 0;
+		rb->proposed_failed = xstrdup(jsonx_str(o, "failed_step"));
+		rb->proposed_failure = xstrdup(jsonx_str(o, "failure"));
 		if (!strcmp(jsonx_str(o, "reason") ? jsonx_str(o, "reason") : "", "replan"))
 			e->replans++;
 		break;
@@ -2177,7 +2200,7 @@ static bool rebuild(struct pev *e, char **err)
 {
 	char *path = xasprintf("%s/journal.jsonl", e->run_dir);
 	struct journal_load_info info = {0};
-	struct rebuild rb = {e, NULL, false, NULL, 0, NULL};
+	struct rebuild rb = {.e = e};
 	bool ok = journal_load(path, rebuild_visit, &rb, &info, err);
 
 	if (ok && rb.ended && rb.end_status &&
@@ -2195,13 +2218,22 @@ static bool rebuild(struct pev *e, char **err)
 			if (e->st[i].status == SS_RUNNING)
 				e->st[i].status = SS_PENDING;
 		}
-		if (rb.proposed) {
+		if (rb.proposed && !e->plan) {
+			/* The first plan was waiting at its gate. */
 			e->pending_plan = rb.proposed;
 			e->revision = rb.proposed_rev;
 			rb.proposed = NULL;
+		} else if (rb.proposed && rb.proposed_failed) {
+			/* A replan was waiting at its gate: it opens again. */
+			e->pending_plan = rb.proposed;
+			e->pending_failed = rb.proposed_failed;
+			e->pending_failure = rb.proposed_failure;
+			rb.proposed = rb.proposed_failed = rb.proposed_failure = NULL;
 		}
 	}
 	free(rb.proposed);
+	free(rb.proposed_failed);
+	free(rb.proposed_failure);
 	free(rb.end_status);
 	free(path);
 	return ok;
@@ -2349,6 +2381,24 @@ static void schedule(struct pev *e)
 	}
 }
 
+/* --resume: the replan proposal that was waiting at its gate is asked again. */
+static void reopen_replan_gate(struct pev *e)
+{
+	struct strvec errors = STRVEC_INIT;
+	struct plan *np = plan_parse(e->pending_plan, &errors);
+	int i = plan_find(e->plan, e->pending_failed);
+
+	strvec_clear(&errors);
+	if (np && i >= 0)
+		replan_gate(e, (size_t)i, e->pending_failure, np);
+	else
+		plan_free(np);
+	free(e->pending_plan);
+	free(e->pending_failed);
+	free(e->pending_failure);
+	e->pending_plan = e->pending_failed = e->pending_failure = NULL;
+}
+
 /* Stops every worker and waits for them (end of run, abort, quit, error). */
 static void drain_workers(struct pev *e)
 {
@@ -2380,6 +2430,8 @@ static void *engine_main(void *arg)
 
 	if (!e->plan && !make_first_plan(e))
 		goto end;
+	if (e->pending_plan)
+		reopen_replan_gate(e);
 	schedule(e);
 	drain_workers(e);
 	if (!e->stop)
@@ -2544,6 +2596,8 @@ void pev_free(struct pev *e)
 	free(e->workspace);
 	free(e->end_reason);
 	free(e->pending_plan);
+	free(e->pending_failed);
+	free(e->pending_failure);
 	free(e->replan_step);
 	free(e->replan_why);
 	pthread_cond_destroy(&e->cond);

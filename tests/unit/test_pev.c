@@ -777,6 +777,35 @@ static void test_quit_then_resume_runs_nothing_twice(void **state)
 	run_free(&r);
 }
 
+/* A replan proposal waiting at its gate when the run stopped is asked again on resume,
+ * without a new planner call and without running the failed step again first. */
+static void test_resume_reopens_replan_gate(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_REPLAN);
+	r.answers[r.n_answers++] = (struct answer){"replan", 0, NULL, PEV_CMD_QUIT, true};
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL), NULL));
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2b", "s1", NULL, NULL), NULL));
+	script_verdicts(r.script, "s2", verdict("replan", "wrong source"), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_ABORTED);
+	assert_int_equal(count(&r, "gate.open", NULL), 1);
+	run_end_go(&r);
+
+	r.n_answers = 0;
+	assert_int_equal(run_go(&r, GATE_MODE_YES, true), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "gate.open", NULL), 2);
+	assert_string_equal(jsonx_str(nth(&r, "gate.open", NULL, 1), "gate"), "replan");
+	assert_string_equal(jsonx_str(nth(&r, "gate.open", NULL, 1), "failed_step"), "s2");
+	assert_int_equal(count(&r, "step.start", "s2"), 1);
+	assert_string_equal(end_status(&r, "s2b"), "passed");
+	assert_int_equal(metric(&r, "replans"), 1);
+	assert_int_equal(r.rec->calls[ROLE_PLANNER], 1); /* only the synthesis */
+	run_free(&r);
+}
+
 static void test_resume_refuses_finished_run(void **state)
 {
 	struct run r;
@@ -1026,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_identical_step_reuses_result),
 		cmocka_unit_test(test_abort_at_gate),
 		cmocka_unit_test(test_quit_then_resume_runs_nothing_twice),
+		cmocka_unit_test(test_resume_reopens_replan_gate),
 		cmocka_unit_test(test_resume_refuses_finished_run),
 		cmocka_unit_test(test_parallel_limit_and_order),
 		cmocka_unit_test(test_parallel_one_is_sequential),
