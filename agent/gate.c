@@ -262,6 +262,14 @@ void gatekeeper_cancel_all(struct gatekeeper *g)
 	pthread_mutex_unlock(&g->lock);
 }
 
+void gatekeeper_set_next_id(struct gatekeeper *g, unsigned long next_id)
+{
+	pthread_mutex_lock(&g->lock);
+	if (next_id > g->next_id)
+		g->next_id = next_id;
+	pthread_mutex_unlock(&g->lock);
+}
+
 int gatekeeper_pending(struct gatekeeper *g)
 {
 	int n = 0;

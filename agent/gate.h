@@ -52,6 +52,8 @@ bool gatekeeper_answer(struct gatekeeper *g, unsigned long gate_id, enum gate_de
 		       const char *edited_json);
 /* The run is being aborted: wakes every waiting ask; all asks now return GATE_REJECT. */
 void gatekeeper_cancel_all(struct gatekeeper *g);
+/* Resume: gate ids continue after the highest one the journal holds. */
+void gatekeeper_set_next_id(struct gatekeeper *g, unsigned long next_id);
 /* Number of gates open now. */
 int gatekeeper_pending(struct gatekeeper *g);
 

@@ -138,6 +138,7 @@ struct pev {
 	char *end_reason;
 	bool stop;          /* leave the main loop (abort, quit, error) */
 	bool quit;          /* no run.end: leave the run resumable */
+	bool final_done;    /* resume: run.final is in the journal already */
 	char *pending_plan; /* resume: a proposal that was waiting at its gate */
 	char *pending_failed, *pending_failure; /* …and, for a replan, what failed and why */
 	char *replan_step;  /* a step whose failure asks for a replan once workers finish */
@@ -2040,6 +2041,9 @@ struct rebuild {
 	int proposed_rev;
 	char *proposed;
 	char *proposed_failed, *proposed_failure; /* of a replan proposal */
+	unsigned long max_gate_id;
+	bool final_seen;  /* run.final written: only run.end is missing */
+	bool final_partial;
 };
 
 static bool rebuild_visit(void *ctx, const struct event *ev)
@@ -2183,6 +2187,22 @@ static bool rebuild_visit(void *ctx, const struct event *ev)
 		}
 		break;
 	}
+	case EV_GATE_OPEN: {
+		const char *gate = jsonx_str(o, "gate");
+		if (jsonx_num(o, "gate_id", &num) && num > rb->max_gate_id)
+			rb->max_gate_id = (unsigned long)num;
+		/* The budget gate is asked once per run, resumed or not. */
+		if (gate && !strcmp(gate, "budget"))
+			e->budget_asked = true;
+		break;
+	}
+	case EV_RUN_FINAL: {
+		bool partial = false;
+		jsonx_bool(o, "partial", &partial);
+		rb->final_seen = true;
+		rb->final_partial = partial;
+		break;
+	}
 	case EV_RUN_END:
 		rb->ended = true;
 		free(rb->end_status);
@@ -2213,10 +2233,20 @@ static bool rebuild(struct pev *e, char **err)
 		ok = false;
 	if (ok) {
 		bus_set_next_seq(e->bus, info.last_seq + 1);
+		gatekeeper_set_next_id(e->gates, rb.max_gate_id + 1);
 		for (size_t i = 0; e->plan && i < e->plan->n_steps; i++) {
-			/* An attempt that was in flight starts over. */
-			if (e->st[i].status == SS_RUNNING)
+			/* An attempt that was in flight starts over, and does not use up one of
+			 * the step's retries: it never got a verdict. */
+			if (e->st[i].status == SS_RUNNING) {
 				e->st[i].status = SS_PENDING;
+				if (e->st[i].round_attempts > 0)
+					e->st[i].round_attempts--;
+			}
+		}
+		if (rb.final_seen) {
+			/* Only run.end was missing: nothing is asked or paid again. */
+			e->final_done = true;
+			e->exit_code = rb.final_partial ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
 		}
 		if (rb.proposed && !e->plan) {
 			/* The first plan was waiting at its gate. */
@@ -2423,6 +2453,10 @@ static void *engine_main(void *arg)
 {
 	struct pev *e = arg;
 
+	/* Killed between run.final and run.end: only run.end is written, so run.final
+	 * stays the event before it. */
+	if (e->final_done)
+		goto end;
 	if (e->resume)
 		bus_notice(e->bus, "info", NULL, "resuming run %s from its journal", e->run_id);
 	else

@@ -1,6 +1,7 @@
 /* bench_engine — a 200-step plan against the scripted simulated model at zero latency:
  * CPU time per step and peak memory of the whole engine (plan, execute with a tool call,
- * deterministic + model verification, journal). Run by hand: make bench. */
+ * deterministic + model verification, journal, report). Run by hand: make bench
+ * (or bench/bench_engine [PARALLEL]). */
 #include "config.h"
 
 #include <stdio.h>
@@ -90,7 +91,7 @@ static char *write_script(const char *dir)
 	return path;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/pevtui-bench-XXXXXX";
 	struct provider *prov, *roles[ROLE__COUNT];
@@ -113,6 +114,11 @@ int main(void)
 	s.task = xstrdup("benchmark");
 	s.gates = 0;
 	s.sim_delay_ms = 0;
+	/* The plan is one chain, so at most one step runs at a time whatever --parallel says;
+	 * the argument shows what the worker machinery itself costs. */
+	s.parallel = argc > 1 ? atoi(argv[1]) : 1;
+	if (s.parallel < 1)
+		s.parallel = 1;
 	for (int r = 0; r < ROLE__COUNT; r++)
 		roles[r] = prov;
 	bus = bus_new();
@@ -132,7 +138,7 @@ int main(void)
 	wall = wall_seconds() - w0;
 	getrusage(RUSAGE_SELF, &ru);
 
-	printf("bench_engine: %d steps, exit %d\n", STEPS, code);
+	printf("bench_engine: %d steps, --parallel %d, exit %d\n", STEPS, s.parallel, code);
 	printf("  cpu time per step: %.3f ms user + %.3f ms system (%.3f s wall in all)\n",
 	       user * 1000.0 / STEPS, sys * 1000.0 / STEPS, wall);
 	printf("  (system time is the journal's writes and the workspace files' fsync)\n");

