@@ -170,6 +170,8 @@ struct pev {
 
 static bool apply_commands(struct pev *e);
 static bool stopping(struct pev *e);
+static void publish_control(struct pev *e, const char *kind, const char *step_id,
+			    bool cancel, const char *message);
 static void apply_edit(struct pev *e, const char *step_id, const char *json);
 static char *reuse_key(struct pev *e, const struct plan *p, size_t i);
 static const struct reuse_entry *reuse_find(struct pev *e, const char *key);
@@ -1613,6 +1615,8 @@ static void apply_worker(struct pev *e, struct worker *w)
 	}
 	if (w->gen != s->gen && w->outcome != OUT_ERROR) {
 		/* Edited or re-run while it ran: its result does not count; it runs again. */
+		publish_control(e, "step_cancelled", w->step.id, false,
+				"the step was changed while it ran: it starts over");
 		worker_free(w);
 		return;
 	}
@@ -1637,7 +1641,10 @@ static void apply_worker(struct pev *e, struct worker *w)
 				w->step.id, w->failure ? w->failure : "unknown error");
 		break;
 	case OUT_CANCELLED:
-		/* Edited or re-run while it ran: it starts over (a new attempt). */
+		/* Cancelled (pause with cancel, edit, abort): it starts over as a new attempt. */
+		if (!e->stop)
+			publish_control(e, "step_cancelled", w->step.id, false,
+					"the step's calls were cancelled: it starts over");
 		break;
 	}
 	worker_free(w);
@@ -1808,12 +1815,19 @@ static void apply_edit(struct pev *e, const char *step_id, const char *json)
 	}
 }
 
-static void publish_control(struct pev *e, const char *kind, const char *message)
+/* A notice the screen acts on: `kind` says what changed (pause, resume_run, abort,
+ * step_cancelled); `step_id` may be NULL; `cancel` marks a pause that cancelled calls. */
+static void publish_control(struct pev *e, const char *kind, const char *step_id,
+			    bool cancel, const char *message)
 {
 	cJSON *f = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(f, "level", "info");
 	cJSON_AddStringToObject(f, "kind", kind);
+	if (step_id)
+		cJSON_AddStringToObject(f, "step_id", step_id);
+	if (cancel)
+		cJSON_AddBoolToObject(f, "cancel", true);
 	cJSON_AddStringToObject(f, "message", message);
 	bus_publish(e->bus, EV_NOTICE, f);
 }
@@ -1835,7 +1849,7 @@ static bool apply_commands(struct pev *e)
 		case PEV_CMD_ABORT:
 			if (!e->stop)
 				set_end(e, PEV_EXIT_ABORTED, "aborted by the operator");
-			publish_control(e, "abort", "run aborted by the operator");
+			publish_control(e, "abort", NULL, false, "run aborted by the operator");
 			break;
 		case PEV_CMD_QUIT:
 			if (!e->stop)
@@ -1843,15 +1857,16 @@ static bool apply_commands(struct pev *e)
 			e->quit = true;
 			break;
 		case PEV_CMD_PAUSE:
-			publish_control(e, "pause", "paused: no new step starts; running steps finish");
+			publish_control(e, "pause", NULL, false,
+					"paused: no new step starts; running steps finish");
 			break;
 		case PEV_CMD_CANCEL_RUNNING:
-			publish_control(e, "pause",
+			publish_control(e, "pause", NULL, true,
 					"paused: calls in flight cancelled; those steps start over on "
 					"resume");
 			break;
 		case PEV_CMD_RESUME:
-			publish_control(e, "resume_run", "resumed");
+			publish_control(e, "resume_run", NULL, false, "resumed");
 			break;
 		case PEV_CMD_EDIT:
 			if (e->plan)

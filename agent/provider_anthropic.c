@@ -5,12 +5,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "http.h"
+#include "provider_http.h"
 #include "sse.h"
 #include "strbuf.h"
 #include "tool.h"
@@ -20,10 +19,7 @@
 
 struct anthropic {
 	struct provider pub;
-	char *url;
-	char *api_key;
-	struct http_options opt;
-	bool stream;
+	struct phttp_conf cf;
 };
 
 static const char *const default_models[ROLE__COUNT] = {
@@ -49,25 +45,24 @@ struct block {
 };
 
 struct parse {
-	const struct llm_hooks *hooks;
-	bool want_stream;       /* what was asked for */
-	bool stream;            /* what is being parsed (a server may answer whole JSON) */
-	bool sniffed;           /* the first non-blank byte of this attempt was seen */
-	struct sse_parser *sse;
-	struct strbuf raw;      /* non-streamed body */
-	struct strbuf text;
+	struct phttp h;         /* text, raw body, SSE, model, usage, completeness */
 	struct block *blocks;   /* by content index */
 	size_t n_blocks, cap_blocks;
-	char *model;
-	char *stop_reason;
-	struct llm_usage usage;
-	bool started, complete, bad_json;
+	bool started;
 	char *error_type, *error_msg;
-	size_t shown;           /* bytes of text already passed to on_delta */
 };
 
-static void parse_clear(struct parse *ps)
+/* One call; the phttp_wire callbacks and the SSE parser get a struct call *. */
+struct call {
+	struct parse ps;
+	const struct anthropic *a;
+	const struct llm_request *req; /* NULL in provider_anthropic_parse */
+};
+
+static void parse_clear(void *ctx)
 {
+	struct parse *ps = &((struct call *)ctx)->ps;
+
 	for (size_t i = 0; i < ps->n_blocks; i++) {
 		free(ps->blocks[i].id);
 		free(ps->blocks[i].name);
@@ -77,20 +72,10 @@ static void parse_clear(struct parse *ps)
 	free(ps->blocks);
 	ps->blocks = NULL;
 	ps->n_blocks = ps->cap_blocks = 0;
-	free(ps->model);
-	free(ps->stop_reason);
 	free(ps->error_type);
 	free(ps->error_msg);
-	ps->model = ps->stop_reason = ps->error_type = ps->error_msg = NULL;
-	strbuf_reset(&ps->text);
-	strbuf_reset(&ps->raw);
-	memset(&ps->usage, 0, sizeof(ps->usage));
-	ps->started = ps->complete = ps->bad_json = false;
-	ps->shown = 0;
-	ps->stream = ps->want_stream;
-	ps->sniffed = false;
-	if (ps->sse)
-		sse_reset(ps->sse);
+	ps->error_type = ps->error_msg = NULL;
+	ps->started = false;
 }
 
 /* Blocks are addressed by the server's index; a hostile index cannot make us allocate
@@ -113,45 +98,19 @@ static struct block *block_at(struct parse *ps, const cJSON *index)
 	return &ps->blocks[i];
 }
 
-static long num_field(const cJSON *obj, const char *key, long fallback)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15
-		       ? (long)v->valuedouble
-		       : fallback;
-}
-
 static void take_usage(struct parse *ps, const cJSON *u)
 {
+	struct llm_usage *us = &ps->h.usage;
+
 	if (!cJSON_IsObject(u))
 		return;
-	ps->usage.reported = true;
-	ps->usage.input_tokens = num_field(u, "input_tokens", ps->usage.input_tokens);
-	ps->usage.output_tokens = num_field(u, "output_tokens", ps->usage.output_tokens);
-	ps->usage.cache_write_tokens =
-		num_field(u, "cache_creation_input_tokens", ps->usage.cache_write_tokens);
-	ps->usage.cache_read_tokens =
-		num_field(u, "cache_read_input_tokens", ps->usage.cache_read_tokens);
-}
-
-static void set_str(char **dst, const cJSON *v)
-{
-	if (cJSON_IsString(v)) {
-		free(*dst);
-		*dst = xstrdup(v->valuestring);
-	}
-}
-
-static void add_text(struct parse *ps, const char *s)
-{
-	size_t n = strlen(s);
-
-	strbuf_add(&ps->text, s, n);
-	if (ps->hooks && ps->hooks->on_delta && n) {
-		ps->hooks->on_delta(ps->hooks->ctx, s, n);
-		ps->shown += n;
-	}
+	us->reported = true;
+	us->input_tokens = phttp_num_field(u, "input_tokens", us->input_tokens);
+	us->output_tokens = phttp_num_field(u, "output_tokens", us->output_tokens);
+	us->cache_write_tokens =
+		phttp_num_field(u, "cache_creation_input_tokens", us->cache_write_tokens);
+	us->cache_read_tokens =
+		phttp_num_field(u, "cache_read_input_tokens", us->cache_read_tokens);
 }
 
 static void take_error(struct parse *ps, const cJSON *obj)
@@ -162,8 +121,8 @@ static void take_error(struct parse *ps, const cJSON *obj)
 	free(ps->error_msg);
 	ps->error_type = ps->error_msg = NULL;
 	if (cJSON_IsObject(e)) {
-		set_str(&ps->error_type, cJSON_GetObjectItemCaseSensitive(e, "type"));
-		set_str(&ps->error_msg, cJSON_GetObjectItemCaseSensitive(e, "message"));
+		phttp_set_str(&ps->error_type, cJSON_GetObjectItemCaseSensitive(e, "type"));
+		phttp_set_str(&ps->error_msg, cJSON_GetObjectItemCaseSensitive(e, "message"));
 	} else if (cJSON_IsString(e)) {
 		ps->error_msg = xstrdup(e->valuestring);
 	}
@@ -173,7 +132,7 @@ static void take_error(struct parse *ps, const cJSON *obj)
 
 static int on_event(void *ctx, const char *event, const char *data, size_t len)
 {
-	struct parse *ps = ctx;
+	struct parse *ps = &((struct call *)ctx)->ps;
 	cJSON *obj = cJSON_ParseWithLength(data, len);
 	const cJSON *type, *delta, *cb;
 	struct block *b;
@@ -181,7 +140,7 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 
 	if (!obj || !cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
-		ps->bad_json = true;
+		ps->h.bad_json = true;
 		return 1;
 	}
 	type = cJSON_GetObjectItemCaseSensitive(obj, "type");
@@ -191,7 +150,7 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "message");
 
 		ps->started = true;
-		set_str(&ps->model, cJSON_GetObjectItemCaseSensitive(m, "model"));
+		phttp_set_str(&ps->h.model, cJSON_GetObjectItemCaseSensitive(m, "model"));
 		take_usage(ps, cJSON_GetObjectItemCaseSensitive(m, "usage"));
 	} else if (!strcmp(t, "content_block_start")) {
 		b = block_at(ps, cJSON_GetObjectItemCaseSensitive(obj, "index"));
@@ -201,8 +160,8 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 			const cJSON *in = cJSON_GetObjectItemCaseSensitive(cb, "input");
 
 			b->is_tool = true;
-			set_str(&b->id, cJSON_GetObjectItemCaseSensitive(cb, "id"));
-			set_str(&b->name, cJSON_GetObjectItemCaseSensitive(cb, "name"));
+			phttp_set_str(&b->id, cJSON_GetObjectItemCaseSensitive(cb, "id"));
+			phttp_set_str(&b->name, cJSON_GetObjectItemCaseSensitive(cb, "name"));
 			if (cJSON_IsObject(in) && in->child) {
 				free(b->initial_input);
 				b->initial_input = cJSON_PrintUnformatted(in);
@@ -211,7 +170,7 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 			const cJSON *tx = cJSON_GetObjectItemCaseSensitive(cb, "text");
 
 			if (cJSON_IsString(tx) && tx->valuestring[0])
-				add_text(ps, tx->valuestring);
+				phttp_add_text(&ps->h, tx->valuestring);
 		}
 	} else if (!strcmp(t, "content_block_delta")) {
 		b = block_at(ps, cJSON_GetObjectItemCaseSensitive(obj, "index"));
@@ -223,7 +182,7 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 			if (!strcmp(type->valuestring, "text_delta")) {
 				v = cJSON_GetObjectItemCaseSensitive(delta, "text");
 				if (cJSON_IsString(v))
-					add_text(ps, v->valuestring);
+					phttp_add_text(&ps->h, v->valuestring);
 			} else if (!strcmp(type->valuestring, "input_json_delta")) {
 				v = cJSON_GetObjectItemCaseSensitive(delta, "partial_json");
 				if (cJSON_IsString(v))
@@ -233,10 +192,11 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 		}
 	} else if (!strcmp(t, "message_delta")) {
 		delta = cJSON_GetObjectItemCaseSensitive(obj, "delta");
-		set_str(&ps->stop_reason, cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
+		phttp_set_str(&ps->h.stop_reason,
+			      cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
 		take_usage(ps, cJSON_GetObjectItemCaseSensitive(obj, "usage"));
 	} else if (!strcmp(t, "message_stop")) {
-		ps->complete = true;
+		ps->h.complete = true;
 	} else if (!strcmp(t, "error")) {
 		take_error(ps, obj);
 		rc = 1;
@@ -255,7 +215,7 @@ static void parse_message(struct parse *ps, const char *body, size_t len)
 	size_t idx = 0;
 
 	if (!cJSON_IsObject(root)) {
-		ps->bad_json = true;
+		ps->h.bad_json = true;
 		cJSON_Delete(root);
 		return;
 	}
@@ -265,8 +225,8 @@ static void parse_message(struct parse *ps, const char *body, size_t len)
 		cJSON_Delete(root);
 		return;
 	}
-	set_str(&ps->model, cJSON_GetObjectItemCaseSensitive(root, "model"));
-	set_str(&ps->stop_reason, cJSON_GetObjectItemCaseSensitive(root, "stop_reason"));
+	phttp_set_str(&ps->h.model, cJSON_GetObjectItemCaseSensitive(root, "model"));
+	phttp_set_str(&ps->h.stop_reason, cJSON_GetObjectItemCaseSensitive(root, "stop_reason"));
 	take_usage(ps, cJSON_GetObjectItemCaseSensitive(root, "usage"));
 	content = cJSON_GetObjectItemCaseSensitive(root, "content");
 	cJSON_ArrayForEach(item, content)
@@ -280,7 +240,7 @@ static void parse_message(struct parse *ps, const char *body, size_t len)
 			const cJSON *tx = cJSON_GetObjectItemCaseSensitive(item, "text");
 
 			if (cJSON_IsString(tx))
-				add_text(ps, tx->valuestring);
+				phttp_add_text(&ps->h, tx->valuestring);
 		} else if (!strcmp(it->valuestring, "tool_use")) {
 			struct block *b;
 			const cJSON *in = cJSON_GetObjectItemCaseSensitive(item, "input");
@@ -291,8 +251,8 @@ static void parse_message(struct parse *ps, const char *body, size_t len)
 			if (!b)
 				continue;
 			b->is_tool = true;
-			set_str(&b->id, cJSON_GetObjectItemCaseSensitive(item, "id"));
-			set_str(&b->name, cJSON_GetObjectItemCaseSensitive(item, "name"));
+			phttp_set_str(&b->id, cJSON_GetObjectItemCaseSensitive(item, "id"));
+			phttp_set_str(&b->name, cJSON_GetObjectItemCaseSensitive(item, "name"));
 			if (cJSON_IsObject(in)) {
 				char *s = cJSON_PrintUnformatted(in);
 
@@ -302,15 +262,15 @@ static void parse_message(struct parse *ps, const char *body, size_t len)
 		}
 		idx++;
 	}
-	ps->started = ps->complete = true;
+	ps->started = ps->h.complete = true;
 	cJSON_Delete(root);
 }
 
-static void fill_response(struct parse *ps, struct llm_response *out)
+static void fill_calls(void *ctx, struct llm_response *out)
 {
+	struct parse *ps = &((struct call *)ctx)->ps;
 	size_t n = 0;
 
-	out->text = xstrdup(ps->text.buf);
 	for (size_t i = 0; i < ps->n_blocks; i++)
 		n += ps->blocks[i].is_tool;
 	out->calls = n ? xcalloc(n, sizeof(*out->calls)) : NULL;
@@ -329,9 +289,6 @@ static void fill_response(struct parse *ps, struct llm_response *out)
 		else
 			c->input_json = xstrdup(b->initial_input ? b->initial_input : "{}");
 	}
-	out->stop_reason = xstrdup(ps->stop_reason ? ps->stop_reason : "");
-	out->usage = ps->usage;
-	out->model = xstrdup(ps->model ? ps->model : "");
 }
 
 /* Mid-stream error types worth another attempt (the rest would fail again). */
@@ -341,105 +298,39 @@ static bool error_type_transient(const char *t)
 		     !strcmp(t, "rate_limit_error") || !strcmp(t, "timeout_error"));
 }
 
-static const char *discarded(const struct parse *ps)
+static void finish(void *ctx)
 {
-	return ps->shown ? "; partial text discarded" : "";
-}
+	struct parse *ps = &((struct call *)ctx)->ps;
 
-/* Judges a 2xx body once it has fully arrived (or was refused by the parser). */
-static enum http_verdict judge_body(struct parse *ps, int status, char **msg)
-{
-	if (ps->stream)
-		sse_finish(ps->sse);
+	if (ps->h.stream)
+		sse_finish(ps->h.sse);
 	else
-		parse_message(ps, ps->raw.buf, ps->raw.len);
-	if (ps->error_type) {
-		char *t = http_clean_text(ps->error_type);
-		char *m = http_clean_text(ps->error_msg ? ps->error_msg : "(no message)");
-
-		*msg = xasprintf("HTTP %d then error event %s: %s%s", status, t, m, discarded(ps));
-		free(t);
-		free(m);
-		return error_type_transient(ps->error_type) ? HTTP_RETRY : HTTP_FAIL;
-	}
-	if (ps->bad_json) {
-		*msg = xasprintf("HTTP %d with malformed JSON in the response%s", status,
-				 discarded(ps));
-		return HTTP_RETRY;
-	}
-	if (!ps->complete) {
-		*msg = xasprintf("HTTP %d stream ended before message_stop (truncated)%s", status,
-				 discarded(ps));
-		return HTTP_RETRY;
-	}
-	return HTTP_DONE;
+		parse_message(ps, ps->h.raw.buf, ps->h.raw.len);
 }
 
-/* ---- the call ------------------------------------------------------------------------- */
-
-struct call {
-	struct anthropic *a;
-	struct parse ps;
-};
-
-static void call_begin(void *ctx, int attempt)
+static bool body_error(void *ctx, int status, char **msg, enum http_verdict *verdict)
 {
-	struct call *c = ctx;
+	struct parse *ps = &((struct call *)ctx)->ps;
+	char *t, *m;
 
-	parse_clear(&c->ps);
+	if (!ps->error_type)
+		return false;
+	t = http_clean_text(ps->error_type);
+	m = http_clean_text(ps->error_msg ? ps->error_msg : "(no message)");
+	*msg = xasprintf("HTTP %d then error event %s: %s%s", status, t, m,
+			 phttp_discarded(&ps->h));
+	free(t);
+	free(m);
+	*verdict = error_type_transient(ps->error_type) ? HTTP_RETRY : HTTP_FAIL;
+	return true;
 }
 
-static bool call_body(void *ctx, const char *buf, size_t n)
+static enum http_verdict status_verdict(void *ctx, const struct http_result *res,
+					const char *kind, enum http_verdict v)
 {
-	struct call *c = ctx;
-
-	if (!c->ps.sniffed) {
-		size_t k = 0;
-
-		while (k < n &&
-		       (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r' || buf[k] == '\n'))
-			k++;
-		if (k == n)
-			return true; /* blank so far: nothing to parse either way */
-		c->ps.sniffed = true;
-		/* Asked to stream, answered with one JSON object: some servers ignore "stream". */
-		if (buf[k] == '{')
-			c->ps.stream = false;
-	}
-	if (!c->ps.stream) {
-		if (c->ps.raw.len + n > 64u * 1024 * 1024)
-			return false;
-		strbuf_add(&c->ps.raw, buf, n);
-		return true;
-	}
-	return sse_feed(c->ps.sse, buf, n) == 0;
-}
-
-static enum http_verdict call_judge(void *ctx, const struct http_result *res, char **msg)
-{
-	struct call *c = ctx;
-	enum http_verdict v;
-	char *kind = NULL;
-
-	if (res->transport_error) {
-		if (res->status >= 200 && res->status < 300)
-			*msg = xasprintf("HTTP %d stream cut: %s%s", res->status,
-					 res->transport_msg, discarded(&c->ps));
-		else
-			*msg = xasprintf("connection error: %s", res->transport_msg);
-		v = HTTP_RETRY;
-	} else if (res->status < 200 || res->status >= 300) {
-		*msg = http_describe_error(res->status, res->body.buf, res->body.len, &kind);
-		v = http_status_retryable(res) ? HTTP_RETRY : HTTP_FAIL;
-		/* A spent balance is not transient, whatever the status says. */
-		if (kind && (!strcmp(kind, "billing_error") || !strcmp(kind, "insufficient_quota")))
-			v = HTTP_FAIL;
-		free(kind);
-	} else {
-		v = judge_body(&c->ps, res->status, msg);
-	}
-	if (*msg)
-		http_redact(*msg, c->a->api_key);
+	/* A spent balance is not transient, whatever the status says. */
+	if (kind && (!strcmp(kind, "billing_error") || !strcmp(kind, "insufficient_quota")))
+		return HTTP_FAIL;
 	return v;
 }
 
@@ -555,7 +446,7 @@ static char *build_body(const struct anthropic *a, const struct llm_request *req
 	}
 	add_tools(root, req);
 	/* No JSON mode on this API: want_json relies on the prompt asking for JSON. */
-	if (a->stream)
+	if (a->cf.stream)
 		cJSON_AddTrueToObject(root, "stream");
 	out = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -564,78 +455,42 @@ static char *build_body(const struct anthropic *a, const struct llm_request *req
 	return out;
 }
 
-static long elapsed_ms(const struct timespec *t0)
+static char *call_build_body(void *ctx)
 {
-	struct timespec t1;
+	const struct call *c = ctx;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (long)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+	return build_body(c->a, c->req);
 }
+
+static const struct phttp_wire anthropic_wire = {
+	.name = "anthropic",
+	.end_marker = "message_stop",
+	.on_event = on_event,
+	.clear = parse_clear,
+	.finish = finish,
+	.body_error = body_error,
+	.status_verdict = status_verdict,
+	.fill_calls = fill_calls,
+	.build_body = call_build_body,
+};
 
 static int anthropic_complete(struct provider *p, const struct llm_request *req,
 			      const struct llm_hooks *hooks, struct llm_response *out, char **err)
 {
 	struct anthropic *a = p->impl;
-	struct call c = {.a = a};
-	struct strvec headers = STRVEC_INIT;
-	struct http_call hc = {0};
-	struct http_stats st;
-	struct timespec t0;
-	char *body, *e = NULL;
-	int rc;
+	struct call c = {.a = a, .req = req};
 
-	*err = NULL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	c.ps.hooks = hooks;
-	c.ps.want_stream = c.ps.stream = a->stream;
-	strbuf_init(&c.ps.text);
-	strbuf_init(&c.ps.raw);
-	if (a->stream)
-		c.ps.sse = sse_new(on_event, &c.ps);
-	body = build_body(a, req);
-	strvec_push(&headers, "content-type: application/json");
-	strvec_push(&headers, "anthropic-version: " ANTHROPIC_VERSION);
-	strvec_pushf(&headers, "x-api-key: %s", a->api_key);
-	if (a->stream)
-		strvec_push(&headers, "accept: text/event-stream");
-	hc.url = a->url;
-	hc.headers = &headers;
-	hc.body = body;
-	hc.body_len = strlen(body);
-	hc.ctx = &c;
-	hc.begin = call_begin;
-	hc.on_body = call_body;
-	hc.judge = call_judge;
-	rc = http_perform(&hc, &a->opt, hooks, &st, &e);
-	if (rc == PROVIDER_OK) {
-		fill_response(&c.ps, out);
-		out->http_status = st.final_status;
-		out->latency_ms = elapsed_ms(&t0);
-	} else if (rc == PROVIDER_ERROR) {
-		*err = xasprintf("anthropic: %s", e ? e : "request failed");
-		http_redact(*err, a->api_key);
-	}
-	free(e);
-	parse_clear(&c.ps);
-	sse_free(c.ps.sse);
-	strbuf_release(&c.ps.text);
-	strbuf_release(&c.ps.raw);
-	/* The key sat in a header line: do not leave it in freed memory. */
-	for (size_t i = 0; i < headers.n; i++)
-		memset(headers.v[i], 0, strlen(headers.v[i]));
-	strvec_clear(&headers);
-	free(body);
-	return rc;
+	phttp_init(&c.ps.h, &anthropic_wire, &c, hooks, &a->cf);
+	strvec_push(&c.ps.h.headers, "anthropic-version: " ANTHROPIC_VERSION);
+	strvec_pushf(&c.ps.h.headers, "x-api-key: %s", a->cf.api_key);
+	return phttp_complete(&c.ps.h, out, err);
 }
 
 static void anthropic_destroy(struct provider *p)
 {
 	struct anthropic *a = p->impl;
 
-	free(a->url);
-	if (a->api_key)
-		memset(a->api_key, 0, strlen(a->api_key));
-	free(a->api_key);
+	phttp_conf_release(&a->cf);
 	free(a);
 }
 
@@ -670,9 +525,7 @@ struct provider *provider_anthropic_new(const char *base_url, const char *api_ke
 	a->pub.ops = &anthropic_ops;
 	a->pub.simulated = false;
 	a->pub.impl = a;
-	a->url = url;
-	a->api_key = xstrdup(api_key);
-	a->stream = true;
+	phttp_conf_init(&a->cf, url, api_key);
 	return &a->pub;
 }
 
@@ -680,48 +533,22 @@ void provider_anthropic_set_http(struct provider *p, const struct http_options *
 {
 	struct anthropic *a = p->impl;
 
-	a->opt = *opt;
+	a->cf.opt = *opt;
 }
 
 void provider_anthropic_set_stream(struct provider *p, bool stream)
 {
 	struct anthropic *a = p->impl;
 
-	a->stream = stream;
+	a->cf.stream = stream;
 }
 
 int provider_anthropic_parse(const char *body, size_t len, bool stream, struct llm_response *out,
 			     char **err)
 {
-	struct anthropic a = {.stream = stream, .api_key = (char *)""};
-	struct call c = {.a = &a};
-	struct http_result res = {.status = 200, .should_retry = -1, .retry_after_ms = -1};
-	enum http_verdict v;
-	char *msg = NULL;
+	const struct phttp_conf cf = {.stream = stream};
+	struct call c = {.a = NULL}; /* no request is built */
 
-	memset(out, 0, sizeof(*out));
-	*err = NULL;
-	c.ps.want_stream = c.ps.stream = stream;
-	strbuf_init(&c.ps.text);
-	strbuf_init(&c.ps.raw);
-	strbuf_init(&res.body);
-	if (stream)
-		c.ps.sse = sse_new(on_event, &c.ps);
-	call_begin(&c, 1);
-	if (!call_body(&c, body, len))
-		c.ps.bad_json = c.ps.bad_json || !stream;
-	v = call_judge(&c, &res, &msg);
-	if (v == HTTP_DONE) {
-		fill_response(&c.ps, out);
-		out->http_status = 200;
-	} else {
-		*err = xasprintf("anthropic: %s", msg ? msg : "bad response");
-	}
-	free(msg);
-	parse_clear(&c.ps);
-	sse_free(c.ps.sse);
-	strbuf_release(&c.ps.text);
-	strbuf_release(&c.ps.raw);
-	strbuf_release(&res.body);
-	return v == HTTP_DONE ? PROVIDER_OK : PROVIDER_ERROR;
+	phttp_init(&c.ps.h, &anthropic_wire, &c, NULL, &cf);
+	return phttp_parse(&c.ps.h, body, len, out, err);
 }

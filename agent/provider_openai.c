@@ -7,12 +7,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "http.h"
+#include "provider_http.h"
 #include "sse.h"
 #include "strbuf.h"
 #include "tool.h"
@@ -22,10 +21,7 @@
 
 struct openai {
 	struct provider pub;
-	char *url;
-	char *api_key; /* NULL: no Authorization header */
-	struct http_options opt;
-	bool stream;
+	struct phttp_conf cf; /* api_key NULL: no Authorization header */
 	bool official; /* api.openai.com: max_completion_tokens instead of max_tokens */
 	atomic_bool no_json_mode; /* the server rejected response_format once */
 };
@@ -52,26 +48,26 @@ struct slot {
 };
 
 struct parse {
-	const struct llm_hooks *hooks;
-	bool want_stream;   /* what was asked for */
-	bool stream;        /* what is being parsed (a server may answer whole JSON) */
-	bool sniffed;       /* the first non-blank byte of this attempt was seen */
-	struct sse_parser *sse;
-	struct strbuf raw;
-	struct strbuf text;
+	struct phttp h;     /* text, raw body, SSE, model, usage, completeness */
 	struct slot *slots;
 	size_t n_slots, cap_slots;
-	char *model;
-	char *stop_reason;
-	struct llm_usage usage;
-	bool complete, bad_json;
 	char *error;        /* a mid-stream or in-body error, described */
 	char *error_kind;
-	size_t shown;
 };
 
-static void parse_clear(struct parse *ps)
+/* One call; the phttp_wire callbacks and the SSE parser get a struct call *. */
+struct call {
+	struct parse ps;
+	struct openai *o;
+	const struct llm_request *req; /* NULL in provider_openai_parse */
+	bool sent_json_mode;
+	bool json_mode_rejected;
+};
+
+static void parse_clear(void *ctx)
 {
+	struct parse *ps = &((struct call *)ctx)->ps;
+
 	for (size_t i = 0; i < ps->n_slots; i++) {
 		free(ps->slots[i].id);
 		free(ps->slots[i].name);
@@ -80,37 +76,9 @@ static void parse_clear(struct parse *ps)
 	free(ps->slots);
 	ps->slots = NULL;
 	ps->n_slots = ps->cap_slots = 0;
-	free(ps->model);
-	free(ps->stop_reason);
 	free(ps->error);
 	free(ps->error_kind);
-	ps->model = ps->stop_reason = ps->error = ps->error_kind = NULL;
-	strbuf_reset(&ps->text);
-	strbuf_reset(&ps->raw);
-	memset(&ps->usage, 0, sizeof(ps->usage));
-	ps->complete = ps->bad_json = false;
-	ps->shown = 0;
-	ps->stream = ps->want_stream;
-	ps->sniffed = false;
-	if (ps->sse)
-		sse_reset(ps->sse);
-}
-
-static void set_str(char **dst, const cJSON *v)
-{
-	if (cJSON_IsString(v)) {
-		free(*dst);
-		*dst = xstrdup(v->valuestring);
-	}
-}
-
-static long num_field(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15
-		       ? (long)v->valuedouble
-		       : 0;
+	ps->error = ps->error_kind = NULL;
 }
 
 static void take_usage(struct parse *ps, const cJSON *u)
@@ -120,28 +88,17 @@ static void take_usage(struct parse *ps, const cJSON *u)
 
 	if (!cJSON_IsObject(u))
 		return; /* missing or null: Ollama without include_usage, many local servers */
-	prompt = num_field(u, "prompt_tokens");
+	prompt = phttp_num_field(u, "prompt_tokens", 0);
 	details = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details");
 	if (cJSON_IsObject(details))
-		cached = num_field(details, "cached_tokens");
+		cached = phttp_num_field(details, "cached_tokens", 0);
 	if (cached > prompt)
 		cached = prompt;
-	ps->usage.reported = true;
-	ps->usage.input_tokens = prompt - cached;
-	ps->usage.cache_read_tokens = cached;
-	ps->usage.cache_write_tokens = 0;
-	ps->usage.output_tokens = num_field(u, "completion_tokens");
-}
-
-static void add_text(struct parse *ps, const char *s)
-{
-	size_t n = strlen(s);
-
-	strbuf_add(&ps->text, s, n);
-	if (ps->hooks && ps->hooks->on_delta && n) {
-		ps->hooks->on_delta(ps->hooks->ctx, s, n);
-		ps->shown += n;
-	}
+	ps->h.usage.reported = true;
+	ps->h.usage.input_tokens = prompt - cached;
+	ps->h.usage.cache_read_tokens = cached;
+	ps->h.usage.cache_write_tokens = 0;
+	ps->h.usage.output_tokens = phttp_num_field(u, "completion_tokens", 0);
 }
 
 static struct slot *new_slot(struct parse *ps, int index)
@@ -230,38 +187,38 @@ static void take_chunk(struct parse *ps, const cJSON *obj, const char *json, siz
 		take_error(ps, json, len);
 		return;
 	}
-	set_str(&ps->model, cJSON_GetObjectItemCaseSensitive(obj, "model"));
+	phttp_set_str(&ps->h.model, cJSON_GetObjectItemCaseSensitive(obj, "model"));
 	take_usage(ps, cJSON_GetObjectItemCaseSensitive(obj, "usage"));
 	choices = cJSON_GetObjectItemCaseSensitive(obj, "choices");
 	c0 = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
 	if (!cJSON_IsObject(c0))
 		return; /* the include_usage chunk has choices:[] */
-	delta = cJSON_GetObjectItemCaseSensitive(c0, ps->stream ? "delta" : "message");
+	delta = cJSON_GetObjectItemCaseSensitive(c0, ps->h.stream ? "delta" : "message");
 	content = cJSON_GetObjectItemCaseSensitive(delta, "content");
 	if (cJSON_IsString(content))
-		add_text(ps, content->valuestring);
+		phttp_add_text(&ps->h, content->valuestring);
 	take_tool_calls(ps, cJSON_GetObjectItemCaseSensitive(delta, "tool_calls"));
 	fr = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
-	set_str(&ps->stop_reason, fr);
+	phttp_set_str(&ps->h.stop_reason, fr);
 }
 
 static int on_event(void *ctx, const char *event, const char *data, size_t len)
 {
-	struct parse *ps = ctx;
+	struct parse *ps = &((struct call *)ctx)->ps;
 	cJSON *obj;
 
 	/* Not a reason to stop reading: cutting the transfer would close the kept-alive
 	 * connection. */
 	if (len == 6 && !memcmp(data, "[DONE]", 6)) {
-		ps->complete = true;
+		ps->h.complete = true;
 		return 0;
 	}
-	if (ps->complete)
+	if (ps->h.complete)
 		return 0;
 	obj = cJSON_ParseWithLength(data, len);
 	if (!cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
-		ps->bad_json = true;
+		ps->h.bad_json = true;
 		return 1;
 	}
 	take_chunk(ps, obj, data, len);
@@ -274,17 +231,18 @@ static void parse_whole(struct parse *ps, const char *body, size_t len)
 	cJSON *root = cJSON_ParseWithLength(body, len);
 
 	if (!cJSON_IsObject(root)) {
-		ps->bad_json = true;
+		ps->h.bad_json = true;
 	} else {
 		take_chunk(ps, root, body, len);
-		ps->complete = !ps->error;
+		ps->h.complete = !ps->error;
 	}
 	cJSON_Delete(root);
 }
 
-static void fill_response(struct parse *ps, struct llm_response *out)
+static void fill_calls(void *ctx, struct llm_response *out)
 {
-	out->text = xstrdup(ps->text.buf);
+	const struct parse *ps = &((struct call *)ctx)->ps;
+
 	out->calls = ps->n_slots ? xcalloc(ps->n_slots, sizeof(*out->calls)) : NULL;
 	for (size_t i = 0; i < ps->n_slots; i++) {
 		struct slot *s = &ps->slots[i];
@@ -294,14 +252,6 @@ static void fill_response(struct parse *ps, struct llm_response *out)
 		c->name = xstrdup(s->name ? s->name : "");
 		c->input_json = xstrdup(s->args.len ? s->args.buf : "{}");
 	}
-	out->stop_reason = xstrdup(ps->stop_reason ? ps->stop_reason : "");
-	out->usage = ps->usage;
-	out->model = xstrdup(ps->model ? ps->model : "");
-}
-
-static const char *discarded(const struct parse *ps)
-{
-	return ps->shown ? "; partial text discarded" : "";
 }
 
 /* In-body errors carry no status; retry those that do not look like the request's fault. */
@@ -321,69 +271,25 @@ static bool error_kind_transient(const char *kind)
 	return true;
 }
 
-static enum http_verdict judge_body(struct parse *ps, int status, char **msg)
+static void finish(void *ctx)
 {
-	if (ps->stream && !ps->complete && !ps->error && !ps->bad_json)
-		sse_finish(ps->sse);
-	else if (!ps->stream)
-		parse_whole(ps, ps->raw.buf, ps->raw.len);
-	if (ps->error) {
-		*msg = xasprintf("HTTP %d then %s%s", status, ps->error, discarded(ps));
-		return error_kind_transient(ps->error_kind) ? HTTP_RETRY : HTTP_FAIL;
-	}
-	if (ps->bad_json) {
-		*msg = xasprintf("HTTP %d with malformed JSON in the response%s", status,
-				 discarded(ps));
-		return HTTP_RETRY;
-	}
-	if (!ps->complete) {
-		*msg = xasprintf("HTTP %d stream ended before [DONE] (truncated)%s", status,
-				 discarded(ps));
-		return HTTP_RETRY;
-	}
-	return HTTP_DONE;
+	struct parse *ps = &((struct call *)ctx)->ps;
+
+	if (ps->h.stream && !ps->h.complete && !ps->error && !ps->h.bad_json)
+		sse_finish(ps->h.sse);
+	else if (!ps->h.stream)
+		parse_whole(ps, ps->h.raw.buf, ps->h.raw.len);
 }
 
-/* ---- the call ------------------------------------------------------------------------- */
-
-struct call {
-	struct openai *o;
-	struct parse ps;
-	bool sent_json_mode;
-	bool json_mode_rejected;
-};
-
-static void call_begin(void *ctx, int attempt)
+static bool body_error(void *ctx, int status, char **msg, enum http_verdict *verdict)
 {
-	struct call *c = ctx;
+	const struct parse *ps = &((struct call *)ctx)->ps;
 
-	parse_clear(&c->ps);
-}
-
-static bool call_body(void *ctx, const char *buf, size_t n)
-{
-	struct call *c = ctx;
-
-	if (!c->ps.sniffed) {
-		size_t k = 0;
-
-		while (k < n &&
-		       (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r' || buf[k] == '\n'))
-			k++;
-		if (k == n)
-			return true; /* blank so far: nothing to parse either way */
-		c->ps.sniffed = true;
-		/* Asked to stream, answered with one JSON object: some servers ignore "stream". */
-		if (buf[k] == '{')
-			c->ps.stream = false;
-	}
-	if (!c->ps.stream) {
-		if (c->ps.raw.len + n > 64u * 1024 * 1024)
-			return false;
-		strbuf_add(&c->ps.raw, buf, n);
-		return true;
-	}
-	return sse_feed(c->ps.sse, buf, n) == 0;
+	if (!ps->error)
+		return false;
+	*msg = xasprintf("HTTP %d then %s%s", status, ps->error, phttp_discarded(&ps->h));
+	*verdict = error_kind_transient(ps->error_kind) ? HTTP_RETRY : HTTP_FAIL;
+	return true;
 }
 
 /* Does a 400 say the server does not do response_format (llama.cpp, older vLLM, …)? */
@@ -403,32 +309,15 @@ static bool rejects_json_mode(const struct strbuf *body)
 	return hit;
 }
 
-static enum http_verdict call_judge(void *ctx, const struct http_result *res, char **msg)
+static enum http_verdict status_verdict(void *ctx, const struct http_result *res,
+					const char *kind, enum http_verdict v)
 {
 	struct call *c = ctx;
-	enum http_verdict v;
-	char *kind = NULL;
 
-	if (res->transport_error) {
-		if (res->status >= 200 && res->status < 300)
-			*msg = xasprintf("HTTP %d stream cut: %s%s", res->status,
-					 res->transport_msg, discarded(&c->ps));
-		else
-			*msg = xasprintf("connection error: %s", res->transport_msg);
-		v = HTTP_RETRY;
-	} else if (res->status < 200 || res->status >= 300) {
-		*msg = http_describe_error(res->status, res->body.buf, res->body.len, &kind);
-		v = http_status_retryable(res) ? HTTP_RETRY : HTTP_FAIL;
-		if (kind && !strcmp(kind, "insufficient_quota"))
-			v = HTTP_FAIL;
-		if (res->status == 400 && c->sent_json_mode && rejects_json_mode(&res->body))
-			c->json_mode_rejected = true;
-		free(kind);
-	} else {
-		v = judge_body(&c->ps, res->status, msg);
-	}
-	if (*msg && c->o->api_key)
-		http_redact(*msg, c->o->api_key);
+	if (kind && !strcmp(kind, "insufficient_quota"))
+		v = HTTP_FAIL;
+	if (res->status == 400 && c->sent_json_mode && rejects_json_mode(&res->body))
+		c->json_mode_rejected = true;
 	return v;
 }
 
@@ -538,7 +427,7 @@ static char *build_body(const struct openai *o, const struct llm_request *req, b
 
 		cJSON_AddStringToObject(rf, "type", "json_object");
 	}
-	if (o->stream) {
+	if (o->cf.stream) {
 		cJSON *so;
 
 		cJSON_AddTrueToObject(root, "stream");
@@ -552,89 +441,57 @@ static char *build_body(const struct openai *o, const struct llm_request *req, b
 	return out;
 }
 
-static long elapsed_ms(const struct timespec *t0)
+static char *call_build_body(void *ctx)
 {
-	struct timespec t1;
+	struct call *c = ctx;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (long)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+	c->sent_json_mode = c->req->want_json && !atomic_load(&c->o->no_json_mode);
+	c->json_mode_rejected = false;
+	return build_body(c->o, c->req, c->sent_json_mode);
 }
+
+/* A server that rejected response_format gets the request again without it. */
+static bool call_again(void *ctx, int rc)
+{
+	struct call *c = ctx;
+
+	if (rc != PROVIDER_ERROR || !c->json_mode_rejected)
+		return false;
+	/* Remembered for the provider's lifetime: the prompts ask for JSON anyway. */
+	atomic_store(&c->o->no_json_mode, true);
+	return true;
+}
+
+static const struct phttp_wire openai_wire = {
+	.name = "openai",
+	.end_marker = "[DONE]",
+	.on_event = on_event,
+	.clear = parse_clear,
+	.finish = finish,
+	.body_error = body_error,
+	.status_verdict = status_verdict,
+	.fill_calls = fill_calls,
+	.build_body = call_build_body,
+	.again = call_again,
+};
 
 static int openai_complete(struct provider *p, const struct llm_request *req,
 			   const struct llm_hooks *hooks, struct llm_response *out, char **err)
 {
 	struct openai *o = p->impl;
-	struct call c = {.o = o};
-	struct strvec headers = STRVEC_INIT;
-	struct http_call hc = {0};
-	struct http_stats st;
-	struct timespec t0;
-	char *e = NULL, *body = NULL;
-	int rc;
+	struct call c = {.o = o, .req = req};
 
-	*err = NULL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	c.ps.hooks = hooks;
-	c.ps.want_stream = c.ps.stream = o->stream;
-	strbuf_init(&c.ps.text);
-	strbuf_init(&c.ps.raw);
-	if (o->stream)
-		c.ps.sse = sse_new(on_event, &c.ps);
-	strvec_push(&headers, "content-type: application/json");
-	if (o->api_key)
-		strvec_pushf(&headers, "authorization: Bearer %s", o->api_key);
-	if (o->stream)
-		strvec_push(&headers, "accept: text/event-stream");
-	hc.url = o->url;
-	hc.headers = &headers;
-	hc.ctx = &c;
-	hc.begin = call_begin;
-	hc.on_body = call_body;
-	hc.judge = call_judge;
-	for (;;) {
-		c.sent_json_mode = req->want_json && !atomic_load(&o->no_json_mode);
-		c.json_mode_rejected = false;
-		free(body);
-		body = build_body(o, req, c.sent_json_mode);
-		hc.body = body;
-		hc.body_len = strlen(body);
-		free(e);
-		e = NULL;
-		rc = http_perform(&hc, &o->opt, hooks, &st, &e);
-		if (rc != PROVIDER_ERROR || !c.json_mode_rejected)
-			break;
-		/* Remembered for the provider's lifetime: the prompts ask for JSON anyway. */
-		atomic_store(&o->no_json_mode, true);
-	}
-	if (rc == PROVIDER_OK) {
-		fill_response(&c.ps, out);
-		out->http_status = st.final_status;
-		out->latency_ms = elapsed_ms(&t0);
-	} else if (rc == PROVIDER_ERROR) {
-		*err = xasprintf("openai: %s", e ? e : "request failed");
-		if (o->api_key)
-			http_redact(*err, o->api_key);
-	}
-	free(e);
-	parse_clear(&c.ps);
-	sse_free(c.ps.sse);
-	strbuf_release(&c.ps.text);
-	strbuf_release(&c.ps.raw);
-	for (size_t i = 0; i < headers.n; i++)
-		memset(headers.v[i], 0, strlen(headers.v[i]));
-	strvec_clear(&headers);
-	free(body);
-	return rc;
+	phttp_init(&c.ps.h, &openai_wire, &c, hooks, &o->cf);
+	if (o->cf.api_key)
+		strvec_pushf(&c.ps.h.headers, "authorization: Bearer %s", o->cf.api_key);
+	return phttp_complete(&c.ps.h, out, err);
 }
 
 static void openai_destroy(struct provider *p)
 {
 	struct openai *o = p->impl;
 
-	free(o->url);
-	if (o->api_key)
-		memset(o->api_key, 0, strlen(o->api_key));
-	free(o->api_key);
+	phttp_conf_release(&o->cf);
 	free(o);
 }
 
@@ -664,9 +521,7 @@ struct provider *provider_openai_new(const char *base_url, const char *api_key, 
 	o->pub.ops = &openai_ops;
 	o->pub.simulated = false;
 	o->pub.impl = o;
-	o->url = url;
-	o->api_key = (api_key && *api_key) ? xstrdup(api_key) : NULL;
-	o->stream = true;
+	phttp_conf_init(&o->cf, url, api_key);
 	o->official = strstr(url, "://api.openai.com/") != NULL;
 	atomic_init(&o->no_json_mode, false);
 	return &o->pub;
@@ -676,14 +531,14 @@ void provider_openai_set_http(struct provider *p, const struct http_options *opt
 {
 	struct openai *o = p->impl;
 
-	o->opt = *opt;
+	o->cf.opt = *opt;
 }
 
 void provider_openai_set_stream(struct provider *p, bool stream)
 {
 	struct openai *o = p->impl;
 
-	o->stream = stream;
+	o->cf.stream = stream;
 }
 
 bool provider_openai_json_mode_disabled(const struct provider *p)
@@ -696,35 +551,9 @@ bool provider_openai_json_mode_disabled(const struct provider *p)
 int provider_openai_parse(const char *body, size_t len, bool stream, struct llm_response *out,
 			  char **err)
 {
-	struct openai o = {.stream = stream};
-	struct call c = {.o = &o};
-	struct http_result res = {.status = 200, .should_retry = -1, .retry_after_ms = -1};
-	enum http_verdict v;
-	char *msg = NULL;
+	const struct phttp_conf cf = {.stream = stream};
+	struct call c = {.o = NULL}; /* no request is built */
 
-	memset(out, 0, sizeof(*out));
-	*err = NULL;
-	c.ps.want_stream = c.ps.stream = stream;
-	strbuf_init(&c.ps.text);
-	strbuf_init(&c.ps.raw);
-	strbuf_init(&res.body);
-	if (stream)
-		c.ps.sse = sse_new(on_event, &c.ps);
-	call_begin(&c, 1);
-	if (!call_body(&c, body, len) && !stream)
-		c.ps.bad_json = true;
-	v = call_judge(&c, &res, &msg);
-	if (v == HTTP_DONE) {
-		fill_response(&c.ps, out);
-		out->http_status = 200;
-	} else {
-		*err = xasprintf("openai: %s", msg ? msg : "bad response");
-	}
-	free(msg);
-	parse_clear(&c.ps);
-	sse_free(c.ps.sse);
-	strbuf_release(&c.ps.text);
-	strbuf_release(&c.ps.raw);
-	strbuf_release(&res.body);
-	return v == HTTP_DONE ? PROVIDER_OK : PROVIDER_ERROR;
+	phttp_init(&c.ps.h, &openai_wire, &c, NULL, &cf);
+	return phttp_parse(&c.ps.h, body, len, out, err);
 }

@@ -36,7 +36,8 @@ static int cmp(const void *a, const void *b)
 
 int main(void)
 {
-	const char *plan = "{\"seq\":1,\"ts\":\"2026-01-01T10:00:00.000Z\",\"type\":\"plan.adopted\","
+	const char *plan = "{\"seq\":1,\"ts\":\"2026-01-01T10:00:00.000Z\","
+			   "\"type\":\"plan.adopted\","
 			   "\"revision\":0,\"kept\":[],\"plan\":{\"goal\":\"bench\",\"steps\":["
 			   "{\"step_id\":\"s1\",\"name\":\"Big log\"},{\"step_id\":\"s2\","
 			   "\"name\":\"Other\",\"dependencies\":[\"s1\"]}]}}";

@@ -84,6 +84,7 @@ struct app {
 	bool quit;
 	bool dirty;
 	int expect_paused; /* 1 / 0 sent to the engine, not yet confirmed by a notice; -1 none */
+	bool cancel_sent;  /* since the last resume: the next p resumes whatever still runs */
 	bool gate_hidden;  /* the dialog is put aside with Esc */
 	int gate_scroll;
 	int help_scroll;
@@ -323,7 +324,7 @@ static void submit_command(struct app *a)
 	char *json;
 
 	if (!*cmd) {
-		form_set_error(a->form, "the command is empty: refuse it with s at the gate instead");
+		form_set_error(a->form, "the command is empty: refuse it with s at the gate");
 		a->dirty = true;
 		return;
 	}
@@ -601,7 +602,11 @@ static void act_rerun(struct app *a)
  * way to the engine (a quick second press must not repeat the first). */
 static enum vpause_action pause_action(const struct app *a)
 {
-	if (a->expect_paused < 0 || !run_live(a) || a->view->aborting)
+	if (!run_live(a) || a->view->aborting)
+		return view_pause_action(a->view);
+	if (a->cancel_sent && a->expect_paused != 0)
+		return VP_RESUME;
+	if (a->expect_paused < 0)
 		return view_pause_action(a->view);
 	if (!a->expect_paused)
 		return VP_PAUSE;
@@ -623,11 +628,13 @@ static void act_pause(struct app *a)
 	case VP_CANCEL:
 		pev_post(a->engine, PEV_CMD_CANCEL_RUNNING, NULL, NULL);
 		a->expect_paused = 1;
+		a->cancel_sent = true;
 		set_message(a, "cancel sent");
 		break;
 	case VP_RESUME:
 		pev_post(a->engine, PEV_CMD_RESUME, NULL, NULL);
 		a->expect_paused = 0;
+		a->cancel_sent = false;
 		set_message(a, "resume sent");
 		break;
 	case VP_NONE: set_message(a, "the run is stopping"); break;
@@ -955,9 +962,12 @@ static void act_replay_play(struct app *a)
 
 static void replay_speed(struct app *a, int delta)
 {
-	if ((delta < 0 && a->speed == 0) || (delta > 0 && a->speed + 1 >= N_SPEEDS))
+	if (delta < 0 && a->speed > 0)
+		a->speed--;
+	else if (delta > 0 && a->speed + 1 < N_SPEEDS)
+		a->speed++;
+	else
 		return;
-	a->speed += delta;
 	if (a->playing)
 		a->play_next = mono_s() + replay_gap(a, a->pos);
 }
@@ -1021,11 +1031,16 @@ struct binding {
 };
 
 static const struct binding bindings[] = {
-	{'a', false, act_approve, "a", "approve the gate", LIVE},
-	{'e', false, act_edit, "e", "edit the selected step (or the gate's step) in a form", LIVE},
-	{'E', false, act_edit_external, "E", "edit the step (the plan at a plan gate) in $EDITOR",
+	{'a', false, act_approve, "a", "approve the gate (at the budget gate: continue)", LIVE},
+	{'e', false, act_edit, "e",
+	 "edit the selected step (or the gate's step; at a shell gate: the command) in a form",
 	 LIVE},
-	{'s', false, act_skip, "s", "skip the step (at a replan gate: keep the old plan)", LIVE},
+	{'E', false, act_edit_external, "E",
+	 "edit the step (the plan at a plan gate) in $EDITOR; at a shell gate: as e", LIVE},
+	{'s', false, act_skip, "s",
+	 "skip the step (at a replan gate: keep the old plan; at a shell gate: refuse the "
+	 "command, the step goes on)",
+	 LIVE},
 	{'x', false, act_reject, "x", "reject the gate / abort the run (asks)", LIVE},
 	{'r', false, act_rerun, "r", "run the selected step again", LIVE},
 	{'p', false, act_pause, "p",
@@ -1060,8 +1075,8 @@ static const struct binding bindings[] = {
 	{KEY_ENTER, true, act_show_gate, NULL, NULL, ANY},
 	{12, false, act_redraw, "^L", "redraw", ANY},
 	{' ', false, act_replay_play, "space", "replay: play / stop", REPLAY},
-	{'+', false, act_replay_faster, "+ -", "replay: faster / slower (1 to 500 events per second, "
-	 "then real time)", REPLAY},
+	{'+', false, act_replay_faster, "+ -",
+	 "replay: faster / slower (1 to 500 events per second, then real time)", REPLAY},
 	{'=', false, act_replay_faster, NULL, NULL, REPLAY},
 	{'-', false, act_replay_slower, NULL, NULL, REPLAY},
 	{'.', false, act_replay_next, ". ,", "replay: one event forward / back", REPLAY},

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "draw.h"
+#include "meter.h"
 #include "modal.h"
 #include "textview.h"
 #include "view.h"
@@ -44,6 +45,9 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 		      bool readonly)
 {
 	int want_w = cols - 8 > 100 ? 100 : cols - 8, total = 0, skip, y, max_h;
+	/* Budget gates end with a bar of spend against the budget, under the text. */
+	bool bar = strcmp(g->kind, "budget") == 0 && g->budget_usd > 0 && g->spent_usd >= 0;
+	int extra = bar ? 2 : 0;
 	struct rect r, in;
 	char *title;
 
@@ -53,7 +57,8 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 		total += textview_rows(g->body.v[i].text, want_w - 4);
 	/* Leave the pane frames and titles visible around the dialog: the run goes on. */
 	max_h = rows >= 16 ? rows - 6 : rows - 1;
-	r = modal_rect(rows - 1, cols, total + 4 < max_h ? total + 4 : max_h, want_w);
+	r = modal_rect(rows - 1, cols, total + extra + 4 < max_h ? total + extra + 4 : max_h,
+		       want_w);
 	title = pending > 1 ? xasprintf("Gate: %s (1 of %zu)", g->title, pending)
 			    : xasprintf("Gate: %s", g->title);
 	in = modal_draw(r, title, readonly ? "replay: read-only  Esc hide" : gate_dialog_hint(g));
@@ -62,6 +67,10 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 	in.w -= 2;
 	in.y += 1;
 	in.h -= 1;
+	if (bar && in.h > extra + 1 && in.w > 12) {
+		in.h -= extra;
+		meter_draw(in.y + in.h + 1, in.x, in.w, g->spent_usd / g->budget_usd);
+	}
 	if (in.h <= 0 || in.w <= 0)
 		return;
 	if (*scroll > total - in.h)

@@ -313,8 +313,11 @@ int view_running(const struct view *v)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < v->n_steps; i++)
-		n += in_flight(&v->steps[i]);
+	for (size_t i = 0; i < v->n_steps; i++) {
+		enum vstep_status st = v->steps[i].status;
+
+		n += st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING;
+	}
 	return n;
 }
 
@@ -794,7 +797,7 @@ static void gate_open(struct view *v, const cJSON *o)
 			addf(&g->body, VL_TEXT, "That is %.0f%% of the budget.",
 			     100.0 * g->spent_usd / g->budget_usd);
 		linestore_add(&g->body, VL_NOTICE,
-			      "Continue (a) lets the run go on past the budget; reject (x) stops it.");
+			      "Continue (a) lets the run go past the budget; reject (x) stops it.");
 	} else {
 		const cJSON *step = jget(o, "step");
 		struct vstep *s = find_step(v, sid);
@@ -1019,6 +1022,17 @@ static void on_step_start(struct ctx *c)
 	     s->attempts);
 }
 
+/* Pause-and-cancel, edit or skip: the engine drops this attempt and starts the step over
+ * later (or skips it); until then it is not running. */
+static void step_cancelled(struct view *v, struct vstep *s)
+{
+	if (s->status == VS_GATE)
+		s->before_gate = VS_PENDING;
+	else
+		s->status = VS_PENDING;
+	recompute_ready(v);
+}
+
 static void on_llm_call(struct ctx *c)
 {
 	struct view *v = c->v;
@@ -1044,16 +1058,10 @@ static void on_llm_call(struct ctx *c)
 		}
 	}
 	if (status && strcmp(status, "cancelled") == 0 && s && in_flight(s)) {
-		/* Pause-and-cancel, edit or skip: the engine drops this attempt and starts the
-		 * step over later (or skips it); until then it is not running. */
 		linestore_close(c->log);
 		addf(c->log, VL_WARN, "%s call cancelled; the step starts over",
 		     role ? role : "model");
-		if (s->status == VS_GATE)
-			s->before_gate = VS_PENDING;
-		else
-			s->status = VS_PENDING;
-		recompute_ready(v);
+		step_cancelled(v, s);
 	} else if (status && strcmp(status, "ok") != 0) {
 		char *e = san(jstr(c->o, "error")), *st = san(status);
 
@@ -1238,6 +1246,10 @@ static void on_notice(struct ctx *c)
 		c->v->paused = false;
 	else if (kind && strcmp(kind, "abort") == 0)
 		c->v->aborting = true;
+	else if (kind && strcmp(kind, "step_cancelled") == 0 && c->step && in_flight(c->step))
+		/* Proposed, not published by the engine yet: an attempt cancelled inside a tool
+		 * call, where no llm.call says "cancelled". */
+		step_cancelled(c->v, c->step);
 	else if (kind && strcmp(kind, "tool_retry") == 0)
 		k = VL_RETRY;
 	linestore_close(c->log);

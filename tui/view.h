@@ -147,7 +147,7 @@ void view_apply(struct view *v, const struct event *ev);
 int view_find_step(const struct view *v, const char *id);
 /* True once a step is running, verifying or retrying (the spinner moves). */
 bool view_busy(const struct view *v);
-/* Steps whose worker is in flight: running, verifying, retrying, or at a shell gate. */
+/* Steps running, verifying or retrying (not those waiting at a gate for the operator). */
 int view_running(const struct view *v);
 
 /* What the pause key does next: pause (running steps finish, no new ones start); while

@@ -20,10 +20,10 @@ screen | sed '$d' >"$TMPD/end.txt"
 keys 0
 wait_for "replay 0/$total stopped"
 refute "finished — passed"
-keys + + + +
-wait_for "replay 0/$total stopped 500/s"
+keys + +
+wait_for "replay 0/$total stopped 50/s"
 keys space
-wait_for "replay [0-9]+/$total ▶ 500/s"
+wait_for "replay [0-9]+/$total ▶ 50/s"
 wait_for "replay $total/$total stopped" 30
 expect "end of the run"
 screen | sed '$d' >"$TMPD/played.txt"
@@ -35,7 +35,9 @@ wait_for "replay 0/$total stopped 1/s"
 keys space
 wait_for "replay [0-9]+/$total ▶ 1/s"
 keys space
-wait_for "replay [0-9]+/$total stopped"
+wait_for "replay [0-9]+/$total stopped 1/s"
+keys + + + + + + + + + +
+wait_for "replay [0-9]+/$total stopped real time"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 tmux -L "$SOCK" kill-server >/dev/null 2>&1

@@ -29,6 +29,10 @@ expect "echo hello > out.txt"
 expect "Greet by shell"
 expect "e edit command"
 expect "s refuse"
+keys '?'
+wait_for "refuse the command, the step goes on"
+keys Escape
+wait_for "Gate: Run a shell command"
 keys e
 wait_for "Edit the shell command"
 keys C-u "echo edited > out.txt" Enter

@@ -469,6 +469,9 @@ static void test_pause_cancel_resume(void **state)
 	apply(v, "{'seq':11,'ts':'2026-01-01T10:00:09.000Z','type':'notice','level':'info',"
 		 "'kind':'abort','message':'run aborted by the operator'}");
 	assert_state(v, "aborting");
+	apply(v, "{'seq':12,'ts':'2026-01-01T10:00:09.000Z','type':'notice','level':'warn',"
+		 "'kind':'step_cancelled','step_id':'s1','message':'attempt cancelled'}");
+	assert_int_equal(v->steps[0].status, VS_READY);
 	assert_int_equal(view_pause_action(v), VP_NONE);
 	view_free(v);
 }
@@ -506,7 +509,8 @@ static void test_shell_gate(void **state)
 	assert_non_null(find_line(&v->gates[0].body, "c1"));
 	assert_non_null(find_line(&v->gates[0].body, "Asked by step s1"));
 	assert_int_equal(v->steps[0].status, VS_GATE);
-	assert_int_equal(view_running(v), 1);
+	/* Waiting for the operator is not running: paused, p resumes rather than cancels. */
+	assert_int_equal(view_running(v), 0);
 	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:05.000Z','type':'gate.decision','gate_id':7,"
 		 "'gate':'shell','step_id':'s1','decision':'skip','by':'operator'}");
 	assert_int_equal(v->n_gates, 0);

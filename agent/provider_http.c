@@ -1,0 +1,273 @@
+/* provider_http — the part of the HTTP providers that does not depend on the wire format. */
+#include "config.h"
+
+#include "provider_http.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+void phttp_conf_init(struct phttp_conf *cf, char *url, const char *api_key)
+{
+	memset(cf, 0, sizeof(*cf));
+	cf->url = url;
+	cf->api_key = (api_key && *api_key) ? xstrdup(api_key) : NULL;
+	cf->stream = true;
+}
+
+void phttp_conf_release(struct phttp_conf *cf)
+{
+	free(cf->url);
+	if (cf->api_key)
+		memset(cf->api_key, 0, strlen(cf->api_key));
+	free(cf->api_key);
+	cf->url = cf->api_key = NULL;
+}
+
+void phttp_init(struct phttp *h, const struct phttp_wire *wire, void *ctx,
+		const struct llm_hooks *hooks, const struct phttp_conf *cf)
+{
+	memset(h, 0, sizeof(*h));
+	clock_gettime(CLOCK_MONOTONIC, &h->t0);
+	h->wire = wire;
+	h->ctx = ctx;
+	h->cf = cf;
+	h->hooks = hooks;
+	strvec_push(&h->headers, "content-type: application/json");
+	h->want_stream = h->stream = cf->stream;
+	strbuf_init(&h->text);
+	strbuf_init(&h->raw);
+	if (h->stream)
+		h->sse = sse_new(wire->on_event, ctx);
+}
+
+/* Forgets what an attempt parsed, so that a retry starts clean. */
+static void phttp_clear(struct phttp *h)
+{
+	h->wire->clear(h->ctx);
+	free(h->model);
+	free(h->stop_reason);
+	h->model = h->stop_reason = NULL;
+	strbuf_reset(&h->text);
+	strbuf_reset(&h->raw);
+	memset(&h->usage, 0, sizeof(h->usage));
+	h->complete = h->bad_json = false;
+	h->shown = 0;
+	h->stream = h->want_stream;
+	h->sniffed = false;
+	if (h->sse)
+		sse_reset(h->sse);
+}
+
+static void phttp_release(struct phttp *h)
+{
+	phttp_clear(h);
+	sse_free(h->sse);
+	h->sse = NULL;
+	strbuf_release(&h->text);
+	strbuf_release(&h->raw);
+	/* A key may sit in a header line: do not leave it in freed memory. */
+	for (size_t i = 0; i < h->headers.n; i++)
+		memset(h->headers.v[i], 0, strlen(h->headers.v[i]));
+	strvec_clear(&h->headers);
+}
+
+void phttp_add_text(struct phttp *h, const char *s)
+{
+	size_t n = strlen(s);
+
+	strbuf_add(&h->text, s, n);
+	if (h->hooks && h->hooks->on_delta && n) {
+		h->hooks->on_delta(h->hooks->ctx, s, n);
+		h->shown += n;
+	}
+}
+
+const char *phttp_discarded(const struct phttp *h)
+{
+	return h->shown ? "; partial text discarded" : "";
+}
+
+void phttp_set_str(char **dst, const cJSON *v)
+{
+	if (cJSON_IsString(v)) {
+		free(*dst);
+		*dst = xstrdup(v->valuestring);
+	}
+}
+
+long phttp_num_field(const cJSON *obj, const char *key, long fallback)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15
+		       ? (long)v->valuedouble
+		       : fallback;
+}
+
+/* ---- the http_call callbacks ---------------------------------------------------------- */
+
+static void call_begin(void *ctx, int attempt)
+{
+	phttp_clear(ctx);
+}
+
+static bool call_body(void *ctx, const char *buf, size_t n)
+{
+	struct phttp *h = ctx;
+
+	if (!h->sniffed) {
+		size_t k = 0;
+
+		while (k < n &&
+		       (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r' || buf[k] == '\n'))
+			k++;
+		if (k == n)
+			return true; /* blank so far: nothing to parse either way */
+		h->sniffed = true;
+		/* Asked to stream, answered with one JSON object: some servers ignore "stream". */
+		if (buf[k] == '{')
+			h->stream = false;
+	}
+	if (!h->stream) {
+		if (h->raw.len + n > 64u * 1024 * 1024)
+			return false;
+		strbuf_add(&h->raw, buf, n);
+		return true;
+	}
+	return sse_feed(h->sse, buf, n) == 0;
+}
+
+/* Judges a 2xx body once it has fully arrived (or was refused by the parser). */
+static enum http_verdict judge_body(struct phttp *h, int status, char **msg)
+{
+	enum http_verdict v;
+
+	h->wire->finish(h->ctx);
+	if (h->wire->body_error(h->ctx, status, msg, &v))
+		return v;
+	if (h->bad_json) {
+		*msg = xasprintf("HTTP %d with malformed JSON in the response%s", status,
+				 phttp_discarded(h));
+		return HTTP_RETRY;
+	}
+	if (!h->complete) {
+		*msg = xasprintf("HTTP %d stream ended before %s (truncated)%s", status,
+				 h->wire->end_marker, phttp_discarded(h));
+		return HTTP_RETRY;
+	}
+	return HTTP_DONE;
+}
+
+static enum http_verdict call_judge(void *ctx, const struct http_result *res, char **msg)
+{
+	struct phttp *h = ctx;
+	enum http_verdict v;
+	char *kind = NULL;
+
+	if (res->transport_error) {
+		if (res->status >= 200 && res->status < 300)
+			*msg = xasprintf("HTTP %d stream cut: %s%s", res->status,
+					 res->transport_msg, phttp_discarded(h));
+		else
+			*msg = xasprintf("connection error: %s", res->transport_msg);
+		v = HTTP_RETRY;
+	} else if (res->status < 200 || res->status >= 300) {
+		*msg = http_describe_error(res->status, res->body.buf, res->body.len, &kind);
+		v = http_status_retryable(res) ? HTTP_RETRY : HTTP_FAIL;
+		v = h->wire->status_verdict(h->ctx, res, kind, v);
+		free(kind);
+	} else {
+		v = judge_body(h, res->status, msg);
+	}
+	if (*msg && h->cf->api_key)
+		http_redact(*msg, h->cf->api_key);
+	return v;
+}
+
+/* ---- the answer ----------------------------------------------------------------------- */
+
+static void fill_response(struct phttp *h, struct llm_response *out)
+{
+	out->text = xstrdup(h->text.buf);
+	h->wire->fill_calls(h->ctx, out);
+	out->stop_reason = xstrdup(h->stop_reason ? h->stop_reason : "");
+	out->usage = h->usage;
+	out->model = xstrdup(h->model ? h->model : "");
+}
+
+static long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (long)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+int phttp_complete(struct phttp *h, struct llm_response *out, char **err)
+{
+	struct http_call hc = {0};
+	struct http_stats st;
+	char *e = NULL, *body = NULL;
+	int rc;
+
+	*err = NULL;
+	if (h->cf->stream)
+		strvec_push(&h->headers, "accept: text/event-stream");
+	hc.url = h->cf->url;
+	hc.headers = &h->headers;
+	hc.ctx = h;
+	hc.begin = call_begin;
+	hc.on_body = call_body;
+	hc.judge = call_judge;
+	for (;;) {
+		free(body);
+		body = h->wire->build_body(h->ctx);
+		hc.body = body;
+		hc.body_len = strlen(body);
+		free(e);
+		e = NULL;
+		rc = http_perform(&hc, &h->cf->opt, h->hooks, &st, &e);
+		if (!h->wire->again || !h->wire->again(h->ctx, rc))
+			break;
+	}
+	if (rc == PROVIDER_OK) {
+		fill_response(h, out);
+		out->http_status = st.final_status;
+		out->latency_ms = elapsed_ms(&h->t0);
+	} else if (rc == PROVIDER_ERROR) {
+		*err = xasprintf("%s: %s", h->wire->name, e ? e : "request failed");
+		if (h->cf->api_key)
+			http_redact(*err, h->cf->api_key);
+	}
+	free(e);
+	phttp_release(h);
+	free(body);
+	return rc;
+}
+
+int phttp_parse(struct phttp *h, const char *body, size_t len, struct llm_response *out, char **err)
+{
+	struct http_result res = {.status = 200, .should_retry = -1, .retry_after_ms = -1};
+	enum http_verdict v;
+	char *msg = NULL;
+
+	memset(out, 0, sizeof(*out));
+	*err = NULL;
+	strbuf_init(&res.body);
+	call_begin(h, 1);
+	if (!call_body(h, body, len) && !h->want_stream)
+		h->bad_json = true;
+	v = call_judge(h, &res, &msg);
+	if (v == HTTP_DONE) {
+		fill_response(h, out);
+		out->http_status = 200;
+	} else {
+		*err = xasprintf("%s: %s", h->wire->name, msg ? msg : "bad response");
+	}
+	free(msg);
+	phttp_release(h);
+	strbuf_release(&res.body);
+	return v == HTTP_DONE ? PROVIDER_OK : PROVIDER_ERROR;
+}
