@@ -14,7 +14,7 @@ wait_for "paused, [0-9]+ steps? finishing — p cancels them" 20
 expect " p cancel running "
 keys p
 wait_for "paused — p resumes" 20
-expect "call cancelled; the step starts over"
+wait_for "call cancelled; the step starts over" 10
 expect " p resume "
 grep -q '"kind":"pause","cancel":true,"message":"paused: calls in flight cancelled' \
 	"$TMPD"/runs/*/journal.jsonl || fail "no cancel notice in the journal"

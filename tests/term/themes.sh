@@ -8,8 +8,13 @@ colour_screen() {
 	tmux -L "$SOCK" capture-pane -p -e
 }
 
+n_theme=0
 run_theme() { # THEME TERM NO_COLOR → leaves the session at the plan gate
 	tmux -L "$SOCK" kill-server >/dev/null 2>&1
+	# A new server name each time: a server that is still shutting down must not swallow
+	# the next session.
+	n_theme=$((n_theme + 1))
+	SOCK="pevtui-test-$$-$n_theme"
 	TEST_ENV="NO_COLOR=$3 TERM=$2 PEVTUI_THEMES=$top_srcdir/themes"
 	start 100 30 --demo --theme "$1"
 	wait_for "Gate: Approve the plan"
