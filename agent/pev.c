@@ -1,15 +1,16 @@
-/* pev — the Plan-Execute-Verify state machine, run in its own thread.
+/* pev — the Plan-Execute-Verify state machine and scheduler, run in its own thread.
  *
  * The engine owns the plan and every step's state; only the engine thread touches them.
- * Operators reach it through pev_post (a queue drained at safe points) and gates. Every
- * change is published as an event, so the journal alone is enough to rebuild a run.
+ * Steps run in worker threads (pev_worker.c) on snapshots; operators reach the engine
+ * through pev_post (a queue drained at safe points) and gates. Every change is published
+ * as an event, so the journal alone is enough to rebuild a run (pev_resume.c).
  */
 #include "config.h"
 
 #include "pev.h"
+#include "pev_impl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -32,139 +33,7 @@
 #include "result.h"
 #include "sandbox.h"
 #include "settings.h"
-#include "tool.h"
 #include "xalloc.h"
-
-#define MAX_TOOL_ROUNDS 8
-#define MAX_TOKENS_PLAN 8192
-#define MAX_TOKENS_STEP 4096
-#define SUMMARY_LEN 200
-
-enum step_status { SS_PENDING, SS_RUNNING, SS_PASSED, SS_FAIL_ACCEPTED, SS_SKIPPED };
-
-struct step_state {
-	enum step_status status;
-	int attempts;             /* across the whole run, for this step id */
-	int round_attempts;       /* attempts since the step was last (re)planned */
-	struct strvec critiques;  /* feedback of failed attempts, oldest first */
-	char *result_json;        /* last executor result (normalized), or NULL */
-	char *output_json;        /* its step_output, handed to dependents */
-	bool skip_requested;      /* skip asked while it ran: skip when its worker returns */
-	unsigned gen;             /* bumped by edits and re-runs: older workers' results lapse */
-};
-
-/* A passed result that an identical step (same definition and inputs) may reuse. */
-struct reuse_entry {
-	char *key;
-	char *result_json;
-	char *output_json;
-};
-
-struct cmd {
-	enum pev_cmd cmd;
-	char *step_id;
-	char *json;
-	struct cmd *next;
-};
-
-struct role_usage {
-	int calls;
-	long input, output, cached, cache_write;
-	double cost;
-	bool cost_unknown;
-};
-
-/* Why a worker's attempt loop ended. */
-enum attempt_outcome { OUT_PASSED, OUT_REPLAN, OUT_CANCELLED, OUT_ERROR };
-
-/*
- * One step running in its own thread. The worker owns a snapshot of everything it reads
- * (definition, dependency outputs, critiques), so the engine thread may change the plan
- * meanwhile; results go back through the `done` list.
- */
-struct worker {
-	struct pev *e;
-	pthread_t thread;
-	char *goal;
-	struct plan_step step;
-	struct prompt_dep *deps; /* strings owned by the worker */
-	size_t n_deps;
-	struct strvec critiques; /* snapshot; the worker appends new ones */
-	int attempts;            /* attempts of the step so far (the worker increments) */
-	int round_attempts;
-	unsigned gen;            /* the step's generation when dispatched */
-	unsigned long chaos_state; /* --chaos draws: seeded per step and attempt */
-	atomic_bool cancel;      /* edit, skip, abort: stop the call in flight */
-	/* results, read by the engine thread after the worker is done */
-	enum attempt_outcome outcome;
-	char *result_json;
-	char *output_json;
-	char *failure;           /* REPLAN: why; ERROR: the provider's sentence */
-	struct worker *next;     /* in e->running, then in e->done */
-};
-
-struct pev {
-	/* configuration, fixed after pev_new */
-	char *task;
-	char *scenario; /* simulated provider's scenario, journaled so --resume can replay it */
-	char *models[ROLE__COUNT];
-	struct provider *prov[ROLE__COUNT];
-	int max_retries, max_replans;
-	double budget, threshold, chaos;
-	struct strvec shell_allow; /* command prefixes that skip the shell gate */
-	int shell_timeout_s;
-	size_t http_max_bytes;
-	bool demo;
-	bool yes;
-	int parallel;
-	struct bus *bus;
-	struct gatekeeper *gates;
-	char *run_dir, *run_id, *workspace;
-	int ws_fd;
-	struct journal *journal;
-	bool resume;
-
-	/* engine state (engine thread only) */
-	struct plan *plan;
-	struct step_state *st;
-	int *dep_idx;       /* dependency indexes of every step, flattened (see index_plan) */
-	size_t *dep_off;    /* step i's are dep_idx[dep_off[i] .. dep_off[i + 1]) */
-	int revision;
-	int replans;
-	struct reuse_entry *reuse;
-	size_t n_reuse, cap_reuse;
-	bool budget_asked;
-	enum pev_exit exit_code;
-	char *end_reason;
-	bool stop;          /* leave the main loop (abort, quit, error) */
-	bool quit;          /* no run.end: leave the run resumable */
-	bool final_done;    /* resume: run.final is in the journal already */
-	char *pending_plan; /* resume: a proposal that was waiting at its gate */
-	char *pending_failed, *pending_failure; /* …and, for a replan, what failed and why */
-	char *replan_step;  /* a step whose failure asks for a replan once workers finish */
-	char *replan_why;
-
-	/* accounting, shared by every worker (acct lock) */
-	pthread_mutex_t acct;
-	struct role_usage usage[ROLE__COUNT];
-	double spent;
-	unsigned long chaos_seed;
-
-	/* shared with other threads (lock) */
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct cmd *cmds, **cmds_tail;
-	bool paused;
-	bool budget_crossed;      /* set by a call that crossed --budget */
-	struct worker *running;   /* steps in flight */
-	struct worker *done;      /* finished workers, for the engine thread to apply */
-	int n_running;            /* workers started and not yet applied */
-	int max_in_flight;        /* the most steps ever in flight at once (metrics, tests) */
-	atomic_bool cancel_call;  /* stops the engine thread's own call (planner, checks) */
-	atomic_bool aborting;
-};
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -173,9 +42,7 @@ static bool stopping(struct pev *e);
 static void publish_control(struct pev *e, const char *kind, const char *step_id,
 			    bool cancel, const char *message);
 static void apply_edit(struct pev *e, const char *step_id, const char *json);
-static char *reuse_key(struct pev *e, const struct plan *p, size_t i);
 static const struct reuse_entry *reuse_find(struct pev *e, const char *key);
-static void reuse_add(struct pev *e, char *key, const char *result, const char *output);
 
 static const char *status_name(enum step_status s)
 {
@@ -189,7 +56,7 @@ static const char *status_name(enum step_status s)
 	return "unknown";
 }
 
-static void step_state_release(struct step_state *s)
+void pev_step_state_release(struct step_state *s)
 {
 	strvec_clear(&s->critiques);
 	free(s->result_json);
@@ -200,7 +67,7 @@ static void step_state_release(struct step_state *s)
 /* Caches each step's dependency indexes: the scheduler asks "is it ready?" for every
  * step on every event, and a name lookup per dependency made that quadratic. Called
  * whenever the plan's steps change. */
-static void index_plan(struct pev *e)
+void pev_index_plan(struct pev *e)
 {
 	size_t total = 0, k = 0;
 
@@ -226,36 +93,8 @@ static void add_json_string_or_null(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
-static cJSON *parse_or_string(const char *json)
-{
-	cJSON *v = json ? cJSON_Parse(json) : NULL;
 
-	return v ? v : cJSON_CreateString(json ? json : "");
-}
 
-/* xorshift: reproducible chaos from --chaos-seed. */
-static double chaos_next(unsigned long *state)
-{
-	unsigned long x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*state = x;
-	return (double)(x >> 11) / (double)(1UL << 53);
-}
-
-/* Each worker draws from its own generator, seeded by --chaos-seed, the step id and the
- * attempt, so a rehearsal replays the same failures whatever the scheduling. */
-static unsigned long chaos_seed_for(unsigned long seed, const char *step_id, int attempts)
-{
-	unsigned long h = 1469598103934665603UL ^ seed;
-
-	for (const unsigned char *p = (const unsigned char *)step_id; *p; p++)
-		h = (h ^ *p) * 1099511628211UL;
-	h ^= (unsigned long)attempts * 0x9E3779B97F4A7C15UL;
-	return h ? h : 1;
-}
 
 static long now_ms(void)
 {
@@ -265,18 +104,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static char *summarize(const char *text)
-{
-	size_t n = strlen(text);
-
-	if (n <= SUMMARY_LEN)
-		return xstrdup(text);
-	/* Cut on a UTF-8 boundary. */
-	n = SUMMARY_LEN;
-	while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
-		n--;
-	return xasprintf("%.*s…", (int)n, text);
-}
 
 static void set_end(struct pev *e, enum pev_exit code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -373,7 +200,7 @@ static void publish_step_end(struct pev *e, const char *id, enum step_status s, 
 	bus_publish(e->bus, EV_STEP_END, f);
 }
 
-static void publish_verdict(struct pev *e, const char *id, int attempt, const char *stage,
+void pev_publish_verdict(struct pev *e, const char *id, int attempt, const char *stage,
 			    const struct verdict *v)
 {
 	cJSON *f = cJSON_CreateObject();
@@ -466,7 +293,7 @@ static void account(struct pev *e, enum llm_role role, const struct llm_usage *u
  * PROVIDER_OK, PROVIDER_CANCELLED (`cancel` was set), or PROVIDER_ERROR with *err set to
  * the provider's sentence (caller frees); the caller decides what an error ends.
  */
-static int call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
+int pev_call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
 		      const atomic_bool *cancel, char **err)
 {
 	struct call_ctx cc = {e, req->role, req->step_id, req->attempt};
@@ -531,7 +358,7 @@ static int call_model(struct pev *e, struct llm_request *req, struct llm_respons
 static int call_or_end(struct pev *e, struct llm_request *req, struct llm_response *out)
 {
 	char *err = NULL;
-	int rc = call_model(e, req, out, &e->cancel_call, &err);
+	int rc = pev_call_model(e, req, out, &e->cancel_call, &err);
 
 	if (rc == PROVIDER_ERROR && !atomic_load(&e->aborting) && !e->stop)
 		set_end(e, PEV_EXIT_ERROR, "%s call failed: %s", llm_role_name(req->role), err);
@@ -595,17 +422,14 @@ static void publish_proposed(struct pev *e, const struct plan *p, int revision,
 	bus_publish(e->bus, EV_PLAN_PROPOSED, f);
 }
 
-/* How an answer is read: the parsed object, or NULL with one sentence in *why. */
-typedef void *(*read_fn)(struct pev *e, const char *text, char **why);
-
 /*
  * One call, and when its answer cannot be read, one more: the model sees its answer and
  * the correction fix(why). Returns the parsed answer; NULL when a call failed (*err) or
  * was cancelled (neither set), or when the second answer could not be read either (*why).
  * `prompt` is taken. Any thread.
  */
-static void *ask_and_read(struct pev *e, struct llm_request *req, char *prompt,
-			  const atomic_bool *cancel, read_fn read,
+void *pev_ask_and_read(struct pev *e, struct llm_request *req, char *prompt,
+			  const atomic_bool *cancel, pev_read_fn read,
 			  char *(*fix)(struct pev *e, const char *why), char **why, char **err)
 {
 	struct llm_msg msgs[3] = {{0}};
@@ -622,7 +446,7 @@ static void *ask_and_read(struct pev *e, struct llm_request *req, char *prompt,
 		*why = NULL;
 		req->msgs = msgs;
 		req->n_msgs = n;
-		if (call_model(e, req, &res, cancel, err) != PROVIDER_OK) {
+		if (pev_call_model(e, req, &res, cancel, err) != PROVIDER_OK) {
 			llm_response_release(&res);
 			break;
 		}
@@ -678,7 +502,7 @@ static struct plan *ask_planner(struct pev *e, enum llm_purpose purpose, char *p
 				  .want_json = true,
 				  .max_tokens = MAX_TOKENS_PLAN};
 	char *why = NULL, *err = NULL;
-	struct plan *p = ask_and_read(e, &req, prompt, &e->cancel_call, read_plan, fix_plan,
+	struct plan *p = pev_ask_and_read(e, &req, prompt, &e->cancel_call, read_plan, fix_plan,
 				      &why, &err);
 
 	if (!p && err && !atomic_load(&e->aborting)) {
@@ -716,7 +540,6 @@ static struct plan *plan_from_edit(struct pev *e, const char *json)
 	return p;
 }
 
-static char *reuse_key(struct pev *e, const struct plan *p, size_t i);
 
 /*
  * Makes `np` the current plan. Steps that passed (or were fail-accepted) and whose
@@ -761,14 +584,14 @@ static void adopt_plan(struct pev *e, struct plan *np, int revision)
 	free(order);
 	if (e->plan) {
 		for (size_t i = 0; i < e->plan->n_steps; i++)
-			step_state_release(&e->st[i]);
+			pev_step_state_release(&e->st[i]);
 	}
 	free(e->st);
 	plan_free(e->plan);
 	e->plan = np;
 	e->st = nst;
 	e->revision = revision;
-	index_plan(e);
+	pev_index_plan(e);
 
 	cJSON_AddNumberToObject(f, "revision", revision);
 	cJSON_AddItemToObject(f, "plan", plan_to_json(np));
@@ -963,392 +786,21 @@ static void replan_gate(struct pev *e, size_t i, const char *failure, struct pla
 
 /* ------------------------------------------------------------ execution */
 
-struct tool_record {
-	char *tool;
-	bool ok;
-	char *summary;
-};
 
-struct attempt_log {
-	struct tool_record *v;
-	size_t n, cap;
-	struct strbuf text; /* for the verifier: what the tools did */
-};
 
-static void attempt_log_release(struct attempt_log *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].tool);
-		free(l->v[i].summary);
-	}
-	free(l->v);
-	strbuf_release(&l->text);
-}
 
-static const struct tool_def **offered_tools(struct pev *e, size_t *n)
-{
-	size_t total;
-	const struct tool_def *const *all = tool_registry(&total);
-	const struct tool_def **out = xcalloc(total ? total : 1, sizeof(*out));
 
-	*n = 0;
-	for (size_t i = 0; i < total; i++)
-		if (!all[i]->demo_only || e->demo)
-			out[(*n)++] = all[i];
-	return out;
-}
 
-/* The shell gate, asked from the worker: other steps go on while the operator reads the
- * command. Approve runs it, edit runs the edited one ({"command": …} or a bare string),
- * skip refuses this command (the model is told), reject aborts the run. */
-static bool confirm_shell(void *ctx, char **command)
-{
-	struct worker *w = ctx;
-	struct pev *e = w->e;
-	cJSON *payload = cJSON_CreateObject();
-	char *edited = NULL;
-	enum gate_decision d;
 
-	cJSON_AddStringToObject(payload, "command", *command);
-	cJSON_AddItemToObject(payload, "step", plan_step_to_json(&w->step));
-	d = gatekeeper_ask(e->gates, GATE_SHELL, w->step.id, payload, &edited);
-	if (d == GATE_EDIT && edited) {
-		cJSON *o = cJSON_Parse(edited);
-		const char *c = cJSON_IsString(o) ? o->valuestring : jsonx_str(o, "command");
-		if (c && *c) {
-			free(*command);
-			*command = xstrdup(c);
-		}
-		cJSON_Delete(o);
-	}
-	free(edited);
-	if (d == GATE_REJECT)
-		pev_post(e, PEV_CMD_ABORT, NULL, NULL);
-	return d == GATE_APPROVE || d == GATE_EDIT;
-}
-
-/* --chaos: a tool attempt fails (as a transient error, so retries and fallbacks are
- * rehearsed too) with probability P, from a seeded generator. */
-static bool inject_chaos(void *ctx, const char *tool)
-{
-	struct worker *w = ctx;
-
-	(void)tool;
-	return chaos_next(&w->chaos_state) < w->e->chaos;
-}
-
-static void on_tool_retry(void *ctx, const char *tool, int attempt, int max, long wait_ms,
-			  const char *reason)
-{
-	struct worker *w = ctx;
-	cJSON *f = cJSON_CreateObject();
-	char *msg = xasprintf("%s — retrying %s in %.1f s (%d/%d)",
-			      reason ? reason : "transient error", tool, wait_ms / 1000.0, attempt,
-			      max);
-
-	cJSON_AddStringToObject(f, "level", "warn");
-	cJSON_AddStringToObject(f, "kind", "tool_retry");
-	cJSON_AddStringToObject(f, "step_id", w->step.id);
-	cJSON_AddStringToObject(f, "tool", tool);
-	cJSON_AddNumberToObject(f, "wait_ms", (double)wait_ms);
-	cJSON_AddStringToObject(f, "message", msg);
-	free(msg);
-	bus_publish(w->e->bus, EV_NOTICE, f);
-}
-
-static void run_tool(struct worker *w, int attempt, const struct llm_tool_call *call,
-		     struct llm_tool_result *res, struct attempt_log *log)
-{
-	struct pev *e = w->e;
-	const char *step_id = w->step.id;
-	const struct tool_def *t = tool_find(call->name);
-	struct tool_env env = {.ws_fd = e->ws_fd,
-			       .ws_path = e->workspace,
-			       .demo = e->demo,
-			       .hook_ctx = w,
-			       .confirm_shell = confirm_shell,
-			       .on_tool_retry = on_tool_retry,
-			       .shell_allow = &e->shell_allow,
-			       .inject_failure = e->chaos > 0 ? inject_chaos : NULL,
-			       .cancel = &w->cancel,
-			       .shell_timeout_s = e->shell_timeout_s,
-			       .http_max_bytes = e->http_max_bytes};
-	struct strbuf out = STRBUF_INIT;
-	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
-	cJSON *f = cJSON_CreateObject();
-	bool ok = false;
-	char *summary;
-
-	strbuf_init(&out);
-	cJSON_AddStringToObject(f, "step_id", step_id);
-	cJSON_AddNumberToObject(f, "attempt", attempt);
-	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
-	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
-	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
-	bus_publish(e->bus, EV_TOOL_CALL, f);
-
-	if (!t || (t->demo_only && !e->demo)) {
-		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
-	} else if (!input || !cJSON_IsObject(input)) {
-		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
-	} else {
-		ok = tool_invoke(t, &env, input, &out);
-	}
-	cJSON_Delete(input);
-
-	summary = summarize(out.buf);
-	f = cJSON_CreateObject();
-	cJSON_AddStringToObject(f, "step_id", step_id);
-	cJSON_AddNumberToObject(f, "attempt", attempt);
-	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
-	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
-	cJSON_AddBoolToObject(f, "ok", ok);
-	cJSON_AddStringToObject(f, "summary", summary);
-	cJSON_AddNumberToObject(f, "bytes", (double)out.len);
-	bus_publish(e->bus, EV_TOOL_RESULT, f);
-
-	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
-	log->v[log->n].tool = xstrdup(call->name ? call->name : "");
-	log->v[log->n].ok = ok;
-	log->v[log->n].summary = xstrdup(summary);
-	log->n++;
-	strbuf_addf(&log->text, "- %s %s → %s: %s\n", call->name ? call->name : "?",
-		    call->input_json ? call->input_json : "{}", ok ? "ok" : "ERROR", summary);
-	free(summary);
-
-	res->call_id = xstrdup(call->id);
-	res->content = strbuf_detach(&out);
-	res->is_error = !ok;
-}
 
 /* ---------------------------------------------------------------- workers */
 
-static void worker_free(struct worker *w)
-{
-	plan_step_free_fields(&w->step);
-	for (size_t d = 0; d < w->n_deps; d++) {
-		free((char *)w->deps[d].step_id);
-		free((char *)w->deps[d].output_json);
-	}
-	free(w->deps);
-	strvec_clear(&w->critiques);
-	free(w->goal);
-	free(w->result_json);
-	free(w->output_json);
-	free(w->failure);
-	free(w);
-}
 
-/* Snapshot of step i for a worker: definition, dependency outputs only, critiques. */
-static struct worker *worker_new(struct pev *e, size_t i)
-{
-	struct worker *w = xcalloc(1, sizeof(*w));
-	const struct plan_step *s = &e->plan->steps[i];
 
-	w->e = e;
-	w->goal = xstrdup(e->plan->goal ? e->plan->goal : "");
-	plan_step_copy(&w->step, s);
-	w->deps = xcalloc(s->deps.n ? s->deps.n : 1, sizeof(*w->deps));
-	for (size_t d = 0; d < s->deps.n; d++) {
-		int di = plan_find(e->plan, s->deps.v[d]);
-		const char *out;
-		if (di < 0)
-			continue;
-		if (e->st[di].status == SS_SKIPPED)
-			out = "(skipped by the operator: no output)";
-		else
-			out = e->st[di].output_json ? e->st[di].output_json : "(no output)";
-		w->deps[w->n_deps].step_id = xstrdup(e->plan->steps[di].id);
-		w->deps[w->n_deps++].output_json = xstrdup(out);
-	}
-	for (size_t c = 0; c < e->st[i].critiques.n; c++)
-		strvec_push(&w->critiques, e->st[i].critiques.v[c]);
-	w->attempts = e->st[i].attempts;
-	w->round_attempts = e->st[i].round_attempts;
-	w->gen = e->st[i].gen;
-	w->chaos_state = chaos_seed_for(e->chaos_seed, s->id, w->attempts);
-	atomic_init(&w->cancel, atomic_load(&e->aborting));
-	return w;
-}
 
-/*
- * Runs the executor's tool loop for one attempt. Returns the final text (caller frees),
- * or NULL when the call was cancelled or failed (then *err may hold the provider's
- * sentence).
- */
-static char *execute_attempt(struct worker *w, int attempt, struct attempt_log *log, char **err)
-{
-	struct pev *e = w->e;
-	const struct plan_step *step = &w->step;
-	struct llm_msg *msgs = xcalloc(2 * MAX_TOOL_ROUNDS + 2, sizeof(*msgs));
-	size_t n_msgs = 1, n_tools;
-	const struct tool_def **tools = offered_tools(e, &n_tools);
-	char *step_json = plan_step_to_string(step, false);
-	char *final = NULL;
 
-	msgs[0].kind = LLM_MSG_USER;
-	msgs[0].text = prompt_execute(w->goal, step, w->deps, w->n_deps, &w->critiques, attempt);
 
-	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
-		/* The last round offers no tools: the executor must answer. */
-		struct llm_request req = {.role = ROLE_EXECUTOR,
-					  .purpose = PURPOSE_EXECUTE,
-					  .step_id = step->id,
-					  .attempt = attempt,
-					  .step_json = step_json,
-					  .system = prompt_system_executor(),
-					  .msgs = msgs,
-					  .n_msgs = n_msgs,
-					  .tools = tools,
-					  .n_tools = round < MAX_TOOL_ROUNDS ? n_tools : 0,
-					  .max_tokens = MAX_TOKENS_STEP};
-		struct llm_response res = {0};
-
-		if (call_model(e, &req, &res, &w->cancel, err) != PROVIDER_OK) {
-			llm_response_release(&res);
-			break;
-		}
-		if (!res.n_calls || round == MAX_TOOL_ROUNDS) {
-			final = res.text ? res.text : xstrdup("");
-			res.text = NULL;
-			llm_response_release(&res);
-			break;
-		}
-		/* The assistant turn keeps the calls; the next turn carries their results. */
-		msgs[n_msgs].kind = LLM_MSG_ASSISTANT;
-		msgs[n_msgs].text = res.text;
-		msgs[n_msgs].calls = res.calls;
-		msgs[n_msgs].n_calls = res.n_calls;
-		res.text = NULL;
-		res.calls = NULL;
-		res.n_calls = 0;
-		llm_response_release(&res);
-		{
-			struct llm_msg *am = &msgs[n_msgs++];
-			struct llm_msg *rm = &msgs[n_msgs++];
-			rm->kind = LLM_MSG_TOOL_RESULTS;
-			rm->results = xcalloc(am->n_calls, sizeof(*rm->results));
-			rm->n_results = am->n_calls;
-			for (size_t c = 0; c < am->n_calls; c++)
-				run_tool(w, attempt, &am->calls[c], &rm->results[c], log);
-		}
-		if (atomic_load(&w->cancel))
-			break;
-	}
-	for (size_t m = 0; m < n_msgs; m++)
-		llm_msg_release(&msgs[m]);
-	free(msgs);
-	free((void *)tools);
-	free(step_json);
-	return final;
-}
-
-static void add_check(struct verdict *v, const char *criterion, bool passed, const char *evidence)
-{
-	struct criterion_result *c;
-
-	v->criteria = xrealloc(v->criteria, (v->n_criteria + 1) * sizeof(*v->criteria));
-	c = &v->criteria[v->n_criteria++];
-	memset(c, 0, sizeof(*c));
-	c->criterion = xstrdup(criterion);
-	c->passed = passed;
-	c->evidence = xstrdup(evidence);
-	c->confidence = 1.0;
-}
-
-/*
- * Stage 1, deterministic and free. Returns a verdict (action pass or retry with a concrete
- * critique). `r` may be NULL when the result did not parse (`parse_err` says why).
- */
-static struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
-					    const char *parse_err, const struct attempt_log *log)
-{
-	struct verdict *v = xcalloc(1, sizeof(*v));
-	struct strvec problems = STRVEC_INIT;
-
-	if (!r) {
-		char *ev = xasprintf("the answer is not a usable result object: %s", parse_err);
-		add_check(v, "result JSON is well-formed", false, ev);
-		strvec_pushf(&problems,
-			     "Your answer was not a usable result: %s. End with exactly one JSON "
-			     "object with reasoning, actions_taken, step_output {findings, artifacts, "
-			     "meets_criteria}, confidence and notes.",
-			     parse_err);
-		free(ev);
-	} else {
-		struct strbuf miss = STRBUF_INIT;
-		bool tools_ok = true;
-
-		add_check(v, "result JSON is well-formed", true, "parsed and complete");
-		strbuf_init(&miss);
-		for (size_t a = 0; a < r->artifacts.n; a++) {
-			const char *path = r->artifacts.v[a];
-			const char *bad = sandbox_check_path(path);
-			if (bad)
-				strvec_pushf(&problems, "Artifact \"%s\" is not a workspace path (%s).",
-					     path, bad);
-			else if (!sandbox_file_nonempty(e->ws_fd, path))
-				strvec_pushf(&problems,
-					     "Artifact \"%s\" is missing or empty in the workspace: "
-					     "write it with write_file before claiming it.",
-					     path);
-			else
-				continue;
-			strbuf_addf(&miss, "%s%s", miss.len ? ", " : "", path);
-		}
-		if (miss.len) {
-			char *ev = xasprintf("missing or empty: %s", miss.buf);
-			add_check(v, "declared artifacts exist and are not empty", false, ev);
-			free(ev);
-		} else {
-			add_check(v, "declared artifacts exist and are not empty", true,
-				  r->artifacts.n ? "all present" : "none declared");
-		}
-		strbuf_release(&miss);
-
-		for (size_t t = 0; t < log->n; t++) {
-			bool addressed = false;
-			if (log->v[t].ok)
-				continue;
-			for (size_t u = t + 1; u < log->n && !addressed; u++)
-				addressed = log->v[u].ok && !strcmp(log->v[u].tool, log->v[t].tool);
-			if (!addressed && r->notes && strstr(r->notes, log->v[t].tool))
-				addressed = true;
-			if (!addressed) {
-				tools_ok = false;
-				strvec_pushf(&problems,
-					     "Tool %s failed (%s) and the result does not address it: "
-					     "retry the call, use another route, or explain in notes "
-					     "why the result holds without it.",
-					     log->v[t].tool, log->v[t].summary);
-			}
-		}
-		add_check(v, "no tool error left unaddressed", tools_ok,
-			  tools_ok ? "every failed call was retried or explained" : "see feedback");
-
-		if (r->confidence < e->threshold) {
-			char *ev = xasprintf("confidence %.2f is below the threshold %.2f",
-					     r->confidence, e->threshold);
-			add_check(v, "confidence at or above the threshold", false, ev);
-			strvec_pushf(&problems,
-				     "Your confidence %.2f is below the required %.2f: resolve what "
-				     "makes you unsure, or say precisely what is missing.",
-				     r->confidence, e->threshold);
-			free(ev);
-		} else {
-			add_check(v, "confidence at or above the threshold", true, "ok");
-		}
-	}
-	v->overall_pass = problems.n == 0;
-	v->action = v->overall_pass ? VERDICT_PASS : VERDICT_RETRY;
-	v->severity = v->overall_pass ? SEV_MINOR : SEV_MAJOR;
-	if (problems.n)
-		v->feedback = strvec_join(&problems, " ");
-	strvec_clear(&problems);
-	return v;
-}
-
-static char *reuse_key(struct pev *e, const struct plan *p, size_t i)
+char *pev_reuse_key(struct pev *e, const struct plan *p, size_t i)
 {
 	struct plan_step copy;
 	struct strbuf sb = STRBUF_INIT;
@@ -1379,7 +831,7 @@ static const struct reuse_entry *reuse_find(struct pev *e, const char *key)
 	return NULL;
 }
 
-static void reuse_add(struct pev *e, char *key, const char *result, const char *output)
+void pev_reuse_add(struct pev *e, char *key, const char *result, const char *output)
 {
 	if (reuse_find(e, key)) {
 		free(key);
@@ -1389,168 +841,9 @@ static void reuse_add(struct pev *e, char *key, const char *result, const char *
 	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output)};
 }
 
-static void *read_verdict(struct pev *e, const char *text, char **why)
-{
-	(void)e;
-	return verdict_parse(text, why);
-}
 
-static char *fix_verdict(struct pev *e, const char *why)
-{
-	(void)e;
-	return prompt_verdict_fix(why);
-}
 
-/* Stage 2: the verifier model. NULL when the call failed (*err) or was cancelled. */
-static struct verdict *verify_model(struct worker *w, int attempt, const char *result_json,
-				    const struct attempt_log *log, char **err)
-{
-	char *step_json = plan_step_to_string(&w->step, false), *why = NULL;
-	struct llm_request req = {.role = ROLE_VERIFIER,
-				  .purpose = PURPOSE_VERIFY,
-				  .step_id = w->step.id,
-				  .attempt = attempt,
-				  .step_json = step_json,
-				  .system = prompt_system_verifier(),
-				  .want_json = true,
-				  .max_tokens = MAX_TOKENS_STEP};
-	struct verdict *v = ask_and_read(w->e, &req,
-					 prompt_verify(w->goal, &w->step, result_json, log->text.buf),
-					 &w->cancel, read_verdict, fix_verdict, &why, err);
 
-	if (!v && why) {
-		/* Not the executor's fault, but the step cannot pass unverified. */
-		v = xcalloc(1, sizeof(*v));
-		v->action = VERDICT_RETRY;
-		v->severity = SEV_MAJOR;
-		v->feedback = xasprintf("The verifier's answer could not be read (%s); the attempt "
-					"is repeated.",
-					why);
-	}
-	free(why);
-	free(step_json);
-	return v;
-}
-
-/*
- * A worker: the attempt loop of one step (execute, verify deterministic then model,
- * route), in its own thread. It touches only its snapshot, the bus and the accounting.
- */
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct pev *e = w->e;
-	const char *id = w->step.id;
-
-	for (;;) {
-		struct attempt_log log = {0};
-		struct exec_result *r;
-		struct verdict *v;
-		char *text, *perr = NULL, *err = NULL;
-		int attempt;
-		cJSON *f;
-
-		if (atomic_load(&w->cancel)) {
-			w->outcome = OUT_CANCELLED;
-			break;
-		}
-		attempt = ++w->attempts;
-		w->round_attempts++;
-		f = cJSON_CreateObject();
-		cJSON_AddStringToObject(f, "step_id", id);
-		cJSON_AddNumberToObject(f, "attempt", attempt);
-		cJSON_AddStringToObject(f, "name", w->step.name ? w->step.name : id);
-		bus_publish(e->bus, EV_STEP_START, f);
-
-		strbuf_init(&log.text);
-		text = execute_attempt(w, attempt, &log, &err);
-		if (!text) {
-			attempt_log_release(&log);
-			w->outcome = err ? OUT_ERROR : OUT_CANCELLED;
-			w->failure = err;
-			break;
-		}
-		r = exec_result_parse(text, &perr);
-		f = cJSON_CreateObject();
-		cJSON_AddStringToObject(f, "step_id", id);
-		cJSON_AddNumberToObject(f, "attempt", attempt);
-		if (r)
-			cJSON_AddItemToObject(f, "result", parse_or_string(r->json));
-		else
-			cJSON_AddStringToObject(f, "result", text);
-		bus_publish(e->bus, EV_STEP_OUTPUT, f);
-		if (r) {
-			cJSON *ro = cJSON_Parse(r->json);
-			cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
-			free(w->result_json);
-			free(w->output_json);
-			w->result_json = xstrdup(r->json);
-			w->output_json = so ? jsonx_print(so) : xstrdup(r->json);
-			cJSON_Delete(ro);
-		}
-		free(text);
-
-		v = verify_deterministic(e, r, perr, &log);
-		if (v->action == VERDICT_PASS) {
-			publish_verdict(e, id, attempt, "deterministic", v);
-			verdict_free(v);
-			v = verify_model(w, attempt, r->json, &log, &err);
-			if (!v) {
-				exec_result_free(r);
-				free(perr);
-				attempt_log_release(&log);
-				w->outcome = err ? OUT_ERROR : OUT_CANCELLED;
-				w->failure = err;
-				break;
-			}
-			publish_verdict(e, id, attempt, "model", v);
-		} else {
-			publish_verdict(e, id, attempt, "deterministic", v);
-		}
-		exec_result_free(r);
-		free(perr);
-		attempt_log_release(&log);
-
-		if (v->action == VERDICT_PASS) {
-			verdict_free(v);
-			w->outcome = OUT_PASSED;
-			break;
-		}
-		strvec_push(&w->critiques, v->feedback ? v->feedback : "verification failed");
-		if (v->action == VERDICT_REPLAN) {
-			w->failure = xasprintf("the verifier asked for a replan: %s",
-					       v->feedback ? v->feedback : "");
-			verdict_free(v);
-			w->outcome = OUT_REPLAN;
-			break;
-		}
-		if (w->round_attempts > e->max_retries) {
-			w->failure = xasprintf("%d attempts failed verification; last critique: %s",
-					       w->round_attempts, v->feedback ? v->feedback : "");
-			verdict_free(v);
-			w->outcome = OUT_REPLAN;
-			break;
-		}
-		bus_notice(e->bus, "info", id, "retrying %s (attempt %d of %d): %s", id,
-			   w->round_attempts + 1, e->max_retries + 1,
-			   v->feedback ? v->feedback : "");
-		verdict_free(v);
-	}
-
-	/* Hand the worker back to the engine thread. */
-	pthread_mutex_lock(&e->lock);
-	for (struct worker **pp = &e->running; *pp; pp = &(*pp)->next) {
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
-	}
-	w->next = e->done;
-	e->done = w;
-	pthread_cond_broadcast(&e->cond);
-	pthread_mutex_unlock(&e->lock);
-	return NULL;
-}
 
 /* After an operator stop (abort/quit) was posted, applies it; true if the run stops. */
 static bool stopping(struct pev *e)
@@ -1562,7 +855,7 @@ static bool stopping(struct pev *e)
 
 static void start_worker(struct pev *e, size_t i)
 {
-	struct worker *w = worker_new(e, i);
+	struct worker *w = pev_worker_new(e, i);
 
 	e->st[i].status = SS_RUNNING;
 	pthread_mutex_lock(&e->lock);
@@ -1572,7 +865,7 @@ static void start_worker(struct pev *e, size_t i)
 	if (e->n_running > e->max_in_flight)
 		e->max_in_flight = e->n_running;
 	pthread_mutex_unlock(&e->lock);
-	if (pthread_create(&w->thread, NULL, worker_main, w))
+	if (pthread_create(&w->thread, NULL, pev_worker_main, w))
 		fatal("cannot start a worker thread");
 }
 
@@ -1589,7 +882,7 @@ static void apply_worker(struct pev *e, struct worker *w)
 	e->n_running--;
 	pthread_mutex_unlock(&e->lock);
 	if (i < 0) {
-		worker_free(w);
+		pev_worker_free(w);
 		return;
 	}
 	s = &e->st[i];
@@ -1610,20 +903,20 @@ static void apply_worker(struct pev *e, struct worker *w)
 		s->skip_requested = false;
 		s->status = SS_SKIPPED;
 		publish_step_end(e, w->step.id, SS_SKIPPED, s->attempts, false);
-		worker_free(w);
+		pev_worker_free(w);
 		return;
 	}
 	if (w->gen != s->gen && w->outcome != OUT_ERROR) {
 		/* Edited or re-run while it ran: its result does not count; it runs again. */
 		publish_control(e, "step_cancelled", w->step.id, false,
 				"the step was changed while it ran: it starts over");
-		worker_free(w);
+		pev_worker_free(w);
 		return;
 	}
 	switch (w->outcome) {
 	case OUT_PASSED:
 		s->status = SS_PASSED;
-		reuse_add(e, reuse_key(e, e->plan, (size_t)i), s->result_json, s->output_json);
+		pev_reuse_add(e, pev_reuse_key(e, e->plan, (size_t)i), s->result_json, s->output_json);
 		publish_step_end(e, w->step.id, SS_PASSED, s->attempts, false);
 		break;
 	case OUT_REPLAN:
@@ -1647,7 +940,7 @@ static void apply_worker(struct pev *e, struct worker *w)
 					"the step's calls were cancelled: it starts over");
 		break;
 	}
-	worker_free(w);
+	pev_worker_free(w);
 }
 
 /* Gates before a step, reuse of identical passed work, then a worker. */
@@ -1691,7 +984,7 @@ static void dispatch_step(struct pev *e, size_t i)
 			return;
 	}
 
-	key = reuse_key(e, e->plan, i);
+	key = pev_reuse_key(e, e->plan, i);
 	hit = reuse_find(e, key);
 	free(key);
 	if (hit) {
@@ -1713,7 +1006,7 @@ static void dispatch_step(struct pev *e, size_t i)
 
 /* Marks step i and everything that depends on it (transitively) to run again; those in
  * flight are cancelled and start over when their worker returns. */
-static void reset_with_dependents(struct pev *e, size_t i)
+void pev_reset_with_dependents(struct pev *e, size_t i)
 {
 	bool *mark = xcalloc(e->plan->n_steps, sizeof(*mark));
 	bool changed = true;
@@ -1801,11 +1094,11 @@ static void apply_edit(struct pev *e, const char *step_id, const char *json)
 	bus_publish(e->bus, EV_STEP_EDIT, f);
 	plan_step_free_fields(&e->plan->steps[i]);
 	e->plan->steps[i] = ns;
-	index_plan(e);
+	pev_index_plan(e);
 	/* A pending step runs as edited; a running one starts over; a settled one runs
 	 * again with everything that depends on it. */
 	if (e->st[i].status != SS_PENDING)
-		reset_with_dependents(e, (size_t)i);
+		pev_reset_with_dependents(e, (size_t)i);
 	e->st[i].round_attempts = 0;
 	{
 		char *pj = plan_to_string(e->plan, true), *err = NULL;
@@ -1874,7 +1167,7 @@ static bool apply_commands(struct pev *e)
 			break;
 		case PEV_CMD_RERUN:
 			if (i >= 0) {
-				reset_with_dependents(e, (size_t)i);
+				pev_reset_with_dependents(e, (size_t)i);
 				bus_notice(e->bus, "info", c->step_id,
 					   "step %s will run again, with its dependents", c->step_id);
 			}
@@ -2048,241 +1341,8 @@ out:
 
 /* ------------------------------------------------------------------- resume */
 
-struct rebuild {
-	struct pev *e;
-	char *err;
-	bool ended;
-	char *end_status;
-	int proposed_rev;
-	char *proposed;
-	char *proposed_failed, *proposed_failure; /* of a replan proposal */
-	unsigned long max_gate_id;
-	bool final_seen;  /* run.final written: only run.end is missing */
-	bool final_partial;
-};
 
-static bool rebuild_visit(void *ctx, const struct event *ev)
-{
-	struct rebuild *rb = ctx;
-	struct pev *e = rb->e;
-	cJSON *o = cJSON_Parse(ev->json);
-	const char *sid = ev->step_id;
-	int i = (sid && e->plan) ? plan_find(e->plan, sid) : -1;
-	double num;
 
-	if (!o)
-		return true;
-	switch (ev->type) {
-	case EV_RUN_START:
-		if (jsonx_str(o, "task")) {
-			free(e->task);
-			e->task = xstrdup(jsonx_str(o, "task"));
-		}
-		break;
-	case EV_PLAN_PROPOSED: {
-		cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "plan");
-		free(rb->proposed);
-		free(rb->proposed_failed);
-		free(rb->proposed_failure);
-		rb->proposed = p ? jsonx_print(p) : NULL;
-		rb->proposed_rev = jsonx_num(o, "revision", &num) ? (int)num : 0;
-		rb->proposed_failed = xstrdup(jsonx_str(o, "failed_step"));
-		rb->proposed_failure = xstrdup(jsonx_str(o, "failure"));
-		if (!strcmp(jsonx_str(o, "reason") ? jsonx_str(o, "reason") : "", "replan"))
-			e->replans++;
-		break;
-	}
-	case EV_PLAN_ADOPTED: {
-		cJSON *pj = cJSON_GetObjectItemCaseSensitive(o, "plan");
-		struct strvec errors = STRVEC_INIT;
-		struct plan *np = pj ? plan_from_json(pj, &errors) : NULL;
-		strvec_clear(&errors);
-		if (np) {
-			/* Silence: the adoption is re-derived, not re-published. */
-			struct step_state *nst = xcalloc(np->n_steps, sizeof(*nst));
-			cJSON *kept = cJSON_GetObjectItemCaseSensitive(o, "kept"), *k;
-			for (size_t s = 0; s < np->n_steps; s++) {
-				int old = e->plan ? plan_find(e->plan, np->steps[s].id) : -1;
-				if (old < 0)
-					continue;
-				nst[s].attempts = e->st[old].attempts;
-				cJSON_ArrayForEach(k, kept)
-				{
-					if (cJSON_IsString(k) &&
-					    !strcmp(k->valuestring, np->steps[s].id)) {
-						nst[s].status = e->st[old].status;
-						nst[s].result_json = xstrdup(e->st[old].result_json);
-						nst[s].output_json = xstrdup(e->st[old].output_json);
-					}
-				}
-			}
-			if (e->plan)
-				for (size_t s = 0; s < e->plan->n_steps; s++)
-					step_state_release(&e->st[s]);
-			free(e->st);
-			plan_free(e->plan);
-			e->plan = np;
-			e->st = nst;
-			index_plan(e);
-			e->revision = jsonx_num(o, "revision", &num) ? (int)num : 0;
-			free(rb->proposed);
-			rb->proposed = NULL;
-		}
-		break;
-	}
-	case EV_STEP_START:
-		if (i >= 0 && jsonx_num(o, "attempt", &num)) {
-			e->st[i].attempts = (int)num;
-			e->st[i].round_attempts++;
-			e->st[i].status = SS_RUNNING;
-		}
-		break;
-	case EV_STEP_OUTPUT:
-		if (i >= 0) {
-			cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "result");
-			cJSON *so = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "step_output") : NULL;
-			free(e->st[i].result_json);
-			free(e->st[i].output_json);
-			e->st[i].result_json = jsonx_print(r);
-			e->st[i].output_json = so ? jsonx_print(so) : jsonx_print(r);
-		}
-		break;
-	case EV_VERIFY_VERDICT: {
-		const char *action = jsonx_str(o, "action");
-		const char *fb = jsonx_str(o, "feedback");
-		if (i >= 0 && action && strcmp(action, "pass") != 0)
-			strvec_push(&e->st[i].critiques, fb ? fb : "verification failed");
-		break;
-	}
-	case EV_STEP_END: {
-		const char *st = jsonx_str(o, "status");
-		if (i >= 0 && st) {
-			e->st[i].status = !strcmp(st, "passed")    ? SS_PASSED
-					  : !strcmp(st, "skipped") ? SS_SKIPPED
-								   : SS_FAIL_ACCEPTED;
-			if (e->st[i].status == SS_PASSED)
-				reuse_add(e, reuse_key(e, e->plan, (size_t)i),
-					  e->st[i].result_json, e->st[i].output_json);
-		}
-		break;
-	}
-	case EV_STEP_EDIT:
-		if (i >= 0) {
-			cJSON *after = cJSON_GetObjectItemCaseSensitive(o, "after");
-			struct strvec errors = STRVEC_INIT;
-			struct plan_step ns;
-			if (after && plan_step_from_json(after, &ns, &errors)) {
-				plan_step_free_fields(&e->plan->steps[i]);
-				e->plan->steps[i] = ns;
-				index_plan(e);
-				if (e->st[i].status != SS_PENDING)
-					reset_with_dependents(e, (size_t)i);
-			}
-			strvec_clear(&errors);
-		}
-		break;
-	case EV_LLM_CALL: {
-		const char *role = jsonx_str(o, "role");
-		int r = llm_role_from_name(role);
-		if (r >= 0) {
-			struct role_usage *u = &e->usage[r];
-			u->calls++;
-			if (jsonx_num(o, "input_tokens", &num))
-				u->input += (long)num;
-			if (jsonx_num(o, "output_tokens", &num))
-				u->output += (long)num;
-			if (jsonx_num(o, "cached_tokens", &num))
-				u->cached += (long)num;
-			if (jsonx_num(o, "cost_usd", &num)) {
-				u->cost += num;
-				e->spent += num;
-			} else if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "cost_usd"))) {
-				u->cost_unknown = true;
-			}
-		}
-		break;
-	}
-	case EV_GATE_OPEN: {
-		const char *gate = jsonx_str(o, "gate");
-		if (jsonx_num(o, "gate_id", &num) && num > rb->max_gate_id)
-			rb->max_gate_id = (unsigned long)num;
-		/* The budget gate is asked once per run, resumed or not. */
-		if (gate && !strcmp(gate, "budget"))
-			e->budget_asked = true;
-		break;
-	}
-	case EV_RUN_FINAL: {
-		bool partial = false;
-		jsonx_bool(o, "partial", &partial);
-		rb->final_seen = true;
-		rb->final_partial = partial;
-		break;
-	}
-	case EV_RUN_END:
-		rb->ended = true;
-		free(rb->end_status);
-		rb->end_status = xstrdup(jsonx_str(o, "status"));
-		break;
-	default:
-		break;
-	}
-	cJSON_Delete(o);
-	return true;
-}
-
-/* Rebuilds the engine state from the journal. false + *err when it cannot resume. */
-static bool rebuild(struct pev *e, char **err)
-{
-	char *path = xasprintf("%s/journal.jsonl", e->run_dir);
-	struct journal_load_info info = {0};
-	struct rebuild rb = {.e = e};
-	bool ok = journal_load(path, rebuild_visit, &rb, &info, err);
-
-	if (ok && rb.ended && rb.end_status &&
-	    (!strcmp(rb.end_status, "passed") || !strcmp(rb.end_status, "partial"))) {
-		*err = xasprintf("run %s already finished (%s); use --replay to browse it",
-				 e->run_id, rb.end_status);
-		ok = false;
-	}
-	if (ok && info.torn_tail && !journal_repair(path, &info, err))
-		ok = false;
-	if (ok) {
-		bus_set_next_seq(e->bus, info.last_seq + 1);
-		gatekeeper_set_next_id(e->gates, rb.max_gate_id + 1);
-		for (size_t i = 0; e->plan && i < e->plan->n_steps; i++) {
-			/* An attempt that was in flight starts over, and does not use up one of
-			 * the step's retries: it never got a verdict. */
-			if (e->st[i].status == SS_RUNNING) {
-				e->st[i].status = SS_PENDING;
-				if (e->st[i].round_attempts > 0)
-					e->st[i].round_attempts--;
-			}
-		}
-		if (rb.final_seen) {
-			/* Only run.end was missing: nothing is asked or paid again. */
-			e->final_done = true;
-			e->exit_code = rb.final_partial ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
-		}
-		if (rb.proposed && !e->plan) {
-			/* The first plan was waiting at its gate. */
-			e->pending_plan = rb.proposed;
-			e->revision = rb.proposed_rev;
-			rb.proposed = NULL;
-		} else if (rb.proposed && rb.proposed_failed) {
-			/* A replan was waiting at its gate: it opens again. */
-			e->pending_plan = rb.proposed;
-			e->pending_failed = rb.proposed_failed;
-			e->pending_failure = rb.proposed_failure;
-			rb.proposed = rb.proposed_failed = rb.proposed_failure = NULL;
-		}
-	}
-	free(rb.proposed);
-	free(rb.proposed_failed);
-	free(rb.proposed_failure);
-	free(rb.end_status);
-	free(path);
-	return ok;
-}
 
 /* ----------------------------------------------------------------- the run */
 
@@ -2460,7 +1520,7 @@ static void drain_workers(struct pev *e)
 	for (; w; w = next) {
 		next = w->next;
 		pthread_join(w->thread, NULL);
-		worker_free(w);
+		pev_worker_free(w);
 	}
 }
 
@@ -2570,7 +1630,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->ws_fd = sandbox_open_root(e->workspace, err);
 	if (e->ws_fd < 0)
 		goto fail;
-	if (resume && !rebuild(e, err))
+	if (resume && !pev_rebuild(e, err))
 		goto fail;
 	e->journal = journal_open(run_dir, err);
 	if (!e->journal)
@@ -2621,7 +1681,7 @@ void pev_free(struct pev *e)
 	}
 	if (e->plan)
 		for (size_t i = 0; i < e->plan->n_steps; i++)
-			step_state_release(&e->st[i]);
+			pev_step_state_release(&e->st[i]);
 	free(e->st);
 	free(e->dep_idx);
 	free(e->dep_off);
