@@ -6,7 +6,7 @@
 
 [ -r /proc/self/status ] || { echo "no /proc: skipped"; exit 77; }
 # ThreadSanitizer's runtime has a thread of its own that wakes periodically.
-if grep -q "ThreadSanitizer" "$PEVTUI" 2>/dev/null; then
+if grep -q "__tsan_init" "$PEVTUI" 2>/dev/null; then
 	echo "built with ThreadSanitizer: its runtime wakes on its own; skipped"
 	exit 77
 fi
