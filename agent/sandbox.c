@@ -2,6 +2,7 @@
 #include "config.h"
 #include "sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -352,4 +353,26 @@ bool sandbox_file_nonempty(int root, const char *rel)
 	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 	close(fd);
 	return ok;
+}
+
+bool sandbox_read_dir(int dfd, struct strvec *names)
+{
+	/* fdopendir takes over the descriptor it is given: hand it a duplicate. */
+	int fd = dup(dfd);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			strvec_push(names, de->d_name);
+	closedir(d);
+	strvec_sort(names);
+	return true;
 }

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "strbuf.h"
+
 /*
  * Checks a workspace-relative path: not empty, not absolute, no ".." component, no NUL,
  * bounded length. Returns NULL if fine, else a static sentence naming the problem.
@@ -22,6 +24,10 @@ int sandbox_open(int root, const char *rel, int flags, mode_t mode, bool mkdirs,
 
 /* Opens the workspace root itself (a directory, created if missing). -1 + *err on failure. */
 int sandbox_open_root(const char *path, char **err);
+
+/* Appends the names in the directory `dfd` (not "." or ".."), sorted bytewise, to
+ * `names`. `dfd` stays open and its position unchanged. false when it cannot be read. */
+bool sandbox_read_dir(int dfd, struct strvec *names);
 
 /* True if `rel` names a regular, non-empty file beneath root (no links followed). */
 bool sandbox_file_nonempty(int root, const char *rel);

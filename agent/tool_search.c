@@ -2,7 +2,6 @@
 #include "config.h"
 #include "tool.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -132,29 +131,12 @@ static void search_fd(struct search *s, int fd, const char *rel)
 	free(buf);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void search_dir(struct search *s, int dfd, const char *prefix, int depth)
 {
-	int dup_fd = dup(dfd);
-	if (dup_fd < 0)
-		return;
-	DIR *d = fdopendir(dup_fd);
-	if (!d) {
-		close(dup_fd);
-		return;
-	}
 	struct strvec names = STRVEC_INIT;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			strvec_push(&names, de->d_name);
-	closedir(d);
-	if (names.n > 1)
-		qsort(names.v, names.n, sizeof(names.v[0]), cmp_str);
+
+	if (!sandbox_read_dir(dfd, &names))
+		return;
 	for (size_t i = 0; i < names.n && !s->cut; i++) {
 		if (s->env->cancel && atomic_load(s->env->cancel))
 			break;

@@ -123,6 +123,17 @@ void strvec_clear(struct strvec *sv)
 	sv->n = sv->cap = 0;
 }
 
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strvec_sort(struct strvec *sv)
+{
+	if (sv->n > 1)
+		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_strp);
+}
+
 char *strvec_join(const struct strvec *sv, const char *sep)
 {
 	struct strbuf sb;

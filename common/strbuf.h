@@ -36,6 +36,8 @@ struct strvec {
 void strvec_push(struct strvec *sv, const char *s); /* copies s */
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_clear(struct strvec *sv); /* frees every string and the array */
+/* Sorts the strings bytewise (strcmp order). */
+void strvec_sort(struct strvec *sv);
 /* Joins with sep; caller frees. Empty vector gives "". */
 char *strvec_join(const struct strvec *sv, const char *sep);
 

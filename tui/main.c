@@ -456,11 +456,6 @@ static bool summary_visit(void *ctx, const struct event *ev)
 	return true;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static char *age_of(const char *ts)
 {
 	struct tm tm = {0};
@@ -497,7 +492,7 @@ static int list_runs(const struct settings *s)
 		if (de->d_name[0] != '.')
 			strvec_push(&names, de->d_name);
 	closedir(d);
-	qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	strvec_sort(&names);
 	printf("%-22s %-11s %6s %10s  %s\n", "RUN", "STATE", "AGE", "COST", "TASK");
 	for (size_t i = 0; i < names.n; i++) {
 		char *path = xasprintf("%s/%s/journal.jsonl", s->runs_dir, names.v[i]);

@@ -978,11 +978,6 @@ static void test_replan_waits_for_running_steps(void **state)
 	run_free(&r);
 }
 
-static int strcmp_p(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The tool failures --chaos injects, as "step:tool" lines in journal order per step. */
 static char *chaos_trace(const struct run *r)
 {
@@ -999,7 +994,7 @@ static char *chaos_trace(const struct run *r)
 	}
 	/* Steps run in parallel interleave differently; each step's own sequence is what
 	 * the seed fixes, so compare sorted. */
-	qsort(lines.v, lines.n, sizeof(*lines.v), strcmp_p);
+	strvec_sort(&lines);
 	joined = strvec_join(&lines, "\n");
 	strvec_clear(&lines);
 	return joined;
