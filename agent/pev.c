@@ -853,10 +853,12 @@ static bool stopping(struct pev *e)
 	return e->stop;
 }
 
-static void start_worker(struct pev *e, size_t i)
+/* Starts step i's worker; `key` (its pev_reuse_key) is taken. */
+static void start_worker(struct pev *e, size_t i, char *key)
 {
 	struct worker *w = pev_worker_new(e, i);
 
+	w->reuse_key = key;
 	e->st[i].status = SS_RUNNING;
 	pthread_mutex_lock(&e->lock);
 	w->next = e->running;
@@ -876,6 +878,9 @@ static void apply_worker(struct pev *e, struct worker *w)
 	struct step_state *s;
 
 	pthread_join(w->thread, NULL);
+	/* Steps waiting for an identical one look again: reuse if it passed, run if not. */
+	for (size_t k = 0; k < e->plan->n_steps; k++)
+		e->st[k].twin_wait = false;
 	/* Counted as running until applied, so the journal never shows more than
 	 * --parallel steps between step.start and step.end. */
 	pthread_mutex_lock(&e->lock);
@@ -986,8 +991,8 @@ static void dispatch_step(struct pev *e, size_t i)
 
 	key = pev_reuse_key(e, e->plan, i);
 	hit = reuse_find(e, key);
-	free(key);
 	if (hit) {
+		free(key);
 		struct step_state *s = &e->st[i];
 		free(s->result_json);
 		free(s->output_json);
@@ -1001,7 +1006,25 @@ static void dispatch_step(struct pev *e, size_t i)
 		publish_step_end(e, step->id, SS_PASSED, s->attempts, true);
 		return;
 	}
-	start_worker(e, i);
+	{
+		/* The same work is in flight under another id: wait for it rather than pay
+		 * twice; it is reused if it passes, and run here if it does not. */
+		char *twin = NULL;
+		pthread_mutex_lock(&e->lock);
+		for (struct worker *w = e->running; w && !twin; w = w->next)
+			if (w->reuse_key && !strcmp(w->reuse_key, key))
+				twin = xstrdup(w->step.id);
+		pthread_mutex_unlock(&e->lock);
+		if (twin) {
+			e->st[i].twin_wait = true;
+			bus_notice(e->bus, "info", step->id,
+				   "step %s waits for %s, which does the same work", step->id, twin);
+			free(twin);
+			free(key);
+			return;
+		}
+	}
+	start_worker(e, i, key);
 }
 
 /* Marks step i and everything that depends on it (transitively) to run again; those in
@@ -1385,7 +1408,7 @@ static int next_ready(struct pev *e, bool *blocked)
 	*blocked = false;
 	for (size_t i = 0; i < e->plan->n_steps; i++) {
 		bool ready = true;
-		if (e->st[i].status != SS_PENDING)
+		if (e->st[i].status != SS_PENDING || e->st[i].twin_wait)
 			continue;
 		for (size_t k = e->dep_off[i]; k < e->dep_off[i + 1]; k++) {
 			int di = e->dep_idx[k];

@@ -35,6 +35,7 @@ struct step_state {
 	char *output_json;        /* its step_output, handed to dependents */
 	bool skip_requested;      /* skip asked while it ran: skip when its worker returns */
 	unsigned gen;             /* bumped by edits and re-runs: older workers' results lapse */
+	bool twin_wait;           /* an identical step is running: wait and reuse its result */
 };
 
 /* A passed result that an identical step (same definition and inputs) may reuse. */
@@ -77,6 +78,7 @@ struct worker {
 	int attempts;            /* attempts of the step so far (the worker increments) */
 	int round_attempts;
 	unsigned gen;            /* the step's generation when dispatched */
+	char *reuse_key;         /* the identity of its work (pev_reuse_key) */
 	unsigned long chaos_state; /* --chaos draws: seeded per step and attempt */
 	atomic_bool cancel;      /* edit, skip, abort: stop the call in flight */
 	/* results, read by the engine thread after the worker is done */

@@ -232,6 +232,7 @@ void pev_worker_free(struct worker *w)
 	free(w->deps);
 	strvec_clear(&w->critiques);
 	free(w->goal);
+	free(w->reuse_key);
 	free(w->result_json);
 	free(w->output_json);
 	free(w->failure);

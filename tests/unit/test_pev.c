@@ -719,7 +719,8 @@ static void test_identical_step_reuses_result(void **state)
 
 	(void)state;
 	run_init(&r, script_new());
-	r.s.parallel = 1; /* in parallel both would start before either passed */
+	r.s.parallel = 3; /* both are ready at once: the second waits for the first */
+	r.delay_ms = 1;
 	/* Same definition (the id aside), no inputs: the second is the same work. */
 	{
 		cJSON *a = step("s1", NULL, NULL, NULL), *b = step("s2", NULL, NULL, NULL);
@@ -731,6 +732,8 @@ static void test_identical_step_reuses_result(void **state)
 	assert_int_equal(count(&r, "step.start", "s2"), 0);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(nth(&r, "step.end", "s2", 0), "reused")));
 	assert_int_equal(r.rec->exec_prompts.n, 1);
+	/* It waited for its twin, in the open. */
+	assert_non_null(strstr(jsonx_str(nth(&r, "notice", "s2", 0), "message"), "waits for s1"));
 	run_free(&r);
 }
 
