@@ -20,6 +20,7 @@
 
 #include "journal.h"
 #include "strbuf.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 static char *slurp_fd(int fd)
@@ -98,10 +99,7 @@ char *cli_tmpdir(void)
 
 void cli_rm_rf(const char *dir)
 {
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	assert_true(testdir_remove(dir));
 }
 
 char *cli_only_run(const char *runs_dir)

@@ -32,6 +32,7 @@
 #include "provider_anthropic.h"
 #include "provider_openai.h"
 #include "settings.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 #define KEY "sk-secret-0123456789-ABCDEFGHIJKLMNOP"
@@ -257,9 +258,7 @@ static void whole_run(bool anthropic, const struct role_script roles[3],
 	assert_true(total > 0);
 	assert_dir_has_no_key(run_dir);
 
-	cmd = xasprintf("rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	assert_true(testdir_remove(dir));
 	cJSON_Delete(events);
 	free(journal);
 	free(run_dir);

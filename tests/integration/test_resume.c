@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli.h"
 #include "journal.h"
 #include "jsonx.h"
 #include "strbuf.h"
@@ -163,22 +164,6 @@ static struct proc run_wait(const char *tmp, const char *const *args)
 	return p;
 }
 
-static char *make_tmp(void)
-{
-	char *d = xstrdup("/tmp/pevtui-test-resume-XXXXXX");
-
-	assert_non_null(mkdtemp(d));
-	return d;
-}
-
-static void rm_rf(const char *d)
-{
-	char *cmd = xasprintf("rm -rf '%s'", d);
-
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
-}
-
 /* The one run directory below runs_dir, or NULL while there is none yet. */
 static char *find_run(const char *runs_dir)
 {
@@ -308,7 +293,7 @@ static const struct baseline *baseline(const char *scenario)
 		k++;
 	assert_true(k < N_SCENARIOS);
 	if (!baselines[k].statuses) {
-		char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *rd;
+		char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *rd;
 		const char *args[] = {"--headless",  "--demo", "--yes",      "--scenario", scenario,
 		                      "--sim-delay", "0",      "--runs-dir", runs,         NULL};
 		struct proc p = run_wait(tmp, args);
@@ -324,7 +309,7 @@ static const struct baseline *baseline(const char *scenario)
 		baselines[k].statuses = final_statuses(l.events);
 		loaded_free(&l);
 		proc_free(&p);
-		rm_rf(tmp);
+		cli_rm_rf(tmp);
 		free(rd);
 		free(runs);
 		free(tmp);
@@ -621,13 +606,13 @@ static void assert_listed(const char *tmp, const char *runs, const char *id, con
 static void crash_and_resume(struct kill_spec k)
 {
 	const struct baseline *base = baseline(k.scenario);
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *rd = NULL, *id;
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *rd = NULL, *id;
 	struct loaded before, after;
 	struct proc p;
 	int delay = FIRST_DELAY_MS;
 
 	for (int t = 0; t < DELAY_TRIES && !rd; t++, delay *= 4) {
-		rm_rf(runs);
+		cli_rm_rf(runs);
 		rd = kill_run(&k, tmp, runs, delay);
 	}
 	if (!rd)
@@ -663,7 +648,7 @@ static void crash_and_resume(struct kill_spec k)
 	proc_free(&p);
 	loaded_free(&before);
 	loaded_free(&after);
-	rm_rf(tmp);
+	cli_rm_rf(tmp);
 	free(rd);
 	free(runs);
 	free(tmp);
@@ -822,7 +807,7 @@ static void test_at_open_gate(void **state)
 static void test_crash_twice(void **state)
 {
 	const struct baseline *base = baseline("legal-review");
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *rd = NULL, *rd2 = NULL, *id;
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *rd = NULL, *rd2 = NULL, *id;
 	struct kill_spec k = {
 	    .scenario = "legal-review", .at = AT_EVENT, .event = "step.end", .nth = 1};
 	struct loaded first, second, after;
@@ -831,7 +816,7 @@ static void test_crash_twice(void **state)
 
 	(void)state;
 	for (int t = 0; t < DELAY_TRIES && !rd; t++, delay *= 4) {
-		rm_rf(runs);
+		cli_rm_rf(runs);
 		rd = kill_run(&k, tmp, runs, delay);
 	}
 	assert_non_null(rd);
@@ -864,7 +849,7 @@ static void test_crash_twice(void **state)
 	loaded_free(&first);
 	loaded_free(&second);
 	loaded_free(&after);
-	rm_rf(tmp);
+	cli_rm_rf(tmp);
 	free(rd);
 	free(rd2);
 	free(runs);
@@ -880,7 +865,7 @@ static void gate_then_resume(const char *scenario, const char *gate, const char 
                              const char *step)
 {
 	const struct baseline *base = baseline(scenario);
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *rd, *id;
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *rd, *id;
 	struct loaded before, after;
 	const cJSON *end, *reopened = NULL;
 	struct proc p;
@@ -940,7 +925,7 @@ static void gate_then_resume(const char *scenario, const char *gate, const char 
 	proc_free(&p);
 	loaded_free(&before);
 	loaded_free(&after);
-	rm_rf(tmp);
+	cli_rm_rf(tmp);
 	free(rd);
 	free(runs);
 	free(tmp);
@@ -976,10 +961,10 @@ static void test_replan_gate_reopens(void **state)
 
 	(void)state;
 	base = baseline("replan");
-	tmp = make_tmp();
+	tmp = cli_tmpdir();
 	runs = xasprintf("%s/runs", tmp);
 	for (int t = 0; t < DELAY_TRIES && !rd; t++, delay *= 4) {
-		rm_rf(runs);
+		cli_rm_rf(runs);
 		rd = kill_run(&k, tmp, runs, delay);
 	}
 	assert_non_null(rd);
@@ -1016,7 +1001,7 @@ static void test_replan_gate_reopens(void **state)
 	proc_free(&p);
 	loaded_free(&before);
 	loaded_free(&after);
-	rm_rf(tmp);
+	cli_rm_rf(tmp);
 	free(rd);
 	free(runs);
 	free(tmp);
@@ -1174,7 +1159,7 @@ static void test_resume_keeps_workspace(void **state)
 	const char *ws[] = {"--workspace", NULL, NULL};
 
 	(void)state;
-	workspace_dir = make_tmp();
+	workspace_dir = cli_tmpdir();
 	ws[1] = workspace_dir;
 	crash_and_resume((struct kill_spec){.scenario = "legal-review",
 	                                    .at = AT_EVENT,
@@ -1182,14 +1167,14 @@ static void test_resume_keeps_workspace(void **state)
 	                                    .nth = 1,
 	                                    .extra = ws,
 	                                    .also = work_in_workspace});
-	rm_rf(workspace_dir);
+	cli_rm_rf(workspace_dir);
 	free(workspace_dir);
 	workspace_dir = NULL;
 }
 
 static void test_resume_finished_or_missing(void **state)
 {
-	char *tmp = make_tmp(), *runs = xasprintf("%s/runs", tmp), *rd, *id;
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *rd, *id;
 	struct proc p;
 
 	(void)state;
@@ -1244,7 +1229,7 @@ static void test_resume_finished_or_missing(void **state)
 		free(only);
 	}
 	proc_free(&p);
-	rm_rf(tmp);
+	cli_rm_rf(tmp);
 	free(rd);
 	free(runs);
 	free(tmp);

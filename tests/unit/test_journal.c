@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "bus.h"
 #include "events.h"
 #include "journal.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 struct fixture {
@@ -41,19 +41,11 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	nftw(fx->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	assert_true(testdir_remove(fx->dir));
 	free(fx->path);
 	free(fx);
 	return 0;

@@ -25,6 +25,7 @@
 #include "provider_sim.h"
 #include "settings.h"
 #include "strbuf.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 /* ------------------------------------------------------------- script builders */
@@ -299,11 +300,8 @@ static void run_end_go(struct run *r)
 
 static void run_free(struct run *r)
 {
-	char *cmd = xasprintf("rm -rf '%s'", r->dir);
-
 	run_end_go(r);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	assert_true(testdir_remove(r->dir));
 	free(r->run_dir);
 	cJSON_Delete(r->script);
 	cJSON_Delete(r->events);

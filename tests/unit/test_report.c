@@ -8,7 +8,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "events.h"
 #include "journal.h"
 #include "report.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 struct fixture {
@@ -47,21 +47,13 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
 	bus_free(fx->bus);
 	journal_close(fx->journal);
-	nftw(fx->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	assert_true(testdir_remove(fx->dir));
 	free(fx->report);
 	free(fx);
 	return 0;

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "sandbox.h"
 #include "strbuf.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 struct fx {
@@ -26,14 +26,6 @@ struct fx {
 	char *outside;  /* top/outside, with secret.txt */
 	int root;
 };
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 static void write_text(const char *path, const char *text)
 {
@@ -81,7 +73,7 @@ static int teardown(void **state)
 {
 	struct fx *fx = *state;
 	close(fx->root);
-	nftw(fx->top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	assert_true(testdir_remove(fx->top));
 	free(fx->ws);
 	free(fx->outside);
 	free(fx);

@@ -27,6 +27,7 @@
 #include "sim_embedded.h"
 #include "strbuf.h"
 #include "tool.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 extern const struct tool_def tool_lookup;
@@ -51,11 +52,8 @@ static void ws_open(struct ws *w)
 
 static void ws_close(struct ws *w)
 {
-	char *cmd = xasprintf("rm -rf '%s'", w->dir);
-
 	close(w->fd);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	assert_true(testdir_remove(w->dir));
 }
 
 static void seed_write(void *ctx, const char *rel, const char *content)

@@ -8,7 +8,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "sandbox.h"
 #include "strbuf.h"
 #include "tool.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 struct fx {
@@ -29,14 +29,6 @@ struct fx {
 	char *ws;
 	struct tool_env env;
 };
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 static int setup(void **state)
 {
@@ -58,7 +50,7 @@ static int teardown(void **state)
 {
 	struct fx *fx = *state;
 	close(fx->env.ws_fd);
-	nftw(fx->top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	assert_true(testdir_remove(fx->top));
 	free(fx->ws);
 	free(fx);
 	return 0;

@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +26,7 @@
 #include "sandbox.h"
 #include "strbuf.h"
 #include "tool.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 struct fx {
@@ -41,14 +41,6 @@ struct fx {
 	bool gate_answer;
 	const char *gate_replace; /* non-NULL: the operator's edit */
 };
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 static bool gate(void *ctx, char **command)
 {
@@ -87,7 +79,7 @@ static int teardown(void **state)
 {
 	struct fx *fx = *state;
 	close(fx->env.ws_fd);
-	nftw(fx->top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	assert_true(testdir_remove(fx->top));
 	free(fx->ws);
 	free(fx->gate_saw);
 	strvec_clear(&fx->allow);

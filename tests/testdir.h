@@ -1,0 +1,13 @@
+/* testdir — temporary folders for tests: one way to make them and one to remove them. */
+#ifndef PEVTUI_TESTDIR_H
+#define PEVTUI_TESTDIR_H
+
+#include <stdbool.h>
+
+/* A new folder /tmp/pevtui-test-TAG-XXXXXX; NULL if it cannot be made. Caller frees. */
+char *testdir_new(const char *tag);
+/* Removes the folder and everything below it, without following links and without a
+ * shell. true when nothing is left. */
+bool testdir_remove(const char *dir);
+
+#endif
