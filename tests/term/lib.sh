@@ -71,6 +71,32 @@ wait_for() {
 	fail "timed out waiting for: $1"
 }
 
+# wait_gone PATTERN [SECONDS] — polls the screen until PATTERN is no longer on it. Use it
+# after a key that removes something (Esc on an overlay): a pattern that was on screen
+# before the key, such as the status line under the overlay, proves nothing.
+wait_gone() {
+	limit=$(( ${2:-30} * 10 ))
+	n=0
+	while [ $n -lt $limit ]; do
+		screen | grep -E -q -- "$1" || return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	fail "timed out waiting for this to go: $1"
+}
+
+# wait_width_le COLS [SECONDS] — polls until no line on screen is wider than COLS.
+wait_width_le() {
+	limit=$(( ${2:-30} * 10 ))
+	n=0
+	while [ $n -lt $limit ]; do
+		[ "$(screen_width)" -le "$1" ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	fail "a line is still wider than $1 columns"
+}
+
 # expect PATTERN — the screen shows PATTERN now.
 expect() {
 	screen | grep -E -q -- "$1" || fail "screen lacks: $1"

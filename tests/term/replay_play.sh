@@ -86,14 +86,16 @@ keys 0
 wait_for "replay 0/$total"
 keys r
 wait_for "replay $r1/$total"
-keys '$' R
+keys '$'
+wait_for "replay $total/$total"
+keys R
 wait_for "replay $r1/$total"
 keys '?'
 wait_for "replay: play / stop"
 expect "next / previous failure"
 expect "next / previous replan"
 keys Escape
-wait_for "replay $r1/$total"
-refute "replay: play / stop"
+wait_gone "replay: play / stop"
+expect "replay $r1/$total"
 keys q
 wait_for "PEVTUI-EXIT=0" 10

@@ -18,14 +18,13 @@ keys Tab
 wait_for "─ Step log "
 
 tmux -L "$SOCK" resize-window -t 0 -x 20 -y 10
-sleep 0.3
-[ "$(screen_width)" -le 20 ] || fail "a line is wider than 20 columns"
+wait_width_le 20
 refute "PEVTUI-EXIT"
 
 tmux -L "$SOCK" resize-window -t 0 -x 100 -y 30
 wait_for "─ Verdicts "
+wait_gone " 1 Plan .* 2 Step log "
 expect_titles
-refute " 1 Plan .* 2 Step log "
 keys Enter
 wait_for "Gate: Approve the plan"
 keys a

@@ -32,7 +32,8 @@ expect "s refuse"
 keys '?'
 wait_for "refuse the command, the step goes on"
 keys Escape
-wait_for "Gate: Run a shell command"
+wait_gone "refuse the command, the step goes on"
+expect "Gate: Run a shell command"
 keys e
 wait_for "Edit the shell command"
 keys C-u "echo edited > out.txt" Enter
