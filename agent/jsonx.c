@@ -1,8 +1,12 @@
-/* jsonx — finding and parsing the one JSON object in untrusted model text. */
+/* jsonx — finding and parsing the one JSON object in untrusted model text, and reading its
+ * values as tolerantly as their meaning allows. */
 #include "config.h"
 
 #include "jsonx.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,6 +332,140 @@ bool jsonx_bool(const cJSON *obj, const char *key, bool *out)
 		return false;
 	*out = cJSON_IsTrue(it);
 	return true;
+}
+
+/* ---- tolerant readers ---------------------------------------------------------------- */
+
+const cJSON *jsonx_field(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNull(it) ? NULL : it;
+}
+
+char *jsonx_as_text(const cJSON *it)
+{
+	if (!it || cJSON_IsNull(it))
+		return NULL;
+	if (cJSON_IsString(it))
+		return xstrdup(it->valuestring);
+	return jsonx_print(it);
+}
+
+char *jsonx_as_id(const cJSON *it)
+{
+	if (cJSON_IsString(it))
+		return xstrdup(it->valuestring);
+	/* cJSON spells integral numbers without a fraction, so 1 and 1.0 are both "1"; an
+	 * overflowing 1e999 would print as "null", which names nothing. */
+	if (cJSON_IsNumber(it) && isfinite(it->valuedouble))
+		return jsonx_print(it);
+	return NULL;
+}
+
+int jsonx_word(const char *s, const char *const *names, int n)
+{
+	size_t len;
+
+	if (!s)
+		return -1;
+	while (isspace((unsigned char)*s))
+		s++;
+	len = strlen(s);
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	for (int i = 0; i < n; i++) {
+		size_t j = 0;
+
+		if (strlen(names[i]) != len)
+			continue;
+		while (j < len && tolower((unsigned char)s[j]) == names[i][j])
+			j++;
+		if (j == len)
+			return i;
+	}
+	return -1;
+}
+
+bool jsonx_as_bool(const cJSON *it, bool *out)
+{
+	/* Even indexes say no, odd ones yes. */
+	static const char *const words[] = {"false", "true", "no", "yes"};
+	int w;
+
+	if (cJSON_IsBool(it)) {
+		*out = cJSON_IsTrue(it);
+		return true;
+	}
+	if (!cJSON_IsString(it))
+		return false;
+	w = jsonx_word(it->valuestring, words, 4);
+	if (w < 0)
+		return false;
+	*out = w % 2 == 1;
+	return true;
+}
+
+bool jsonx_as_num(const cJSON *it, bool percent, double *out)
+{
+	const char *s;
+	char *end;
+	double v;
+
+	if (cJSON_IsNumber(it)) {
+		if (!isfinite(it->valuedouble))
+			return false;
+		*out = it->valuedouble;
+		return true;
+	}
+	if (!cJSON_IsString(it))
+		return false;
+	s = it->valuestring;
+	while (isspace((unsigned char)*s))
+		s++;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return false;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (percent && *end == '%') {
+		v /= 100.0;
+		end++;
+		while (isspace((unsigned char)*end))
+			end++;
+	}
+	if (*end)
+		return false;
+	*out = v;
+	return true;
+}
+
+const char *jsonx_kind(const cJSON *it)
+{
+	if (cJSON_IsObject(it))
+		return "an object";
+	if (cJSON_IsArray(it))
+		return "an array";
+	if (cJSON_IsString(it))
+		return "a string";
+	if (cJSON_IsNumber(it))
+		return "a number";
+	if (cJSON_IsBool(it))
+		return "a boolean";
+	return "null";
+}
+
+char *jsonx_describe(const cJSON *it, size_t max)
+{
+	char *sn, *d;
+
+	if (!cJSON_IsString(it))
+		return xstrdup(jsonx_kind(it));
+	sn = jsonx_snippet(it->valuestring, max);
+	d = xasprintf("\"%s\"", sn);
+	free(sn);
+	return d;
 }
 
 char *jsonx_print(const cJSON *item)

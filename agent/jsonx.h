@@ -1,4 +1,5 @@
-/* jsonx — finding and parsing the one JSON object in untrusted model text. */
+/* jsonx — finding and parsing the one JSON object in untrusted model text, and reading its
+ * values as tolerantly as their meaning allows. */
 #ifndef PEVTUI_JSONX_H
 #define PEVTUI_JSONX_H
 
@@ -20,6 +21,46 @@ struct cJSON *jsonx_extract(const char *text, int max_depth, char **err);
 const char *jsonx_str(const struct cJSON *obj, const char *key);
 bool jsonx_num(const struct cJSON *obj, const char *key, double *out);
 bool jsonx_bool(const struct cJSON *obj, const char *key, bool *out);
+
+/*
+ * Tolerant readers of values a model wrote, shared by every parser of model answers so a
+ * shape is accepted (or refused) the same way everywhere. Each takes the value itself;
+ * NULL and a JSON null both mean "absent".
+ */
+
+/* The member `key` of `obj`; NULL when absent or null (both mean "not given"). */
+const struct cJSON *jsonx_field(const struct cJSON *obj, const char *key);
+
+/* Free text from any value: a string as it is, anything else as its compact JSON text
+ * ({"k":"v"}, [1,2], 3, true), because a model that writes structure where prose was asked
+ * still said something worth keeping. NULL when absent. Caller frees. */
+char *jsonx_as_text(const struct cJSON *it);
+
+/* An identifier (step id, dependency, tool): a string as it is or a number in its JSON
+ * spelling (1 → "1"). NULL for anything else: an object, array or boolean names nothing.
+ * Caller frees. */
+char *jsonx_as_id(const struct cJSON *it);
+
+/* A boolean: true/false, or a string "true"/"false"/"yes"/"no" (any case, blanks around).
+ * false, *out untouched, for anything else (including absent). */
+bool jsonx_as_bool(const struct cJSON *it, bool *out);
+
+/* A finite number: a JSON number, or a string holding exactly one ("0.85", blanks around).
+ * With `percent`, a string ending in '%' is a percentage ("85%" → 0.85). false, *out
+ * untouched, for anything else (including absent). */
+bool jsonx_as_num(const struct cJSON *it, bool percent, double *out);
+
+/* Index in names[0..n) of the lowercase word `s` is, ignoring case and blanks around it
+ * (" High " is "high"); -1 when none or `s` is NULL. */
+int jsonx_word(const char *s, const char *const *names, int n);
+
+/* What a value is, for error sentences: "an object", "an array", "a string", "a number",
+ * "a boolean", "null" (also for NULL). */
+const char *jsonx_kind(const struct cJSON *it);
+
+/* A value as an error sentence names it: a string quoted and cut like jsonx_snippet
+ * ("\"maybe\""), anything else by its kind ("an object"). Caller frees. */
+char *jsonx_describe(const struct cJSON *it, size_t max);
 
 /* Compact serialization; caller frees. NULL in → "null". */
 char *jsonx_print(const struct cJSON *item);

@@ -15,14 +15,24 @@
 #include "xalloc.h"
 
 /*
- * Parsing policy. Tolerated because a real model does it and nothing is lost: missing
- * optional lists (empty), `null` for any optional field (absent), a missing `name` (the
- * step_id is used), a missing `description`/`context`/`rollback_strategy` (""), missing
- * `estimated_complexity` (medium), complexity in any case with blanks around it, missing
- * action `params` ({}), unknown extra fields (ignored). Refused, with the field path named:
- * everything of the wrong type, a missing goal, missing or empty step_id, steps that are not
- * an array of objects, an unknown complexity. Array indexes in paths are 0-based, as in
- * JSON tooling ("steps[0]" is the first step).
+ * Parsing policy: be liberal in what a model writes, refuse only what cannot be understood.
+ * Tolerated, because a real model does it and the meaning is clear:
+ *  - structure where text was asked: any free-text field (goal, context, name, description,
+ *    rollback_strategy) and any item of a text list (acceptance_criteria, expected_outputs,
+ *    success_criteria) may be an object, array, number or boolean; it is kept as its
+ *    compact JSON text ({"key":"value"}, 3, true);
+ *  - numeric ids: step_id and dependencies may be numbers (1 → "1", 2.5 → "2.5");
+ *  - `null` for any optional field or list item (absent; null list items are dropped);
+ *    missing optional lists (empty); a missing or empty `name` (the step_id is used); a
+ *    missing description/context/rollback_strategy (""); a missing estimated_complexity
+ *    (medium); complexity in any case with blanks around it (" HIGH " is high); missing
+ *    action `params` ({}); a numeric action `tool`; unknown extra fields (ignored).
+ * Refused, with the field path named: a missing or empty goal; a missing or empty step_id,
+ * or one that is an object, array or boolean (and the same for a dependency); steps that
+ * are not an array of objects; a list that is not an array; actions that are not
+ * {tool, params} objects or whose params is not an object; an unknown complexity.
+ * The readers live in jsonx.c, shared with result.c. Array indexes in paths are 0-based,
+ * as in JSON tooling ("steps[0]" is the first step).
  */
 
 /* A hostile plan could otherwise produce one sentence per bad element. */
@@ -74,26 +84,8 @@ const char *complexity_name(enum complexity c)
 int complexity_from_name(const char *s)
 {
 	static const char *const names[] = {"low", "medium", "high"};
-	size_t len;
 
-	if (!s)
-		return -1;
-	while (isspace((unsigned char)*s))
-		s++;
-	len = strlen(s);
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
-	for (int i = 0; i < 3; i++) {
-		size_t j = 0;
-
-		if (strlen(names[i]) != len)
-			continue;
-		while (j < len && tolower((unsigned char)s[j]) == names[i][j])
-			j++;
-		if (j == len)
-			return i;
-	}
-	return -1;
+	return jsonx_word(s, names, 3);
 }
 
 struct plan *plan_new(void)
@@ -264,74 +256,94 @@ static char *path_of(const char *prefix, const char *key)
 	return xasprintf("%s.%s", prefix, key);
 }
 
-/* An absent key and an explicit null are the same for optional fields. */
-static const cJSON *field(const cJSON *obj, const char *key)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsNull(it) ? NULL : it;
-}
-
-/* Text field: *out is set (never NULL on success). `def` NULL means required. */
+/* Free text: *out is set (never NULL on success). `def` NULL means required. Any value
+ * is text (jsonx_as_text), so the only failure is a missing required field. */
 static bool get_text(const cJSON *obj, const char *prefix, const char *key, const char *def,
                      char **out, struct perr *pe)
 {
-	const cJSON *it = field(obj, key);
 	char *path;
 
-	*out = NULL;
-	if (cJSON_IsString(it)) {
-		*out = xstrdup(it->valuestring);
+	*out = jsonx_as_text(jsonx_field(obj, key));
+	if (*out)
+		return true;
+	if (def) {
+		*out = xstrdup(def);
 		return true;
 	}
 	path = path_of(prefix, key);
-	if (!it && def) {
-		*out = xstrdup(def);
-		free(path);
-		return true;
-	}
-	if (!it)
-		perr_add(pe, "%s is missing.", path);
-	else
-		perr_add(pe, "%s must be a string.", path);
+	perr_add(pe, "%s is missing.", path);
 	free(path);
 	return false;
 }
 
-static bool get_list(const cJSON *obj, const char *prefix, const char *key, struct strvec *out,
-                     struct perr *pe)
+/* An identifier (step_id, tool): a string or a number. Required. */
+static bool get_id(const cJSON *obj, const char *prefix, const char *key, char **out,
+                   struct perr *pe)
 {
-	const cJSON *it = field(obj, key);
+	const cJSON *it = jsonx_field(obj, key);
+	char *path;
+
+	*out = jsonx_as_id(it);
+	if (*out && **out)
+		return true;
+	path = path_of(prefix, key);
+	if (!it)
+		perr_add(pe, "%s is missing.", path);
+	else if (*out)
+		perr_add(pe, "%s must not be empty.", path);
+	else
+		perr_add(pe, "%s must be a string or a number, not %s.", path, jsonx_kind(it));
+	free(path);
+	free(*out);
+	*out = NULL;
+	return false;
+}
+
+/* A list of texts, or of ids when `ids`. Items that cannot be read are each named. */
+static bool get_list(const cJSON *obj, const char *prefix, const char *key, bool ids,
+                     struct strvec *out, struct perr *pe)
+{
+	const cJSON *it = jsonx_field(obj, key);
 	const cJSON *el;
+	size_t i = 0;
+	bool ok = true;
 	char *path;
 
 	memset(out, 0, sizeof(*out));
 	if (!it)
 		return true;
-	if (cJSON_IsArray(it)) {
-		bool ok = true;
-
-		for (el = it->child; el; el = el->next) {
-			if (!cJSON_IsString(el)) {
-				ok = false;
-				break;
-			}
-			strvec_push(out, el->valuestring);
-		}
-		if (ok)
-			return true;
-		strvec_clear(out);
-	}
 	path = path_of(prefix, key);
-	perr_add(pe, "%s must be an array of strings.", path);
+	if (!cJSON_IsArray(it)) {
+		perr_add(pe, "%s must be an array of %s.", path,
+		         ids ? "step ids (strings or numbers)" : "strings");
+		free(path);
+		return false;
+	}
+	for (el = it->child; el; el = el->next, i++) {
+		char *v;
+
+		if (cJSON_IsNull(el))
+			continue;
+		v = ids ? jsonx_as_id(el) : jsonx_as_text(el);
+		if (!v) {
+			perr_add(pe, "%s[%zu] must be a step id (a string or a number), not %s.",
+			         path, i, jsonx_kind(el));
+			ok = false;
+			continue;
+		}
+		strvec_push(out, v);
+		free(v);
+	}
 	free(path);
-	return false;
+	if (!ok)
+		strvec_clear(out);
+	return ok;
 }
 
 static bool parse_actions(const cJSON *obj, const char *prefix, struct plan_step *s,
                           struct perr *pe)
 {
-	const cJSON *it = field(obj, "actions");
+	const cJSON *it = jsonx_field(obj, "actions");
 	const cJSON *el;
 	size_t cap = 0, i = 0;
 	bool ok = true;
@@ -356,17 +368,15 @@ static bool parse_actions(const cJSON *obj, const char *prefix, struct plan_step
 			free(ap);
 			continue;
 		}
-		if (!get_text(el, ap, "tool", NULL, &act.tool, pe) || !*act.tool) {
-			if (act.tool)
-				perr_add(pe, "%s.tool must not be empty.", ap);
-			free(act.tool);
+		if (!get_id(el, ap, "tool", &act.tool, pe)) {
 			ok = false;
 			free(ap);
 			continue;
 		}
-		params = field(el, "params");
+		params = jsonx_field(el, "params");
 		if (params && !cJSON_IsObject(params)) {
-			perr_add(pe, "%s.params must be an object.", ap);
+			perr_add(pe, "%s.params must be an object, not %s.", ap,
+			         jsonx_kind(params));
 			free(act.tool);
 			ok = false;
 			free(ap);
@@ -384,31 +394,21 @@ static bool parse_step(const cJSON *obj, const char *prefix, struct plan_step *s
 {
 	size_t before = pe->n;
 	const cJSON *cx;
-	const char *name;
 
 	memset(s, 0, sizeof(*s));
-	if (get_text(obj, prefix, "step_id", NULL, &s->id, pe) && !*s->id) {
-		char *path = path_of(prefix, "step_id");
-
-		perr_add(pe, "%s must be a non-empty string.", path);
-		free(path);
-	}
-	name = jsonx_str(obj, "name");
-	if (field(obj, "name") && !name) {
-		char *path = path_of(prefix, "name");
-
-		perr_add(pe, "%s must be a string.", path);
-		free(path);
-	} else {
-		s->name = xstrdup(name && *name ? name : (s->id ? s->id : ""));
+	get_id(obj, prefix, "step_id", &s->id, pe);
+	get_text(obj, prefix, "name", "", &s->name, pe);
+	if (!*s->name) {
+		free(s->name);
+		s->name = xstrdup(s->id ? s->id : "");
 	}
 	get_text(obj, prefix, "description", "", &s->description, pe);
 	parse_actions(obj, prefix, s, pe);
-	get_list(obj, prefix, "acceptance_criteria", &s->criteria, pe);
-	get_list(obj, prefix, "expected_outputs", &s->expected_outputs, pe);
-	get_list(obj, prefix, "dependencies", &s->deps, pe);
+	get_list(obj, prefix, "acceptance_criteria", false, &s->criteria, pe);
+	get_list(obj, prefix, "expected_outputs", false, &s->expected_outputs, pe);
+	get_list(obj, prefix, "dependencies", true, &s->deps, pe);
 	s->complexity = CX_MEDIUM;
-	cx = field(obj, "estimated_complexity");
+	cx = jsonx_field(obj, "estimated_complexity");
 	if (cx) {
 		int c = cJSON_IsString(cx) ? complexity_from_name(cx->valuestring) : -1;
 		char *path = path_of(prefix, "estimated_complexity");
@@ -419,7 +419,8 @@ static bool parse_step(const cJSON *obj, const char *prefix, struct plan_step *s
 			perr_add(pe, "%s must be low, medium or high, not \"%s\".", path, sn);
 			free(sn);
 		} else if (c < 0) {
-			perr_add(pe, "%s must be one of the strings low, medium or high.", path);
+			perr_add(pe, "%s must be one of the strings low, medium or high, not %s.",
+			         path, jsonx_kind(cx));
 		} else {
 			s->complexity = (enum complexity)c;
 		}
@@ -467,18 +468,18 @@ struct plan *plan_from_json(const cJSON *obj, struct strvec *errors)
 	if (get_text(obj, "", "goal", NULL, &p->goal, &pe) && !*p->goal)
 		perr_add(&pe, "goal must not be empty.");
 	get_text(obj, "", "context", "", &p->context, &pe);
-	steps = field(obj, "steps");
+	steps = jsonx_field(obj, "steps");
 	if (!steps) {
 		perr_add(&pe, "steps is missing (an array of step objects).");
 	} else if (!cJSON_IsArray(steps)) {
-		perr_add(&pe, "steps must be an array of step objects.");
+		perr_add(&pe, "steps must be an array of step objects, not %s.", jsonx_kind(steps));
 	} else {
 		for (el = steps->child; el; el = el->next) {
 			char *sp = xasprintf("steps[%zu]", i++);
 			struct plan_step s;
 
 			if (!cJSON_IsObject(el))
-				perr_add(&pe, "%s must be an object.", sp);
+				perr_add(&pe, "%s must be an object, not %s.", sp, jsonx_kind(el));
 			else if (parse_step(el, sp, &s, &pe)) {
 				p->steps = xgrow(p->steps, &cap, p->n_steps + 1, sizeof(*p->steps));
 				p->steps[p->n_steps++] = s;
@@ -486,7 +487,7 @@ struct plan *plan_from_json(const cJSON *obj, struct strvec *errors)
 			free(sp);
 		}
 	}
-	get_list(obj, "", "success_criteria", &p->success_criteria, &pe);
+	get_list(obj, "", "success_criteria", false, &p->success_criteria, &pe);
 	get_text(obj, "", "rollback_strategy", "", &p->rollback_strategy, &pe);
 	perr_finish(&pe);
 	strvec_clear(&local);

@@ -4,8 +4,6 @@
 #include "result.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +16,32 @@
 #include "xalloc.h"
 
 /*
- * Decisions (documented for operators in the README by the lead):
- * - Confidence values may be JSON numbers or numeric strings ("0.8"): models quote numbers
- *   often and the meaning is unambiguous. Anything else, or a value outside 0..1 (e.g. 85
- *   meaning percent), is refused with a sentence.
+ * Decisions (documented for operators in the README by the lead). Be liberal in what a
+ * model writes, refuse only what cannot be understood; the readers live in jsonx.c,
+ * shared with plan.c, so a shape means the same in a plan, a result and a verdict.
+ * - Free text where structure was written: every text field (reasoning, notes, findings,
+ *   criterion, evidence, feedback, feedback_for_executor) and every actions_taken item may
+ *   be an object, array, number or boolean; it is kept as its compact JSON text. `null` is
+ *   absent (""; null actions_taken items are dropped).
+ * - Booleans (meets_criteria, overall_pass, passed) may be true/false or the strings
+ *   "true"/"false"/"yes"/"no" in any case.
+ * - Confidence values may be JSON numbers, numeric strings ("0.8") or percentage strings
+ *   ("85%" is 0.85): models quote numbers often and the meaning is unambiguous. A bare
+ *   number outside 0..1 (85) is refused: it may be a percentage or a different scale.
+ * - meets_criteria may also be per criterion: a map {"criterion": true, …}, an array of
+ *   booleans, or an array of {criterion, met} (or {criterion, passed}) objects. It counts
+ *   as met when every entry is true; an empty map or array is not met. The entries are
+ *   kept in criteria_met and the value itself, unchanged, in `json` (the journal).
+ *   A value that is no boolean ("maybe", 1) is refused, naming the entry.
  * - Executor result: `step_output` and `confidence` are required; `reasoning`, `notes`,
  *   `actions_taken`, `findings`, `artifacts` are optional (empty); a missing
- *   `meets_criteria` counts as false (the executor did not claim success). Objects in
- *   `actions_taken` are kept as compact JSON text. A non-string `findings` is kept as JSON
- *   text in `findings` and as the original value in `json`.
+ *   `meets_criteria` counts as false (the executor did not claim success). A non-string
+ *   `findings` is kept as JSON text in `findings` and as the original value in `json`.
+ *   Artifacts must be strings: they are paths that stage 1 checks.
  * - Verdict: `overall_pass` and `action` are required; `criteria_results` is optional;
  *   `severity` defaults to "minor" on pass and to "major" otherwise (it is informational,
- *   routing follows `action`). `feedback_for_executor` must be a non-empty string when the
- *   action is retry or replan.
+ *   routing follows `action`). `feedback_for_executor` must be non-empty when the action
+ *   is retry or replan. Action and severity are words in any case with blanks around.
  * - A verdict that says "pass" while overall_pass is false or a criterion failed is not
  *   trusted: it becomes a retry (severity "major" unless one was given) whose feedback names
  *   the failed criteria. The opposite (overall_pass true, action retry) is kept as retry.
@@ -71,80 +82,33 @@ const char *severity_name(enum severity s)
 	return "major";
 }
 
-static const cJSON *field(const cJSON *obj, const char *key)
+/* Optional free text: absent → "", anything else is text (jsonx_as_text). */
+static char *opt_text(const cJSON *obj, const char *key)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	char *t = jsonx_as_text(jsonx_field(obj, key));
 
-	return cJSON_IsNull(it) ? NULL : it;
-}
-
-/* Optional string: absent → "", wrong type → error. */
-static char *opt_text(const cJSON *obj, const char *key, const char *path, char **err)
-{
-	const cJSON *it = field(obj, key);
-
-	if (!it)
-		return xstrdup("");
-	if (!cJSON_IsString(it)) {
-		set_err(err, "%s must be a string.", path);
-		return xstrdup("");
-	}
-	return xstrdup(it->valuestring);
-}
-
-/* Case-insensitive match of a trimmed word against names[0..n). -1 if none. */
-static int match_word(const char *s, const char *const *names, int n)
-{
-	size_t len;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	len = strlen(s);
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
-	for (int i = 0; i < n; i++) {
-		size_t j = 0;
-
-		if (strlen(names[i]) != len)
-			continue;
-		while (j < len && tolower((unsigned char)s[j]) == names[i][j])
-			j++;
-		if (j == len)
-			return i;
-	}
-	return -1;
+	return t ? t : xstrdup("");
 }
 
 /* 1 ok, 0 absent, -1 error (set). */
 static int get_confidence(const cJSON *obj, const char *key, const char *path, double *out,
                           char **err)
 {
-	const cJSON *it = field(obj, key);
+	const cJSON *it = jsonx_field(obj, key);
 	double v;
 
 	if (!it)
 		return 0;
-	if (cJSON_IsNumber(it)) {
-		v = it->valuedouble;
-	} else if (cJSON_IsString(it)) {
-		char *end;
-		const char *s = it->valuestring;
-
-		while (isspace((unsigned char)*s))
-			s++;
-		errno = 0;
-		v = strtod(s, &end);
-		while (isspace((unsigned char)*end))
-			end++;
-		if (end == s || *end || errno || !isfinite(v)) {
+	if (!jsonx_as_num(it, true, &v)) {
+		if (cJSON_IsString(it)) {
 			char *sn = jsonx_snippet(it->valuestring, SNIP);
 
 			set_err(err, "%s must be a number from 0 to 1, not \"%s\".", path, sn);
 			free(sn);
-			return -1;
+		} else {
+			set_err(err, "%s must be a number from 0 to 1, not %s.", path,
+			        jsonx_kind(it));
 		}
-	} else {
-		set_err(err, "%s must be a number from 0 to 1.", path);
 		return -1;
 	}
 	if (!(v >= 0.0 && v <= 1.0)) {
@@ -153,6 +117,23 @@ static int get_confidence(const cJSON *obj, const char *key, const char *path, d
 	}
 	*out = v;
 	return 1;
+}
+
+/* A required boolean (jsonx_as_bool); NULL is missing. Sets the error naming `path`. */
+static bool get_bool(const cJSON *it, const char *path, bool *out, char **err)
+{
+	char *what;
+
+	if (jsonx_as_bool(it, out))
+		return true;
+	if (!it) {
+		set_err(err, "%s is missing (true or false).", path);
+		return false;
+	}
+	what = jsonx_describe(it, SNIP);
+	set_err(err, "%s must be true or false, not %s.", path, what);
+	free(what);
+	return false;
 }
 
 static cJSON *str_array(const struct strvec *sv)
@@ -172,6 +153,9 @@ void exec_result_free(struct exec_result *r)
 	strvec_clear(&r->actions_taken);
 	free(r->findings);
 	strvec_clear(&r->artifacts);
+	for (size_t i = 0; i < r->n_criteria_met; i++)
+		free(r->criteria_met[i].name);
+	free(r->criteria_met);
 	free(r->notes);
 	free(r->json);
 	free(r);
@@ -179,31 +163,110 @@ void exec_result_free(struct exec_result *r)
 
 static void parse_actions_taken(const cJSON *obj, struct exec_result *r, char **err)
 {
-	const cJSON *it = field(obj, "actions_taken");
+	const cJSON *it = jsonx_field(obj, "actions_taken");
 	const cJSON *el;
 
 	if (!it)
 		return;
 	if (!cJSON_IsArray(it)) {
-		set_err(err, "actions_taken must be an array.");
+		set_err(err, "actions_taken must be an array, not %s.", jsonx_kind(it));
 		return;
 	}
 	for (el = it->child; el; el = el->next) {
-		if (cJSON_IsString(el)) {
-			strvec_push(&r->actions_taken, el->valuestring);
-		} else {
-			char *s = jsonx_print(el);
+		char *s = jsonx_as_text(el);
 
+		if (s)
 			strvec_push(&r->actions_taken, s);
-			free(s);
-		}
+		free(s);
 	}
 }
 
-static void parse_step_output(const cJSON *obj, struct exec_result *r, const cJSON **findings,
-                              char **err)
+static void add_met(struct exec_result *r, size_t *cap, char *name, bool met)
 {
-	const cJSON *so = field(obj, "step_output");
+	r->criteria_met =
+	    xgrow(r->criteria_met, cap, r->n_criteria_met + 1, sizeof(*r->criteria_met));
+	r->criteria_met[r->n_criteria_met].name = name;
+	r->criteria_met[r->n_criteria_met++].met = met;
+}
+
+/* One criterion's answer: a boolean, or an object whose `met` (or `passed`) is one. */
+static bool read_met(const cJSON *v, const char *path, bool *met, char **err)
+{
+	const char *key;
+	char *kp;
+	bool ok;
+
+	if (!cJSON_IsObject(v))
+		return get_bool(v, path, met, err);
+	key = jsonx_field(v, "met") || !jsonx_field(v, "passed") ? "met" : "passed";
+	kp = xasprintf("%s.%s", path, key);
+	ok = get_bool(jsonx_field(v, key), kp, met, err);
+	free(kp);
+	return ok;
+}
+
+/*
+ * meets_criteria: one boolean, or per criterion (a map of name → answer, or an array of
+ * answers named by their `criterion` or their position). Per criterion, it is met when
+ * there is at least one entry and every entry is met.
+ */
+static void parse_meets(const cJSON *it, struct exec_result *r, char **err)
+{
+	const cJSON *el;
+	size_t cap = 0, i = 0;
+	bool all = true;
+
+	if (!it)
+		return;
+	if (!cJSON_IsObject(it) && !cJSON_IsArray(it)) {
+		if (!jsonx_as_bool(it, &r->meets_criteria)) {
+			char *what = jsonx_describe(it, SNIP);
+
+			set_err(
+			    err,
+			    "step_output.meets_criteria must be true or false, or a map of each "
+			    "criterion to true or false, not %s.",
+			    what);
+			free(what);
+		}
+		return;
+	}
+	for (el = it->child; el; el = el->next, i++) {
+		char *path, *name = NULL;
+		bool met;
+
+		if (cJSON_IsObject(it)) {
+			char *key = jsonx_snippet(el->string, SNIP);
+
+			path = xasprintf("step_output.meets_criteria[\"%s\"]", key);
+			free(key);
+		} else {
+			path = xasprintf("step_output.meets_criteria[%zu]", i);
+		}
+		if (!read_met(el, path, &met, err)) {
+			free(path);
+			return;
+		}
+		free(path);
+		if (cJSON_IsObject(it))
+			name = xstrdup(el->string);
+		else if (cJSON_IsObject(el))
+			name = jsonx_as_text(jsonx_field(el, "criterion"));
+		if (!name || !*name) {
+			free(name);
+			name = xasprintf("%zu", i + 1);
+		}
+		add_met(r, &cap, name, met);
+		all = all && met;
+	}
+	r->meets_criteria = r->n_criteria_met > 0 && all;
+}
+
+/* Sets *findings and *meets to the values `json` keeps as they were written. */
+static void parse_step_output(const cJSON *obj, struct exec_result *r, const cJSON **findings,
+                              const cJSON **meets, char **err)
+{
+	const cJSON *so = jsonx_field(obj, "step_output");
 	const cJSON *it, *el;
 	size_t i = 0;
 
@@ -213,18 +276,13 @@ static void parse_step_output(const cJSON *obj, struct exec_result *r, const cJS
 		return;
 	}
 	if (!cJSON_IsObject(so)) {
-		set_err(err, "step_output must be an object.");
+		set_err(err, "step_output must be an object, not %s.", jsonx_kind(so));
 		return;
 	}
-	it = field(so, "findings");
+	it = jsonx_field(so, "findings");
 	*findings = it;
-	if (!it)
-		r->findings = xstrdup("");
-	else if (cJSON_IsString(it))
-		r->findings = xstrdup(it->valuestring);
-	else
-		r->findings = jsonx_print(it);
-	it = field(so, "artifacts");
+	r->findings = opt_text(so, "findings");
+	it = jsonx_field(so, "artifacts");
 	if (it && !cJSON_IsArray(it)) {
 		set_err(err, "step_output.artifacts must be an array of strings.");
 	} else if (it) {
@@ -238,13 +296,13 @@ static void parse_step_output(const cJSON *obj, struct exec_result *r, const cJS
 			i++;
 		}
 	}
-	it = field(so, "meets_criteria");
-	if (it && !cJSON_IsBool(it))
-		set_err(err, "step_output.meets_criteria must be true or false.");
-	r->meets_criteria = cJSON_IsTrue(it);
+	it = jsonx_field(so, "meets_criteria");
+	parse_meets(it, r, err);
+	*meets = cJSON_IsObject(it) || cJSON_IsArray(it) ? it : NULL;
 }
 
-static char *result_normalized(const struct exec_result *r, const cJSON *findings)
+static char *result_normalized(const struct exec_result *r, const cJSON *findings,
+                               const cJSON *meets)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *so = cJSON_CreateObject();
@@ -257,7 +315,12 @@ static char *result_normalized(const struct exec_result *r, const cJSON *finding
 	else
 		cJSON_AddStringToObject(so, "findings", "");
 	cJSON_AddItemToObject(so, "artifacts", str_array(&r->artifacts));
-	cJSON_AddBoolToObject(so, "meets_criteria", r->meets_criteria);
+	/* A per-criterion answer goes to the journal as written, so it can be shown per
+	 * criterion later; a single boolean in its normal spelling. */
+	if (meets)
+		cJSON_AddItemToObject(so, "meets_criteria", cJSON_Duplicate(meets, 1));
+	else
+		cJSON_AddBoolToObject(so, "meets_criteria", r->meets_criteria);
 	cJSON_AddItemToObject(o, "step_output", so);
 	cJSON_AddNumberToObject(o, "confidence", r->confidence);
 	cJSON_AddStringToObject(o, "notes", r->notes);
@@ -270,7 +333,7 @@ struct exec_result *exec_result_parse(const char *text, char **err)
 {
 	cJSON *obj;
 	struct exec_result *r;
-	const cJSON *findings = NULL;
+	const cJSON *findings = NULL, *meets = NULL;
 	char *e = NULL;
 
 	*err = NULL;
@@ -281,14 +344,14 @@ struct exec_result *exec_result_parse(const char *text, char **err)
 		return NULL;
 	}
 	r = xcalloc(1, sizeof(*r));
-	r->reasoning = opt_text(obj, "reasoning", "reasoning", &e);
+	r->reasoning = opt_text(obj, "reasoning");
 	parse_actions_taken(obj, r, &e);
-	parse_step_output(obj, r, &findings, &e);
+	parse_step_output(obj, r, &findings, &meets, &e);
 	if (get_confidence(obj, "confidence", "confidence", &r->confidence, &e) == 0)
 		set_err(&e, "confidence is missing (a number from 0 to 1).");
-	r->notes = opt_text(obj, "notes", "notes", &e);
+	r->notes = opt_text(obj, "notes");
 	if (!e)
-		r->json = result_normalized(r, findings);
+		r->json = result_normalized(r, findings, meets);
 	cJSON_Delete(obj);
 	if (e) {
 		exec_result_free(r);
@@ -316,45 +379,38 @@ void verdict_free(struct verdict *v)
 
 static void parse_criteria(const cJSON *obj, struct verdict *v, char **err)
 {
-	const cJSON *arr = field(obj, "criteria_results");
+	const cJSON *arr = jsonx_field(obj, "criteria_results");
 	const cJSON *el;
 	size_t i = 0, cap = 0;
 
 	if (!arr)
 		return;
 	if (!cJSON_IsArray(arr)) {
-		set_err(err, "criteria_results must be an array of objects.");
+		set_err(err, "criteria_results must be an array of objects, not %s.",
+		        jsonx_kind(arr));
 		return;
 	}
 	for (el = arr->child; el; el = el->next) {
 		struct criterion_result c;
 		char *path = xasprintf("criteria_results[%zu]", i);
 		char *fp;
-		const cJSON *passed;
 
 		i++;
 		if (!cJSON_IsObject(el)) {
-			set_err(err, "%s must be an object.", path);
+			set_err(err, "%s must be an object, not %s.", path, jsonx_kind(el));
 			free(path);
 			return;
 		}
 		memset(&c, 0, sizeof(c));
-		fp = xasprintf("%s.criterion", path);
-		c.criterion = opt_text(el, "criterion", fp, err);
+		c.criterion = opt_text(el, "criterion");
+		fp = xasprintf("%s.passed", path);
+		get_bool(jsonx_field(el, "passed"), fp, &c.passed, err);
 		free(fp);
-		passed = field(el, "passed");
-		if (!cJSON_IsBool(passed))
-			set_err(err, "%s.passed must be true or false.", path);
-		c.passed = cJSON_IsTrue(passed);
-		fp = xasprintf("%s.evidence", path);
-		c.evidence = opt_text(el, "evidence", fp, err);
-		free(fp);
+		c.evidence = opt_text(el, "evidence");
 		fp = xasprintf("%s.confidence", path);
 		get_confidence(el, "confidence", fp, &c.confidence, err);
 		free(fp);
-		fp = xasprintf("%s.feedback", path);
-		c.feedback = opt_text(el, "feedback", fp, err);
-		free(fp);
+		c.feedback = opt_text(el, "feedback");
 		free(path);
 		v->criteria = xgrow(v->criteria, &cap, v->n_criteria + 1, sizeof(*v->criteria));
 		v->criteria[v->n_criteria++] = c;
@@ -415,31 +471,26 @@ struct verdict *verdict_parse(const char *text, char **err)
 		return NULL;
 	}
 	v = xcalloc(1, sizeof(*v));
-	it = field(obj, "overall_pass");
-	if (!it)
-		set_err(&e, "overall_pass is missing (true or false).");
-	else if (!cJSON_IsBool(it))
-		set_err(&e, "overall_pass must be true or false.");
-	v->overall_pass = cJSON_IsTrue(it);
+	get_bool(jsonx_field(obj, "overall_pass"), "overall_pass", &v->overall_pass, &e);
 	parse_criteria(obj, v, &e);
-	it = field(obj, "action");
+	it = jsonx_field(obj, "action");
 	if (!it) {
 		set_err(&e, "action is missing (pass, retry or replan).");
-	} else if (!cJSON_IsString(it) || match_word(it->valuestring, actions, 3) < 0) {
+	} else if (!cJSON_IsString(it) || jsonx_word(it->valuestring, actions, 3) < 0) {
 		char *sn = jsonx_snippet(cJSON_IsString(it) ? it->valuestring : "", SNIP);
 
 		if (cJSON_IsString(it))
 			set_err(&e, "action must be pass, retry or replan, not \"%s\".", sn);
 		else
-			set_err(&e, "action must be one of the strings pass, retry or replan.");
+			set_err(&e,
+			        "action must be one of the strings pass, retry or replan, "
+			        "not %s.",
+			        jsonx_kind(it));
 		free(sn);
 	} else {
-		v->action = (enum verdict_action)match_word(it->valuestring, actions, 3);
+		v->action = (enum verdict_action)jsonx_word(it->valuestring, actions, 3);
 	}
-	it = field(obj, "feedback_for_executor");
-	if (it && !cJSON_IsString(it))
-		set_err(&e, "feedback_for_executor must be a string.");
-	v->feedback = xstrdup(cJSON_IsString(it) ? it->valuestring : "");
+	v->feedback = opt_text(obj, "feedback_for_executor");
 	if (!e && v->action != VERDICT_PASS) {
 		const char *f = v->feedback;
 
@@ -449,13 +500,16 @@ struct verdict *verdict_parse(const char *text, char **err)
 			set_err(&e, "feedback_for_executor is required when action is %s.",
 			        verdict_action_name(v->action));
 	}
-	it = field(obj, "severity");
+	it = jsonx_field(obj, "severity");
 	v->severity = v->action == VERDICT_PASS ? SEV_MINOR : SEV_MAJOR;
 	if (it) {
-		int s = cJSON_IsString(it) ? match_word(it->valuestring, sevs, 3) : -1;
+		int s = cJSON_IsString(it) ? jsonx_word(it->valuestring, sevs, 3) : -1;
 
 		if (s < 0) {
-			set_err(&e, "severity must be minor, major or critical.");
+			char *what = jsonx_describe(it, SNIP);
+
+			set_err(&e, "severity must be minor, major or critical, not %s.", what);
+			free(what);
 		} else {
 			v->severity = (enum severity)s;
 			severity_given = true;

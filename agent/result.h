@@ -9,15 +9,28 @@
 
 struct cJSON;
 
+/* One criterion of a per-criterion meets_criteria answer. */
+struct criterion_met {
+	char *name; /* the map key or the object's `criterion`; "1", "2"… by position if none */
+	bool met;
+};
+
 struct exec_result {
 	char *reasoning;
 	struct strvec actions_taken;
 	char *findings;          /* text; a non-string findings value is kept as JSON text */
 	struct strvec artifacts; /* workspace-relative paths the executor claims to have made */
+	/* The executor's own claim: true, or given per criterion with every one met (an
+	 * empty set is not met). */
 	bool meets_criteria;
+	/* Per criterion, in the model's order; NULL / 0 when it answered with one boolean. */
+	struct criterion_met *criteria_met;
+	size_t n_criteria_met;
 	double confidence;       /* 0..1 */
 	char *notes;
-	char *json;              /* the normalized result object, compact */
+	/* The normalized result object, compact. A per-criterion meets_criteria and a
+	 * non-string findings keep the value the model wrote. */
+	char *json;
 };
 
 enum verdict_action { VERDICT_PASS, VERDICT_RETRY, VERDICT_REPLAN };

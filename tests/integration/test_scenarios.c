@@ -259,6 +259,92 @@ static void test_dag(void **state)
 	cJSON_Delete(ev);
 }
 
+/*
+ * Plans and results in the shapes real models write: an object where text was asked, numeric
+ * step ids and dependencies, complexity in capitals, a per-criterion meets_criteria map and a
+ * quoted confidence. The run must pass, and the journal keep the map as written.
+ */
+static const char *LIBERAL_SCRIPT =
+	"{\"task\": \"Count the words\",\n"
+	" \"planner\": [{\"goal\": \"{{task}}\",\n"
+	"   \"context\": {\"audience\": \"ops\", \"files\": [\"a.txt\"]},\n"
+	"   \"steps\": [\n"
+	"    {\"step_id\": 1, \"name\": \"Count\", \"description\": \"Count the words.\",\n"
+	"     \"acceptance_criteria\": [\"count.md holds the count\", {\"format\": \"markdown\"}],\n"
+	"     \"dependencies\": [], \"estimated_complexity\": \"LOW\"},\n"
+	"    {\"step_id\": 2, \"name\": \"Check\", \"description\": {\"verify\": \"count.md\"},\n"
+	"     \"dependencies\": [1], \"estimated_complexity\": \" Medium \"}],\n"
+	"   \"success_criteria\": [\"the count is right\"], \"rollback_strategy\": null}],\n"
+	" \"executor\": {\"1\": [{\"rounds\": [{\"text\": \"Writing.\", \"tool_calls\": [\n"
+	"    {\"name\": \"write_file\", \"input\": {\"path\": \"count.md\", \"content\": \"42\"}}]}],\n"
+	"   \"final\": {\"reasoning\": {\"method\": \"wc -w\"}, \"actions_taken\": [\"write_file\"],\n"
+	"     \"step_output\": {\"findings\": \"42 words\", \"artifacts\": [\"count.md\"],\n"
+	"       \"meets_criteria\": {\"criterion_1\": true, \"criterion_2\": \"yes\"}},\n"
+	"     \"confidence\": \"0.9\", \"notes\": null}}]}\n"
+	"}\n";
+
+static void test_liberal_model_shapes(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	char *script = xasprintf("%s/script.json", tmp), *run_dir;
+	FILE *f = fopen(script, "w");
+	struct cli_proc p;
+	cJSON *ev, *want;
+	const cJSON *plan, *steps, *e, *meets = NULL;
+
+	(void)state;
+	assert_non_null(f);
+	assert_true(fputs(LIBERAL_SCRIPT, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+		    "--sim-delay", "0", "--runs-dir", runs, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run_dir = cli_only_run(runs);
+	ev = cli_load_journal(run_dir);
+	assert_journal_contract(ev);
+
+	/* The plan was read, not re-asked: object text kept compact, ids as strings. */
+	assert_null(strstr(p.out, "cannot be used"));
+	plan = cJSON_GetObjectItem(find(ev, "plan.adopted"), "plan");
+	steps = cJSON_GetObjectItem(plan, "steps");
+	assert_string_equal(jsonx_str(plan, "context"), "{\"audience\":\"ops\",\"files\":[\"a.txt\"]}");
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(steps, 0), "step_id"), "1");
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(steps, 0), "estimated_complexity"), "low");
+	assert_string_equal(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, 1), "dependencies"),
+				   0)->valuestring,
+		"1");
+
+	/* Step 1 passed on its first attempt, its map journaled as the executor wrote it. */
+	cJSON_ArrayForEach(e, ev)
+	{
+		if (!strcmp(jsonx_str(e, "type"), "step.output") && !strcmp(jsonx_str(e, "step_id"), "1"))
+			meets = cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(e, "result"), "step_output"),
+				"meets_criteria");
+		if (!strcmp(jsonx_str(e, "type"), "verify.verdict") &&
+		    strcmp(jsonx_str(e, "action"), "pass"))
+			fail_msg("step %s was not passed: %s", jsonx_str(e, "step_id"),
+				 jsonx_str(e, "feedback"));
+	}
+	want = cJSON_Parse("{\"criterion_1\":true,\"criterion_2\":\"yes\"}");
+	assert_true(cJSON_Compare(meets, want, 1));
+	cJSON_Delete(want);
+	assert_int_equal(count(ev, "step.end", "status", "passed"), 2);
+	assert_int_equal(metric(ev, "steps_passed"), 2);
+	assert_int_equal(metric(ev, "total_attempts"), 2);
+	assert_string_equal(jsonx_str(find(ev, "run.end"), "status"), "passed");
+
+	cJSON_Delete(ev);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run_dir);
+	free(script);
+	free(runs);
+	free(tmp);
+}
+
 static void test_gate_without_yes_exits_3(void **state)
 {
 	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
@@ -401,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_density_partial),
 		cmocka_unit_test(test_replan),
 		cmocka_unit_test(test_dag),
+		cmocka_unit_test(test_liberal_model_shapes),
 		cmocka_unit_test(test_gate_without_yes_exits_3),
 		cmocka_unit_test(test_json_lines),
 		cmocka_unit_test(test_keys_never_journaled),

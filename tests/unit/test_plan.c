@@ -67,6 +67,27 @@ static void expect_parse_error(const char *text, const char *needle)
 	strvec_clear(&errs);
 }
 
+/* Parses and expects failure with exactly these sentences, in this order. */
+static void expect_exact_errors(const char *text, const char *const *want, size_t n)
+{
+	struct strvec errs = STRVEC_INIT;
+	struct plan *p = plan_parse(text, &errs);
+
+	assert_null(p);
+	if (errs.n != n)
+		print_errors(&errs);
+	assert_int_equal(errs.n, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(errs.v[i], want[i]);
+	strvec_clear(&errs);
+}
+
+#define expect_exact(text, ...)                                                                    \
+	do {                                                                                       \
+		static const char *const want_[] = {__VA_ARGS__};                                  \
+		expect_exact_errors((text), want_, sizeof(want_) / sizeof(want_[0]));              \
+	} while (0)
+
 static struct plan *parse_ok(const char *text)
 {
 	struct strvec errs = STRVEC_INIT;
@@ -181,12 +202,16 @@ static void test_parse_complexity_case(void **state)
 	struct plan *p = parse_ok("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\","
 	                          "\"estimated_complexity\":\" High \"},{\"step_id\":\"b\","
 	                          "\"estimated_complexity\":\"LOW\"},{\"step_id\":\"c\","
-	                          "\"estimated_complexity\":\"Medium\"}]}");
+	                          "\"estimated_complexity\":\"Medium\"},{\"step_id\":\"d\","
+	                          "\"estimated_complexity\":\"HIGH\"},{\"step_id\":\"e\","
+	                          "\"estimated_complexity\":\"\\thigh\\n\"}]}");
 
 	(void)state;
 	assert_int_equal(p->steps[0].complexity, CX_HIGH);
 	assert_int_equal(p->steps[1].complexity, CX_LOW);
 	assert_int_equal(p->steps[2].complexity, CX_MEDIUM);
+	assert_int_equal(p->steps[3].complexity, CX_HIGH);
+	assert_int_equal(p->steps[4].complexity, CX_HIGH);
 	assert_int_equal(complexity_from_name("bogus"), -1);
 	assert_int_equal(complexity_from_name(NULL), -1);
 	assert_string_equal(complexity_name(CX_HIGH), "high");
@@ -200,64 +225,177 @@ static void test_parse_bad_complexity(void **state)
 	    "{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\","
 	    "\"estimated_complexity\":\"huge\"}]}",
 	    "steps[0].estimated_complexity must be low, medium or high, not \"huge\"");
-	expect_parse_error("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\","
-	                   "\"estimated_complexity\":3}]}",
-	                   "steps[0].estimated_complexity must be one of");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\","
+	             "\"estimated_complexity\":3}]}",
+	             "steps[0].estimated_complexity must be one of the strings low, medium or "
+	             "high, not a number.");
 }
 
 static void test_parse_steps_not_array(void **state)
 {
 	(void)state;
-	expect_parse_error("{\"goal\":\"g\",\"steps\":{\"step_id\":\"a\"}}",
-	                   "steps must be an array of step objects");
-	expect_parse_error("{\"goal\":\"g\"}", "steps is missing");
-	expect_parse_error("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"},\"b\"]}",
-	                   "steps[1] must be an object");
+	expect_exact("{\"goal\":\"g\",\"steps\":{\"step_id\":\"a\"}}",
+	             "steps must be an array of step objects, not an object.");
+	expect_exact("{\"goal\":\"g\"}", "steps is missing (an array of step objects).");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"},\"b\"]}",
+	             "steps[1] must be an object, not a string.");
 }
 
 static void test_parse_step_id(void **state)
 {
 	(void)state;
-	expect_parse_error("{\"goal\":\"g\",\"steps\":[{\"name\":\"x\"}]}",
-	                   "steps[0].step_id is missing");
-	expect_parse_error("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"\"}]}",
-	                   "steps[0].step_id must be a non-empty string");
-	expect_parse_error("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"},{\"step_id\":7}]}",
-	                   "steps[1].step_id must be a string");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"name\":\"x\"}]}",
+	             "steps[0].step_id is missing.");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"\"}]}",
+	             "steps[0].step_id must not be empty.");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":null}]}",
+	             "steps[0].step_id is missing.");
+	/* an id that is structure names nothing: refused, however liberal the rest is */
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"},{\"step_id\":{\"n\":7}}]}",
+	             "steps[1].step_id must be a string or a number, not an object.");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":[1]}]}",
+	             "steps[0].step_id must be a string or a number, not an array.");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":true}]}",
+	             "steps[0].step_id must be a string or a number, not a boolean.");
+}
+
+static void test_parse_numeric_ids(void **state)
+{
+	struct plan *p = parse_ok("{\"goal\":\"g\",\"steps\":[{\"step_id\":1},"
+	                          "{\"step_id\":2,\"name\":\"Two\",\"dependencies\":[1]},"
+	                          "{\"step_id\":\"3\",\"dependencies\":[1.0,\"2\",null]},"
+	                          "{\"step_id\":2.5,\"actions\":[{\"tool\":7}]}]}");
+	struct strvec errs = STRVEC_INIT;
+	char *json;
+	struct plan *back;
+
+	(void)state;
+	assert_string_equal(p->steps[0].id, "1");
+	assert_string_equal(p->steps[0].name, "1"); /* the id, as for a string id */
+	assert_string_equal(p->steps[1].id, "2");
+	assert_string_equal(p->steps[1].name, "Two");
+	assert_int_equal(p->steps[1].deps.n, 1);
+	assert_string_equal(p->steps[1].deps.v[0], "1");
+	assert_int_equal(p->steps[2].deps.n, 2); /* a null entry is no dependency */
+	assert_string_equal(p->steps[2].deps.v[0], "1");
+	assert_string_equal(p->steps[2].deps.v[1], "2");
+	assert_string_equal(p->steps[3].id, "2.5");
+	assert_string_equal(p->steps[3].actions[0].tool, "7");
+	/* the usual validation still holds: the ids are known, unique, acyclic */
+	assert_true(plan_validate(p, &errs));
+	assert_int_equal(errs.n, 0);
+	/* written back as strings, read back the same */
+	json = plan_to_string(p, false);
+	assert_non_null(strstr(json, "\"step_id\":\"1\""));
+	assert_non_null(strstr(json, "\"dependencies\":[\"1\"]"));
+	back = parse_ok(json);
+	assert_true(plan_equal(p, back));
+	plan_free(back);
+	free(json);
+	plan_free(p);
+
+	/* numeric ids are still checked like any other */
+	p = parse_ok("{\"goal\":\"g\",\"steps\":[{\"step_id\":1,\"dependencies\":[2]},"
+	             "{\"step_id\":2,\"dependencies\":[1]},{\"step_id\":1},"
+	             "{\"step_id\":4,\"dependencies\":[9]}]}");
+	assert_false(plan_validate(p, &errs));
+	assert_error(&errs, "steps[2].step_id \"1\" repeats the id of steps[0].");
+	assert_error(&errs, "Step \"4\" depends on unknown step \"9\" (steps[3].dependencies[0]).");
+	assert_error(&errs, "dependency cycle: 1 -> 2 -> 1.");
+	strvec_clear(&errs);
+	plan_free(p);
+}
+
+static void test_parse_bad_dependency(void **state)
+{
+	(void)state;
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"},{\"step_id\":\"b\","
+	             "\"dependencies\":[\"a\",{\"step_id\":\"a\"},false]}]}",
+	             "steps[1].dependencies[1] must be a step id (a string or a number), not an "
+	             "object.",
+	             "steps[1].dependencies[2] must be a step id (a string or a number), not a "
+	             "boolean.");
+	expect_exact("{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\",\"dependencies\":\"b\"}]}",
+	             "steps[0].dependencies must be an array of step ids (strings or numbers).");
+}
+
+/* Structure written where text was asked is kept as compact JSON text. */
+static void test_parse_structure_as_text(void **state)
+{
+	struct plan *p = parse_ok(
+	    "{\"goal\":{\"task\":\"sum\",\"year\":2024},"
+	    "\"context\":{\"key\": \"value\", \"list\": [1, 2]},"
+	    "\"steps\":[{\"step_id\":\"a\",\"name\":{\"short\":\"A\"},"
+	    "\"description\":[\"read\",\"sum\"],"
+	    "\"acceptance_criteria\":[\"plain\",{\"metric\":\"rows\",\"min\":3},42,true,null],"
+	    "\"expected_outputs\":[{\"file\":\"t.txt\"}],\"estimated_complexity\":null},"
+	    "{\"step_id\":\"b\",\"name\":null,\"description\":7.5}],"
+	    "\"success_criteria\":[{\"total\":\"right\"},\"fast\"],"
+	    "\"rollback_strategy\":{\"delete\":[\"t.txt\"]}}");
+	char *json;
+	struct plan *back;
+
+	(void)state;
+	assert_string_equal(p->goal, "{\"task\":\"sum\",\"year\":2024}");
+	assert_string_equal(p->context, "{\"key\":\"value\",\"list\":[1,2]}");
+	assert_string_equal(p->steps[0].name, "{\"short\":\"A\"}");
+	assert_string_equal(p->steps[0].description, "[\"read\",\"sum\"]");
+	assert_int_equal(p->steps[0].criteria.n, 4); /* the null entry is dropped */
+	assert_string_equal(p->steps[0].criteria.v[0], "plain");
+	assert_string_equal(p->steps[0].criteria.v[1], "{\"metric\":\"rows\",\"min\":3}");
+	assert_string_equal(p->steps[0].criteria.v[2], "42");
+	assert_string_equal(p->steps[0].criteria.v[3], "true");
+	assert_string_equal(p->steps[0].expected_outputs.v[0], "{\"file\":\"t.txt\"}");
+	assert_int_equal(p->steps[0].complexity, CX_MEDIUM);
+	assert_string_equal(p->steps[1].name, "b");
+	assert_string_equal(p->steps[1].description, "7.5");
+	assert_int_equal(p->success_criteria.n, 2);
+	assert_string_equal(p->success_criteria.v[0], "{\"total\":\"right\"}");
+	assert_string_equal(p->rollback_strategy, "{\"delete\":[\"t.txt\"]}");
+	assert_true(plan_validate(p, NULL));
+	/* the text survives a round trip as text */
+	json = plan_to_string(p, true);
+	back = parse_ok(json);
+	assert_true(plan_equal(p, back));
+	assert_string_equal(back->context, p->context);
+	plan_free(back);
+	free(json);
+	plan_free(p);
 }
 
 static void test_parse_wrong_types_everywhere(void **state)
 {
 	struct strvec errs = STRVEC_INIT;
+	/* Free text takes any value, so what is left to refuse is structure that cannot be
+	 * understood: lists that are not arrays, ids and actions of the wrong shape. */
 	struct plan *p = plan_parse(
 	    "{\"goal\":5,\"context\":[],\"steps\":[{\"step_id\":\"a\"},{\"step_id\":\"b\"},"
-	    "{\"step_id\":\"c\",\"dependencies\":\"a\",\"acceptance_criteria\":[1],"
+	    "{\"step_id\":\"c\",\"dependencies\":\"a\",\"acceptance_criteria\":{\"x\":1},"
 	    "\"expected_outputs\":{},\"name\":false,\"description\":2,"
-	    "\"actions\":[{\"tool\":\"t\",\"params\":[1]},{\"params\":{}},3]},"
+	    "\"actions\":[{\"tool\":\"t\",\"params\":[1]},{\"params\":{}},3,"
+	    "{\"tool\":{\"name\":\"t\"}}]},"
 	    "{\"step_id\":\"d\",\"actions\":\"run\"}],"
 	    "\"success_criteria\":{\"a\":1},\"rollback_strategy\":[\"x\"]}",
 	    &errs);
+	static const char *const want[] = {
+	    "steps[2].actions[0].params must be an object, not an array.",
+	    "steps[2].actions[1].tool is missing.",
+	    "steps[2].actions[2] must be an object with \"tool\" and \"params\".",
+	    "steps[2].actions[3].tool must be a string or a number, not an object.",
+	    "steps[2].acceptance_criteria must be an array of strings.",
+	    "steps[2].expected_outputs must be an array of strings.",
+	    "steps[2].dependencies must be an array of step ids (strings or numbers).",
+	    "steps[3].actions must be an array of {tool, params} objects.",
+	    "success_criteria must be an array of strings.",
+	};
 
 	(void)state;
 	assert_null(p);
-	assert_error(&errs, "goal must be a string");
-	assert_error(&errs, "context must be a string");
-	assert_error(&errs, "steps[2].dependencies must be an array of strings");
-	assert_error(&errs, "steps[2].acceptance_criteria must be an array of strings");
-	assert_error(&errs, "steps[2].expected_outputs must be an array of strings");
-	assert_error(&errs, "steps[2].name must be a string");
-	assert_error(&errs, "steps[2].description must be a string");
-	assert_error(&errs, "steps[2].actions[0].params must be an object");
-	assert_error(&errs, "steps[2].actions[1].tool is missing");
-	assert_error(&errs, "steps[2].actions[2] must be an object");
-	assert_error(&errs, "steps[3].actions must be an array");
-	assert_error(&errs, "success_criteria must be an array of strings");
-	assert_error(&errs, "rollback_strategy must be a string");
-	/* every sentence names a field path */
+	if (errs.n != sizeof(want) / sizeof(want[0]))
+		print_errors(&errs);
+	assert_int_equal(errs.n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < errs.n; i++)
-		assert_true(strstr(errs.v[i], "steps") || strstr(errs.v[i], "goal") ||
-		            strstr(errs.v[i], "context") || strstr(errs.v[i], "criteria") ||
-		            strstr(errs.v[i], "rollback"));
+		assert_string_equal(errs.v[i], want[i]);
 	strvec_clear(&errs);
 }
 
@@ -529,7 +667,7 @@ static void test_parse_error_cap(void **state)
 	strbuf_init(&sb);
 	strbuf_adds(&sb, "{\"goal\":\"g\",\"steps\":[");
 	for (int i = 0; i < 1000; i++)
-		strbuf_addf(&sb, "%s{\"step_id\":%d}", i ? "," : "", i);
+		strbuf_addf(&sb, "%s{\"step_id\":{\"n\":%d}}", i ? "," : "", i);
 	strbuf_adds(&sb, "]}");
 	assert_null(plan_parse(sb.buf, &errs));
 	assert_int_equal(errs.n, 26);
@@ -555,7 +693,8 @@ static void test_step_from_json(void **state)
 
 	o = cJSON_Parse("{\"step_id\":\"x\",\"dependencies\":\"a\"}");
 	assert_false(plan_step_from_json(o, &s, &errs));
-	assert_string_equal(errs.v[0], "dependencies must be an array of strings.");
+	assert_string_equal(errs.v[0],
+	                    "dependencies must be an array of step ids (strings or numbers).");
 	assert_null(s.id);
 	cJSON_Delete(o);
 	o = cJSON_CreateArray();
@@ -941,6 +1080,9 @@ int main(void)
 	    cmocka_unit_test(test_parse_bad_complexity),
 	    cmocka_unit_test(test_parse_steps_not_array),
 	    cmocka_unit_test(test_parse_step_id),
+	    cmocka_unit_test(test_parse_numeric_ids),
+	    cmocka_unit_test(test_parse_bad_dependency),
+	    cmocka_unit_test(test_parse_structure_as_text),
 	    cmocka_unit_test(test_parse_wrong_types_everywhere),
 	    cmocka_unit_test(test_parse_goal_missing),
 	    cmocka_unit_test(test_parse_no_json),

@@ -45,6 +45,18 @@ static void result_err(const char *text, const char *needle)
 	free(err);
 }
 
+/* Expects failure with exactly this sentence. */
+static void result_err_exact(const char *text, const char *want)
+{
+	char *err = NULL;
+	struct exec_result *r = exec_result_parse(text, &err);
+
+	assert_null(r);
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+}
+
 static struct verdict *verdict_ok(const char *text)
 {
 	char *err = NULL;
@@ -66,6 +78,25 @@ static void verdict_err(const char *text, const char *needle)
 	if (!strstr(err, needle))
 		fail_msg("error \"%s\" lacks \"%s\"", err, needle);
 	free(err);
+}
+
+static void verdict_err_exact(const char *text, const char *want)
+{
+	char *err = NULL;
+	struct verdict *v = verdict_parse(text, &err);
+
+	assert_null(v);
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+}
+
+/* The step_output.meets_criteria of a normalized result, parsed. Caller deletes *root. */
+static const cJSON *journaled_meets(const struct exec_result *r, cJSON **root)
+{
+	*root = cJSON_Parse(r->json);
+	assert_non_null(*root);
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(*root, "step_output"), "meets_criteria");
 }
 
 /* ---- executor result -------------------------------------------------------------- */
@@ -158,6 +189,29 @@ static void test_result_confidence_string(void **state)
 	result_err("{\"step_output\":{},\"confidence\":\"nan\"}", "confidence must be");
 }
 
+static void test_result_confidence_percent(void **state)
+{
+	struct exec_result *r = result_ok("{\"step_output\":{},\"confidence\":\"85%\"}");
+
+	(void)state;
+	assert_true(r->confidence > 0.849 && r->confidence < 0.851);
+	/* the normalized result holds the number */
+	assert_non_null(strstr(r->json, "\"confidence\":0.85"));
+	exec_result_free(r);
+	r = result_ok("{\"step_output\":{},\"confidence\":\" 100 % \"}");
+	assert_true(r->confidence > 0.999);
+	exec_result_free(r);
+	result_err_exact("{\"step_output\":{},\"confidence\":\"150%\"}",
+	                 "confidence must be between 0 and 1 (got 1.5).");
+	result_err_exact("{\"step_output\":{},\"confidence\":\"85%%\"}",
+	                 "confidence must be a number from 0 to 1, not \"85%%\".");
+	result_err_exact("{\"step_output\":{},\"confidence\":\"%\"}",
+	                 "confidence must be a number from 0 to 1, not \"%\".");
+	/* a bare 85 is refused: it may be a percentage or another scale */
+	result_err_exact("{\"step_output\":{},\"confidence\":85}",
+	                 "confidence must be between 0 and 1 (got 85).");
+}
+
 static void test_result_confidence_range(void **state)
 {
 	(void)state;
@@ -165,7 +219,8 @@ static void test_result_confidence_range(void **state)
 	           "confidence must be between 0 and 1 (got 1.5).");
 	result_err("{\"step_output\":{},\"confidence\":85}", "(got 85)");
 	result_err("{\"step_output\":{},\"confidence\":-0.1}", "(got -0.1)");
-	result_err("{\"step_output\":{},\"confidence\":true}", "confidence must be a number");
+	result_err_exact("{\"step_output\":{},\"confidence\":true}",
+	                 "confidence must be a number from 0 to 1, not a boolean.");
 	result_err("{\"step_output\":{}}", "confidence is missing");
 	/* the edges are allowed */
 	exec_result_free(result_ok("{\"step_output\":{},\"confidence\":0}"));
@@ -187,11 +242,163 @@ static void test_result_artifacts_and_flags(void **state)
 	           "step_output.artifacts[1] must be a string");
 	result_err("{\"step_output\":{\"artifacts\":\"a.txt\"},\"confidence\":0.9}",
 	           "step_output.artifacts must be an array of strings");
-	result_err("{\"step_output\":{\"meets_criteria\":\"yes\"},\"confidence\":0.9}",
-	           "step_output.meets_criteria must be true or false");
-	result_err("{\"reasoning\":[],\"step_output\":{},\"confidence\":0.9}",
-	           "reasoning must be a string");
-	result_err("{\"notes\":1,\"step_output\":{},\"confidence\":0.9}", "notes must be a string");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":\"maybe\"},\"confidence\":0.9}",
+	                 "step_output.meets_criteria must be true or false, or a map of each "
+	                 "criterion to true or false, not \"maybe\".");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":1},\"confidence\":0.9}",
+	                 "step_output.meets_criteria must be true or false, or a map of each "
+	                 "criterion to true or false, not a number.");
+}
+
+/* Structure where text was asked is kept as compact JSON text; null is absent. */
+static void test_result_text_from_anything(void **state)
+{
+	struct exec_result *r =
+	    result_ok("{\"reasoning\":{\"method\": \"wc\", \"files\": [\"a\", \"b\"]},"
+	              "\"actions_taken\":[null,\"read\",false],"
+	              "\"step_output\":{\"findings\":null,\"meets_criteria\":\" TRUE \"},"
+	              "\"confidence\":\"0.85\",\"notes\":3}");
+	struct exec_result *again;
+
+	(void)state;
+	assert_string_equal(r->reasoning, "{\"method\":\"wc\",\"files\":[\"a\",\"b\"]}");
+	assert_int_equal(r->actions_taken.n, 2);
+	assert_string_equal(r->actions_taken.v[0], "read");
+	assert_string_equal(r->actions_taken.v[1], "false");
+	assert_string_equal(r->findings, "");
+	assert_true(r->meets_criteria);
+	assert_null(r->criteria_met);
+	assert_int_equal(r->n_criteria_met, 0);
+	assert_true(r->confidence > 0.849 && r->confidence < 0.851);
+	assert_string_equal(r->notes, "3");
+	/* normalized: the texts as strings, the boolean spelled as one */
+	assert_non_null(strstr(r->json, "\"meets_criteria\":true"));
+	assert_non_null(strstr(r->json, "\"reasoning\":\"{\\\"method\\\""));
+	again = result_ok(r->json);
+	assert_string_equal(again->json, r->json);
+	assert_string_equal(again->reasoning, r->reasoning);
+	exec_result_free(again);
+	exec_result_free(r);
+
+	r = result_ok("{\"reasoning\":null,\"step_output\":{\"meets_criteria\":\"no\"},"
+	              "\"confidence\":1,\"notes\":null}");
+	assert_string_equal(r->reasoning, "");
+	assert_string_equal(r->notes, "");
+	assert_false(r->meets_criteria);
+	exec_result_free(r);
+}
+
+static void test_result_meets_map(void **state)
+{
+	struct exec_result *r = result_ok(
+	    "{\"step_output\":{\"findings\":\"ok\",\"meets_criteria\":{\"criterion_1\": true,"
+	    " \"criterion_2\": \"yes\", \"all rows read\": \"True\"}},\"confidence\":0.9}");
+	cJSON *root, *want;
+	struct exec_result *again;
+
+	(void)state;
+	assert_true(r->meets_criteria);
+	assert_int_equal(r->n_criteria_met, 3);
+	assert_string_equal(r->criteria_met[0].name, "criterion_1");
+	assert_true(r->criteria_met[0].met);
+	assert_string_equal(r->criteria_met[1].name, "criterion_2");
+	assert_true(r->criteria_met[1].met);
+	assert_string_equal(r->criteria_met[2].name, "all rows read");
+	assert_true(r->criteria_met[2].met);
+	/* the journal keeps the map as the model wrote it */
+	want = cJSON_Parse("{\"criterion_1\":true,\"criterion_2\":\"yes\","
+	                   "\"all rows read\":\"True\"}");
+	assert_true(cJSON_Compare(journaled_meets(r, &root), want, 1));
+	cJSON_Delete(want);
+	cJSON_Delete(root);
+	/* and reading the journaled result gives the same result */
+	again = result_ok(r->json);
+	assert_string_equal(again->json, r->json);
+	assert_int_equal(again->n_criteria_met, 3);
+	assert_true(again->meets_criteria);
+	exec_result_free(again);
+	exec_result_free(r);
+
+	/* one criterion not met: not met, and shown as such */
+	r = result_ok("{\"step_output\":{\"meets_criteria\":{\"a\":true,\"b\":\"NO\","
+	              "\"c\":false}},\"confidence\":0.9}");
+	assert_false(r->meets_criteria);
+	assert_int_equal(r->n_criteria_met, 3);
+	assert_true(r->criteria_met[0].met);
+	assert_false(r->criteria_met[1].met);
+	assert_false(r->criteria_met[2].met);
+	exec_result_free(r);
+
+	/* an empty map claims nothing */
+	r = result_ok("{\"step_output\":{\"meets_criteria\":{}},\"confidence\":0.9}");
+	assert_false(r->meets_criteria);
+	assert_int_equal(r->n_criteria_met, 0);
+	assert_non_null(strstr(r->json, "\"meets_criteria\":{}"));
+	exec_result_free(r);
+
+	/* an answer per criterion may be an object with met (or passed) */
+	r = result_ok("{\"step_output\":{\"meets_criteria\":{\"a\":{\"met\":true,"
+	              "\"why\":\"checked\"}}},\"confidence\":0.9}");
+	assert_true(r->meets_criteria);
+	assert_string_equal(r->criteria_met[0].name, "a");
+	exec_result_free(r);
+}
+
+static void test_result_meets_arrays(void **state)
+{
+	struct exec_result *r =
+	    result_ok("{\"step_output\":{\"meets_criteria\":[true,\"yes\"]},\"confidence\":0.9}");
+	cJSON *root;
+
+	(void)state;
+	assert_true(r->meets_criteria);
+	assert_int_equal(r->n_criteria_met, 2);
+	assert_string_equal(r->criteria_met[0].name, "1"); /* unnamed: by position */
+	assert_string_equal(r->criteria_met[1].name, "2");
+	assert_true(cJSON_IsArray(journaled_meets(r, &root)));
+	cJSON_Delete(root);
+	exec_result_free(r);
+
+	r = result_ok("{\"step_output\":{\"meets_criteria\":[true,false]},\"confidence\":0.9}");
+	assert_false(r->meets_criteria);
+	assert_false(r->criteria_met[1].met);
+	exec_result_free(r);
+
+	r = result_ok("{\"step_output\":{\"meets_criteria\":[{\"criterion\":\"total matches\","
+	              "\"met\":true},{\"criterion\":{\"id\":2},\"passed\":\"true\"},"
+	              "{\"passed\":true}]},\"confidence\":0.9}");
+	assert_true(r->meets_criteria);
+	assert_int_equal(r->n_criteria_met, 3);
+	assert_string_equal(r->criteria_met[0].name, "total matches");
+	assert_string_equal(r->criteria_met[1].name, "{\"id\":2}");
+	assert_string_equal(r->criteria_met[2].name, "3");
+	exec_result_free(r);
+
+	r = result_ok("{\"step_output\":{\"meets_criteria\":[]},\"confidence\":0.9}");
+	assert_false(r->meets_criteria);
+	exec_result_free(r);
+}
+
+static void test_result_meets_refused(void **state)
+{
+	(void)state;
+	result_err_exact("{\"step_output\":{\"meets_criteria\":{\"criterion_1\":true,"
+	                 "\"criterion_2\":\"maybe\"}},\"confidence\":0.9}",
+	                 "step_output.meets_criteria[\"criterion_2\"] must be true or false, not "
+	                 "\"maybe\".");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":{\"a\":null}},\"confidence\":0.9}",
+	                 "step_output.meets_criteria[\"a\"] must be true or false, not null.");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":{\"a\":1}},\"confidence\":0.9}",
+	                 "step_output.meets_criteria[\"a\"] must be true or false, not a number.");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":[true,3]},\"confidence\":0.9}",
+	                 "step_output.meets_criteria[1] must be true or false, not a number.");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":[{\"criterion\":\"a\"}]},"
+	                 "\"confidence\":0.9}",
+	                 "step_output.meets_criteria[0].met is missing (true or false).");
+	result_err_exact("{\"step_output\":{\"meets_criteria\":[{\"criterion\":\"a\","
+	                 "\"passed\":\"sort of\"}]},\"confidence\":0.9}",
+	                 "step_output.meets_criteria[0].passed must be true or false, not "
+	                 "\"sort of\".");
 }
 
 static void test_result_malformed(void **state)
@@ -239,8 +446,13 @@ static void test_verdict_retry_needs_feedback(void **state)
 	verdict_err(
 	    "{\"overall_pass\":false,\"action\":\"replan\",\"feedback_for_executor\":\"  \"}",
 	    "feedback_for_executor is required when action is replan");
-	verdict_err("{\"overall_pass\":false,\"action\":\"retry\",\"feedback_for_executor\":5}",
-	            "feedback_for_executor must be a string");
+	v = verdict_ok("{\"overall_pass\":false,\"action\":\"retry\","
+	               "\"feedback_for_executor\":{\"fix\":\"cite the source\"}}");
+	assert_string_equal(v->feedback, "{\"fix\":\"cite the source\"}");
+	verdict_free(v);
+	verdict_err_exact("{\"overall_pass\":false,\"action\":\"retry\","
+	                  "\"feedback_for_executor\":null}",
+	                  "feedback_for_executor is required when action is retry.");
 	v = verdict_ok("{\"overall_pass\":false,\"action\":\"retry\","
 	               "\"feedback_for_executor\":\"cite the source\"}");
 	assert_int_equal(v->action, VERDICT_RETRY);
@@ -261,8 +473,8 @@ static void test_verdict_case_and_severity(void **state)
 	verdict_free(v);
 	verdict_err("{\"overall_pass\":true,\"action\":\"pass\",\"severity\":\"tiny\"}",
 	            "severity must be minor, major or critical");
-	verdict_err("{\"overall_pass\":true,\"action\":\"pass\",\"severity\":2}",
-	            "severity must be minor, major or critical");
+	verdict_err_exact("{\"overall_pass\":true,\"action\":\"pass\",\"severity\":2}",
+	                  "severity must be minor, major or critical, not a number.");
 }
 
 static void test_verdict_bad_action(void **state)
@@ -270,7 +482,8 @@ static void test_verdict_bad_action(void **state)
 	(void)state;
 	verdict_err("{\"overall_pass\":true,\"action\":\"approve\"}",
 	            "action must be pass, retry or replan, not \"approve\"");
-	verdict_err("{\"overall_pass\":true,\"action\":1}", "action must be one of the strings");
+	verdict_err_exact("{\"overall_pass\":true,\"action\":1}",
+	                  "action must be one of the strings pass, retry or replan, not a number.");
 	verdict_err("{\"overall_pass\":true}", "action is missing");
 }
 
@@ -278,8 +491,46 @@ static void test_verdict_overall_pass_required(void **state)
 {
 	(void)state;
 	verdict_err("{\"action\":\"pass\"}", "overall_pass is missing");
-	verdict_err("{\"overall_pass\":\"yes\",\"action\":\"pass\"}",
-	            "overall_pass must be true or false");
+	verdict_err_exact("{\"overall_pass\":\"maybe\",\"action\":\"pass\"}",
+	                  "overall_pass must be true or false, not \"maybe\".");
+	verdict_err_exact("{\"overall_pass\":{},\"action\":\"pass\"}",
+	                  "overall_pass must be true or false, not an object.");
+	verdict_err_exact("{\"overall_pass\":null,\"action\":\"pass\"}",
+	                  "overall_pass is missing (true or false).");
+}
+
+/* Booleans and numbers written as strings, structure where text was asked. */
+static void test_verdict_tolerant(void **state)
+{
+	struct verdict *v =
+	    verdict_ok("{\"overall_pass\":\"true\",\"criteria_results\":[{\"criterion\":{\"id\":1},"
+	               "\"passed\":\"Yes\",\"evidence\":{\"rows\":3},\"confidence\":\"90%\","
+	               "\"feedback\":null},{\"criterion\":\"b\",\"passed\":true,\"evidence\":[1,2],"
+	               "\"confidence\":\"0.5\",\"feedback\":7}],\"action\":\" Pass \","
+	               "\"feedback_for_executor\":null,\"severity\":\"MINOR\"}");
+
+	(void)state;
+	assert_true(v->overall_pass);
+	assert_int_equal(v->action, VERDICT_PASS);
+	assert_int_equal(v->n_criteria, 2);
+	assert_string_equal(v->criteria[0].criterion, "{\"id\":1}");
+	assert_true(v->criteria[0].passed);
+	assert_string_equal(v->criteria[0].evidence, "{\"rows\":3}");
+	assert_true(v->criteria[0].confidence > 0.899 && v->criteria[0].confidence < 0.901);
+	assert_string_equal(v->criteria[0].feedback, "");
+	assert_string_equal(v->criteria[1].evidence, "[1,2]");
+	assert_string_equal(v->criteria[1].feedback, "7");
+	assert_string_equal(v->feedback, "");
+	verdict_free(v);
+
+	v = verdict_ok("{\"overall_pass\":\"FALSE\",\"criteria_results\":[{\"criterion\":\"a\","
+	               "\"passed\":\"no\"}],\"action\":\"retry\","
+	               "\"feedback_for_executor\":[\"add the total\"]}");
+	assert_false(v->overall_pass);
+	assert_false(v->criteria[0].passed);
+	assert_int_equal(v->action, VERDICT_RETRY);
+	assert_string_equal(v->feedback, "[\"add the total\"]");
+	verdict_free(v);
 }
 
 static void test_verdict_pass_with_failed_criteria(void **state)
@@ -324,16 +575,18 @@ static void test_verdict_criteria_types(void **state)
 	verdict_err("{\"overall_pass\":true,\"criteria_results\":[{\"passed\":true},\"x\"],"
 	            "\"action\":\"pass\"}",
 	            "criteria_results[1] must be an object");
-	verdict_err(
+	verdict_err_exact(
 	    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"a\","
-	    "\"passed\":true},{\"criterion\":\"b\",\"passed\":\"no\"}],\"action\":\"pass\"}",
-	    "criteria_results[1].passed must be true or false");
+	    "\"passed\":true},{\"criterion\":\"b\",\"passed\":\"perhaps\"}],\"action\":\"pass\"}",
+	    "criteria_results[1].passed must be true or false, not \"perhaps\".");
+	verdict_err_exact("{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"a\"}],"
+	                  "\"action\":\"pass\"}",
+	                  "criteria_results[0].passed is missing (true or false).");
 	verdict_err("{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"a\","
 	            "\"passed\":true,\"confidence\":2}],\"action\":\"pass\"}",
 	            "criteria_results[0].confidence must be between 0 and 1 (got 2)");
-	verdict_err("{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":[],"
-	            "\"passed\":true}],\"action\":\"pass\"}",
-	            "criteria_results[0].criterion must be a string");
+	verdict_err_exact("{\"overall_pass\":true,\"criteria_results\":{},\"action\":\"pass\"}",
+	                  "criteria_results must be an array of objects, not an object.");
 }
 
 static void test_verdict_criteria_to_json(void **state)
@@ -361,6 +614,55 @@ static void test_verdict_criteria_to_json(void **state)
 	a = verdict_criteria_to_json(NULL);
 	assert_int_equal(cJSON_GetArraySize(a), 0);
 	cJSON_Delete(a);
+}
+
+/* The shared readers plan.c and result.c both use. */
+static void test_jsonx_readers(void **state)
+{
+	cJSON *o =
+	    cJSON_Parse("{\"t\":true,\"y\":\" Yes \",\"n\":\"NO\",\"f\":\"false\",\"m\":\"maybe\","
+	                "\"one\":1,\"s\":\" 0.85 \",\"p\":\"85%\",\"x\":\"0.8x\",\"big\":1e999,"
+	                "\"int\":2.0,\"obj\":{\"a\": [1, 2]},\"nul\":null}");
+	bool b = false;
+	double d = -1;
+	char *t;
+
+	(void)state;
+	assert_non_null(o);
+	assert_true(jsonx_as_bool(jsonx_field(o, "t"), &b) && b);
+	assert_true(jsonx_as_bool(jsonx_field(o, "y"), &b) && b);
+	assert_true(jsonx_as_bool(jsonx_field(o, "n"), &b) && !b);
+	assert_true(jsonx_as_bool(jsonx_field(o, "f"), &b) && !b);
+	assert_false(jsonx_as_bool(jsonx_field(o, "m"), &b));
+	assert_false(jsonx_as_bool(jsonx_field(o, "one"), &b)); /* 1 is no boolean */
+	assert_false(jsonx_as_bool(jsonx_field(o, "nul"), &b));
+	assert_null(jsonx_field(o, "nul"));
+	assert_true(jsonx_as_num(jsonx_field(o, "s"), false, &d) && d > 0.849 && d < 0.851);
+	assert_false(jsonx_as_num(jsonx_field(o, "p"), false, &d)); /* only when asked */
+	assert_true(jsonx_as_num(jsonx_field(o, "p"), true, &d) && d > 0.849 && d < 0.851);
+	assert_false(jsonx_as_num(jsonx_field(o, "x"), true, &d));
+	assert_false(jsonx_as_num(jsonx_field(o, "big"), false, &d));
+	assert_false(jsonx_as_num(jsonx_field(o, "t"), false, &d));
+	t = jsonx_as_id(jsonx_field(o, "int"));
+	assert_string_equal(t, "2");
+	free(t);
+	assert_null(jsonx_as_id(jsonx_field(o, "big")));
+	assert_null(jsonx_as_id(jsonx_field(o, "obj")));
+	assert_null(jsonx_as_id(jsonx_field(o, "t")));
+	t = jsonx_as_text(jsonx_field(o, "obj"));
+	assert_string_equal(t, "{\"a\":[1,2]}");
+	free(t);
+	t = jsonx_as_text(jsonx_field(o, "t"));
+	assert_string_equal(t, "true");
+	free(t);
+	assert_null(jsonx_as_text(jsonx_field(o, "nul")));
+	assert_null(jsonx_as_text(NULL));
+	t = jsonx_describe(jsonx_field(o, "m"), 40);
+	assert_string_equal(t, "\"maybe\"");
+	free(t);
+	assert_string_equal(jsonx_kind(jsonx_field(o, "obj")), "an object");
+	assert_string_equal(jsonx_kind(NULL), "null");
+	cJSON_Delete(o);
 }
 
 static void test_names(void **state)
@@ -398,16 +700,23 @@ int main(void)
 	    cmocka_unit_test(test_result_confidence_range),
 	    cmocka_unit_test(test_result_step_output_required),
 	    cmocka_unit_test(test_result_artifacts_and_flags),
+	    cmocka_unit_test(test_result_text_from_anything),
+	    cmocka_unit_test(test_result_meets_map),
+	    cmocka_unit_test(test_result_meets_arrays),
+	    cmocka_unit_test(test_result_meets_refused),
+	    cmocka_unit_test(test_result_confidence_percent),
 	    cmocka_unit_test(test_result_malformed),
 	    cmocka_unit_test(test_verdict_pass),
 	    cmocka_unit_test(test_verdict_retry_needs_feedback),
 	    cmocka_unit_test(test_verdict_case_and_severity),
 	    cmocka_unit_test(test_verdict_bad_action),
 	    cmocka_unit_test(test_verdict_overall_pass_required),
+	    cmocka_unit_test(test_verdict_tolerant),
 	    cmocka_unit_test(test_verdict_pass_with_failed_criteria),
 	    cmocka_unit_test(test_verdict_pass_with_overall_false),
 	    cmocka_unit_test(test_verdict_criteria_types),
 	    cmocka_unit_test(test_verdict_criteria_to_json),
+	    cmocka_unit_test(test_jsonx_readers),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_verdict_hostile),
 	};
