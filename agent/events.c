@@ -32,6 +32,10 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_NOTICE] = "notice",
 	[EV_RUN_FINAL] = "run.final",
 	[EV_RUN_END] = "run.end",
+	[EV_STEP_STATE] = "step.state",
+	[EV_OPERATOR_COMMAND] = "operator.command",
+	[EV_RUN_REOPEN] = "run.reopen",
+	[EV_RUN_RESUME] = "run.resume",
 };
 
 const char *event_type_name(enum event_type t)

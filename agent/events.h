@@ -25,6 +25,10 @@ enum event_type {
 	EV_NOTICE,         /* a sentence for the operator: warnings, errors, control */
 	EV_RUN_FINAL,
 	EV_RUN_END,
+	EV_STEP_STATE,       /* a step's state changed in a way step.start/step.end do not say */
+	EV_OPERATOR_COMMAND, /* what the operator asked, journaled before what it causes */
+	EV_RUN_REOPEN,       /* a finished run starts a new segment (edit, re-run, resume) */
+	EV_RUN_RESUME,       /* --resume: the policy in force from here */
 	EV__COUNT
 };
 

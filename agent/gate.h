@@ -9,6 +9,8 @@ struct cJSON;
 
 enum gate_kind { GATE_PLAN, GATE_HIGH, GATE_REPLAN, GATE_SHELL, GATE_BUDGET, GATE_STEP, GATE__COUNT };
 /* At a replan gate, GATE_SKIP means "keep the old plan and fail-accept the step". */
+/* GATE_EDIT answers only a shell gate (run the edited command instead): a step or a plan
+ * is edited by a command of its own, and its gate stays open until approved. */
 enum gate_decision { GATE_APPROVE, GATE_REJECT, GATE_SKIP, GATE_EDIT };
 
 #define GATE_MASK(k) (1u << (k))
@@ -32,29 +34,26 @@ enum gate_mode {
 
 struct gatekeeper;
 
+/*
+ * The gate policy a run starts with (which kinds are enabled, who answers) and the door
+ * an operator answers through. Gates themselves are the engine's pending requests
+ * (agent/engine/gates.c): an answer is a message to the engine, never a wait.
+ */
 struct gatekeeper *gatekeeper_new(struct bus *bus, unsigned mask, enum gate_mode mode);
 void gatekeeper_free(struct gatekeeper *g);
 bool gatekeeper_enabled(const struct gatekeeper *g, enum gate_kind k);
+unsigned gatekeeper_mask(const struct gatekeeper *g);
+enum gate_mode gatekeeper_mode(const struct gatekeeper *g);
 
-/*
- * Engine side. Publishes gate.open (with "gate_id", "gate", "step_id", and `payload`'s
- * members merged in; payload taken, may be NULL) then waits for the answer and publishes
- * gate.decision. With GATE_EDIT, *edited receives the edited JSON text (caller frees).
- * Returns GATE_APPROVE without any event when the gate kind is not enabled.
- * After gatekeeper_cancel_all (abort) a waiting or later ask returns GATE_REJECT.
- */
-enum gate_decision gatekeeper_ask(struct gatekeeper *g, enum gate_kind k, const char *step_id,
-				  struct cJSON *payload, char **edited);
+/* The engine attaches how answers reach it (NULL detaches). */
+typedef bool (*gate_answer_fn)(void *ctx, unsigned long gate_id, enum gate_decision d,
+			       const char *json);
+void gatekeeper_attach(struct gatekeeper *g, gate_answer_fn fn, void *ctx);
 
 /* Operator side (any thread). Answers the gate with this id; false if no such gate is
- * open. `edited_json` (copied) goes with GATE_EDIT. */
+ * open (answered elsewhere, withdrawn) or no engine is attached. `json` (copied) goes with
+ * GATE_EDIT at a shell gate and with GATE_APPROVE at a budget gate (see pev_answer). */
 bool gatekeeper_answer(struct gatekeeper *g, unsigned long gate_id, enum gate_decision d,
-		       const char *edited_json);
-/* The run is being aborted: wakes every waiting ask; all asks now return GATE_REJECT. */
-void gatekeeper_cancel_all(struct gatekeeper *g);
-/* Resume: gate ids continue after the highest one the journal holds. */
-void gatekeeper_set_next_id(struct gatekeeper *g, unsigned long next_id);
-/* Number of gates open now. */
-int gatekeeper_pending(struct gatekeeper *g);
+		       const char *json);
 
 #endif

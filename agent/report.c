@@ -13,44 +13,38 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "fold.h"
 #include "journal.h"
 #include "jsonx.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
 
-/* Tokens and money spent by one role, summed over its llm.call events. */
-struct role_cost {
-	char *role;
-	unsigned long calls;
-	double input, output, cached;
-	double cost;  /* sum of the known costs */
-	bool unknown; /* at least one call had no price */
-	struct strvec unknown_models;
-};
-
 /* What happened to one step, as markdown list lines in journal order. */
 struct step_log {
 	char *id;
-	char *name; /* from step.start, when the plan does not name it */
+	char *name; /* from step.start, for a step the final plan no longer has */
 	struct strbuf text;
 };
 
+/*
+ * The run state is the fold's; the report adds the story the fold does not keep (each
+ * step's attempts, verdicts, tool failures and gate answers in journal order, the gates,
+ * warnings) and the run.final details it renders as they were written.
+ */
 struct report {
-	cJSON *start;    /* run.start */
-	cJSON *proposed; /* latest plan.proposed */
-	cJSON *adopted;  /* latest plan.adopted */
-	cJSON *final;    /* run.final */
-	cJSON *end;      /* run.end */
+	struct run_state rs;
+	bool has_start;
+	cJSON *final; /* run.final of the current segment (metrics, final_check) */
 	struct step_log *steps;
 	size_t n_steps, cap_steps;
-	struct role_cost *roles;
-	size_t n_roles, cap_roles;
+	struct strvec unknown_models[3]; /* per role: models without a known price */
 	struct strbuf gates;
 	struct strbuf notices;
-	unsigned long last_seq;
 	char *last_type;
 };
+
+static const char *const role_names[3] = {"planner", "executor", "verifier"};
 
 /*
  * Model and journal text may carry terminal escapes; report.md is read with cat and less.
@@ -64,20 +58,6 @@ static void add_clean(struct strbuf *sb, const char *s, bool oneline)
 
 	strbuf_adds(sb, c);
 	free(c);
-}
-
-/* A table cell: one line, and '|' would end the cell. */
-static void add_cell(struct strbuf *sb, const char *s)
-{
-	struct strbuf tmp = STRBUF_INIT;
-
-	add_clean(&tmp, s, true);
-	for (size_t i = 0; i < tmp.len; i++) {
-		if (tmp.buf[i] == '|')
-			strbuf_addc(sb, '\\');
-		strbuf_addc(sb, tmp.buf[i]);
-	}
-	strbuf_release(&tmp);
 }
 
 /* Multi-line text as a block quote, each line prefixed with `prefix` then "> ". */
@@ -108,12 +88,6 @@ static void add_quote(struct strbuf *sb, const char *prefix, const char *s)
 	strbuf_release(&tmp);
 }
 
-/* cJSON_ArrayForEach would also walk an object's members: only iterate real arrays. */
-static const cJSON *as_array(const cJSON *a)
-{
-	return cJSON_IsArray(a) ? a : NULL;
-}
-
 static const char *str_or(const cJSON *obj, const char *key, const char *dflt)
 {
 	const char *s = jsonx_str(obj, key);
@@ -136,75 +110,62 @@ static struct step_log *step_get(struct report *r, const char *id)
 	return s;
 }
 
-static struct role_cost *role_get(struct report *r, const char *role)
+/* Remembers the step's name as the plan had it then: a replan may drop the step later. */
+static void note_name(struct report *r, struct step_log *s, const char *event_name)
 {
-	struct role_cost *rc;
+	int i = fold_find_step(&r->rs, s->id);
+	const char *name = i >= 0 && r->rs.steps[i].name ? r->rs.steps[i].name : event_name;
 
-	for (size_t i = 0; i < r->n_roles; i++)
-		if (!strcmp(r->roles[i].role, role))
-			return &r->roles[i];
-	r->roles = xgrow(r->roles, &r->cap_roles, r->n_roles + 1, sizeof(*r->roles));
-	rc = &r->roles[r->n_roles++];
-	memset(rc, 0, sizeof(*rc));
-	rc->role = xstrdup(role);
-	return rc;
-}
-
-static void replace(cJSON **slot, cJSON *obj)
-{
-	cJSON_Delete(*slot);
-	*slot = obj;
+	if (name) {
+		free(s->name);
+		s->name = xstrdup(name);
+	}
 }
 
 static void on_step_start(struct report *r, const char *sid, const cJSON *o)
 {
 	struct step_log *s = step_get(r, sid);
 	double attempt = 0;
-	const char *name = jsonx_str(o, "name");
 
-	if (name && !s->name)
-		s->name = xstrdup(name);
+	note_name(r, s, jsonx_str(o, "name"));
 	jsonx_num(o, "attempt", &attempt);
 	strbuf_addf(&s->text, "- Attempt %.0f started\n", attempt);
 }
 
-static void on_verdict(struct report *r, const char *sid, const cJSON *o)
+/* The verdict the fold has just read, told under its step. */
+static void on_verdict(struct report *r, const char *sid)
 {
 	struct step_log *s = step_get(r, sid);
-	const cJSON *crit = cJSON_GetObjectItemCaseSensitive(o, "criteria");
-	const cJSON *c;
-	const char *fb = jsonx_str(o, "feedback");
-	double attempt = 0;
+	const struct fverdict *v = &r->rs.verdicts[r->rs.n_verdicts - 1];
 
-	jsonx_num(o, "attempt", &attempt);
-	strbuf_addf(&s->text, "- Attempt %.0f, ", attempt);
-	add_clean(&s->text, str_or(o, "stage", "unknown"), true);
+	strbuf_addf(&s->text, "- Attempt %d, ", v->attempt);
+	add_clean(&s->text, v->stage ? v->stage : "unknown", true);
 	strbuf_adds(&s->text, " verdict: ");
-	add_clean(&s->text, str_or(o, "action", "unknown"), true);
-	if (jsonx_str(o, "severity")) {
+	add_clean(&s->text, v->action ? v->action : "unknown", true);
+	if (v->severity) {
 		strbuf_adds(&s->text, " (severity ");
-		add_clean(&s->text, jsonx_str(o, "severity"), true);
+		add_clean(&s->text, v->severity, true);
 		strbuf_adds(&s->text, ")");
 	}
 	strbuf_adds(&s->text, "\n");
-	cJSON_ArrayForEach(c, as_array(crit))
-	{
-		bool passed = true;
-		const char *cf = jsonx_str(c, "feedback");
+	for (size_t i = 0; i < v->n_criteria; i++) {
+		const struct fcriterion *c = &v->criteria[i];
 
-		if (!jsonx_bool(c, "passed", &passed) || passed)
+		if (c->passed && !c->not_judged)
 			continue;
-		strbuf_adds(&s->text, "  - Failed criterion: ");
-		add_clean(&s->text, str_or(c, "criterion", "(unnamed)"), true);
-		if (cf && *cf) {
+		/* Left out by the verifier: neither passed nor failed, and said so. */
+		strbuf_adds(&s->text,
+			    c->not_judged ? "  - Not judged: " : "  - Failed criterion: ");
+		add_clean(&s->text, c->text ? c->text : "(unnamed)", true);
+		if (!c->not_judged && c->feedback && *c->feedback) {
 			strbuf_adds(&s->text, " — ");
-			add_clean(&s->text, cf, true);
+			add_clean(&s->text, c->feedback, true);
 		}
 		strbuf_adds(&s->text, "\n");
 	}
-	if (fb && *fb) {
+	if (v->feedback && *v->feedback) {
 		strbuf_adds(&s->text, "  - Feedback: ");
-		add_clean(&s->text, fb, true);
+		add_clean(&s->text, v->feedback, true);
 		strbuf_adds(&s->text, "\n");
 	}
 }
@@ -274,31 +235,21 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 	}
 }
 
+/* Models without a price, named once per role (their calls are not in the sums). */
 static void on_llm_call(struct report *r, const cJSON *o)
 {
-	struct role_cost *rc = role_get(r, str_or(o, "role", "unknown"));
-	const char *model = str_or(o, "model", "unknown");
+	const char *role = jsonx_str(o, "role"), *model = str_or(o, "model", "unknown");
 	double v;
 
-	rc->calls++;
-	if (jsonx_num(o, "input_tokens", &v))
-		rc->input += v;
-	if (jsonx_num(o, "output_tokens", &v))
-		rc->output += v;
-	if (jsonx_num(o, "cached_tokens", &v))
-		rc->cached += v;
-	/* cost_usd is null when the model's price is unknown: never count that as free. */
-	if (jsonx_num(o, "cost_usd", &v)) {
-		rc->cost += v;
-	} else {
-		bool seen = false;
-
-		rc->unknown = true;
-		for (size_t i = 0; i < rc->unknown_models.n; i++)
-			if (!strcmp(rc->unknown_models.v[i], model))
-				seen = true;
-		if (!seen)
-			strvec_push(&rc->unknown_models, model);
+	if (jsonx_num(o, "cost_usd", &v))
+		return;
+	for (int i = 0; role && i < 3; i++) {
+		if (strcmp(role, role_names[i]) != 0)
+			continue;
+		for (size_t k = 0; k < r->unknown_models[i].n; k++)
+			if (!strcmp(r->unknown_models[i].v[k], model))
+				return;
+		strvec_push(&r->unknown_models[i], model);
 	}
 }
 
@@ -321,31 +272,35 @@ static void on_notice(struct report *r, const cJSON *o)
 	strbuf_adds(&r->notices, "\n");
 }
 
+/* Each event is parsed once: the fold reads it, then the story takes what it adds. */
 static bool visit(void *ctx, const struct event *ev)
 {
 	struct report *r = ctx;
 	cJSON *o = cJSON_Parse(ev->json);
-	const char *sid;
+	const char *sid = ev->step_id;
 
 	if (!o)
 		return true; /* journal_load parsed it already; cannot happen */
-	r->last_seq = ev->seq;
+	fold_apply_json(&r->rs, (int)ev->type, o);
 	free(r->last_type);
 	r->last_type = xstrdup(event_type_name(ev->type));
-	sid = ev->step_id;
 	switch (ev->type) {
-	case EV_RUN_START: replace(&r->start, o); return true;
-	case EV_PLAN_PROPOSED: replace(&r->proposed, o); return true;
-	case EV_PLAN_ADOPTED: replace(&r->adopted, o); return true;
-	case EV_RUN_FINAL: replace(&r->final, o); return true;
-	case EV_RUN_END: replace(&r->end, o); return true;
+	case EV_RUN_START: r->has_start = true; break;
+	case EV_RUN_FINAL:
+		cJSON_Delete(r->final);
+		r->final = o;
+		return true;
+	case EV_RUN_REOPEN:
+		cJSON_Delete(r->final);
+		r->final = NULL;
+		break;
 	case EV_STEP_START:
 		if (sid)
 			on_step_start(r, sid, o);
 		break;
 	case EV_VERIFY_VERDICT:
-		if (sid)
-			on_verdict(r, sid, o);
+		if (sid && r->rs.n_verdicts)
+			on_verdict(r, sid);
 		break;
 	case EV_STEP_END:
 		if (sid)
@@ -388,123 +343,110 @@ static void add_list(struct strbuf *sb, const char *indent, const char *title, c
 	}
 }
 
-static const char *plan_step_name(const struct report *r, const char *id)
+static void add_strvec(struct strbuf *sb, const char *indent, const char *title,
+		       const struct strvec *sv)
 {
-	const cJSON *plan = r->adopted ? r->adopted : r->proposed;
-	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(plan, "plan"), "steps");
-	const cJSON *st;
-
-	cJSON_ArrayForEach(st, as_array(steps))
-	{
-		const char *sid = jsonx_str(st, "step_id");
-
-		if (sid && !strcmp(sid, id))
-			return jsonx_str(st, "name");
+	if (!sv->n)
+		return;
+	strbuf_addf(sb, "%s- %s:\n", indent, title);
+	for (size_t i = 0; i < sv->n; i++) {
+		strbuf_addf(sb, "%s  - ", indent);
+		add_clean(sb, sv->v[i], true);
+		strbuf_adds(sb, "\n");
 	}
-	return NULL;
+}
+
+/* The plan shown: the adopted one (with its edits), else the proposal never adopted. */
+static const char *shown_plan(const struct report *r)
+{
+	return r->rs.plan_adopted ? r->rs.plan_json : r->rs.proposed_json;
 }
 
 static void render_plan(struct strbuf *sb, const struct report *r)
 {
-	const cJSON *ev = r->adopted ? r->adopted : r->proposed;
-	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(ev, "plan");
-	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(plan, "steps");
-	const cJSON *st;
-	double rev = 0;
-	int i = 0;
+	const struct run_state *rs = &r->rs;
+	const char *text = shown_plan(r);
+	cJSON *plan;
 
 	strbuf_adds(sb, "## Plan\n\n");
-	if (!ev) {
+	if (!text) {
 		strbuf_adds(sb, "No plan was proposed.\n\n");
 		return;
 	}
-	jsonx_num(ev, "revision", &rev);
-	strbuf_addf(sb, "Revision %.0f, %s.\n\n", rev,
-	            r->adopted ? "adopted" : "proposed but never adopted");
-	if (jsonx_str(plan, "goal")) {
+	strbuf_addf(sb, "Revision %d, %s.\n\n",
+		    rs->plan_adopted ? rs->revision : rs->proposed_revision,
+		    rs->plan_adopted ? "adopted" : "proposed but never adopted");
+	if (rs->goal) {
 		strbuf_adds(sb, "Goal: ");
-		add_clean(sb, jsonx_str(plan, "goal"), true);
+		add_clean(sb, rs->goal, true);
 		strbuf_adds(sb, "\n\n");
 	}
-	cJSON_ArrayForEach(st, as_array(steps))
-	{
-		const cJSON *deps = cJSON_GetObjectItemCaseSensitive(st, "dependencies");
-		const cJSON *d;
-		bool first = true;
+	for (size_t i = 0; i < rs->n_steps; i++) {
+		const struct fstep *st = &rs->steps[i];
 
-		strbuf_addf(sb, "%d. **", ++i);
-		add_clean(sb, str_or(st, "step_id", "?"), true);
+		strbuf_addf(sb, "%zu. **", i + 1);
+		add_clean(sb, st->id, true);
 		strbuf_adds(sb, "** ");
-		add_clean(sb, str_or(st, "name", ""), true);
+		add_clean(sb, st->name ? st->name : "", true);
 		strbuf_adds(sb, "\n   - Complexity: ");
-		add_clean(sb, str_or(st, "estimated_complexity", "unknown"), true);
+		add_clean(sb, st->complexity ? st->complexity : "unknown", true);
 		strbuf_adds(sb, "\n   - Depends on: ");
-		cJSON_ArrayForEach(d, as_array(deps))
-		{
-			if (!cJSON_IsString(d))
-				continue;
-			if (!first)
+		for (size_t d = 0; d < st->deps.n; d++) {
+			if (d)
 				strbuf_adds(sb, ", ");
-			add_clean(sb, d->valuestring, true);
-			first = false;
+			add_clean(sb, st->deps.v[d], true);
 		}
-		if (first)
+		if (!st->deps.n)
 			strbuf_adds(sb, "nothing");
 		strbuf_adds(sb, "\n");
-		add_list(sb, "   ", "Criteria",
-		         cJSON_GetObjectItemCaseSensitive(st, "acceptance_criteria"));
+		add_strvec(sb, "   ", "Criteria", &st->criteria);
 	}
-	if (i == 0)
+	if (!rs->n_steps)
 		strbuf_adds(sb, "The plan has no steps.\n");
 	strbuf_adds(sb, "\n");
+	/* The fold keeps steps; the plan's own success criteria are read from its JSON. */
+	plan = cJSON_Parse(text);
 	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(plan, "success_criteria"))) {
 		add_list(sb, "", "Success criteria",
 		         cJSON_GetObjectItemCaseSensitive(plan, "success_criteria"));
 		strbuf_adds(sb, "\n");
 	}
+	cJSON_Delete(plan);
 }
 
 static void render_steps(struct strbuf *sb, const struct report *r)
 {
-	const cJSON *ev = r->adopted ? r->adopted : r->proposed;
-	const cJSON *steps =
-	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "plan"), "steps");
+	const struct run_state *rs = &r->rs;
 	bool *done = xcalloc(r->n_steps + 1, sizeof(*done));
-	const cJSON *st;
 
 	strbuf_adds(sb, "## Steps\n\n");
 	if (!r->n_steps)
 		strbuf_adds(sb, "No step was started.\n\n");
 	/* Plan order first, then steps that a replan removed, in the order they ran. */
-	cJSON_ArrayForEach(st, as_array(steps))
-	{
-		const char *id = jsonx_str(st, "step_id");
+	for (size_t k = 0; k < rs->n_steps; k++) {
+		const struct fstep *st = &rs->steps[k];
 
-		for (size_t i = 0; id && i < r->n_steps; i++) {
-			if (done[i] || strcmp(r->steps[i].id, id))
+		for (size_t i = 0; i < r->n_steps; i++) {
+			if (done[i] || strcmp(r->steps[i].id, st->id))
 				continue;
 			done[i] = true;
 			strbuf_adds(sb, "### ");
-			add_clean(sb, id, true);
-			if (jsonx_str(st, "name")) {
+			add_clean(sb, st->id, true);
+			if (st->name) {
 				strbuf_adds(sb, " — ");
-				add_clean(sb, jsonx_str(st, "name"), true);
+				add_clean(sb, st->name, true);
 			}
 			strbuf_addf(sb, "\n\n%s\n", r->steps[i].text.buf);
 		}
 	}
 	for (size_t i = 0; i < r->n_steps; i++) {
-		const char *name;
-
 		if (done[i])
 			continue;
-		name = r->steps[i].name ? r->steps[i].name : plan_step_name(r, r->steps[i].id);
 		strbuf_adds(sb, "### ");
 		add_clean(sb, r->steps[i].id, true);
-		if (name) {
+		if (r->steps[i].name) {
 			strbuf_adds(sb, " — ");
-			add_clean(sb, name, true);
+			add_clean(sb, r->steps[i].name, true);
 		}
 		strbuf_addf(sb, " (not in the final plan)\n\n%s\n", r->steps[i].text.buf);
 	}
@@ -523,45 +465,44 @@ static void add_money(struct strbuf *sb, double known, bool unknown)
 
 static void render_cost(struct strbuf *sb, const struct report *r)
 {
-	double in = 0, out = 0, cached = 0, cost = 0;
-	unsigned long calls = 0;
+	const struct fusage *roles = r->rs.roles;
+	long in = 0, out = 0, cached = 0, calls = 0;
+	double cost = 0;
 	bool unknown = false;
 
 	strbuf_adds(sb, "## Cost\n\n");
-	if (!r->n_roles) {
+	for (int i = 0; i < 3; i++)
+		calls += roles[i].calls;
+	if (!calls) {
 		strbuf_adds(sb, "No model was called.\n\n");
 		return;
 	}
 	strbuf_adds(sb, "| Role | Calls | Input tokens | Output tokens | Cached tokens | Cost |\n");
 	strbuf_adds(sb, "|---|---:|---:|---:|---:|---:|\n");
-	for (size_t i = 0; i < r->n_roles; i++) {
-		const struct role_cost *rc = &r->roles[i];
+	for (int i = 0; i < 3; i++) {
+		const struct fusage *u = &roles[i];
 
-		strbuf_adds(sb, "| ");
-		add_cell(sb, rc->role);
-		strbuf_addf(sb, " | %lu | %.0f | %.0f | %.0f | ", rc->calls, rc->input, rc->output,
-		            rc->cached);
-		add_money(sb, rc->cost, rc->unknown);
+		if (!u->calls)
+			continue;
+		strbuf_addf(sb, "| %s | %ld | %ld | %ld | %ld | ", role_names[i], u->calls,
+			    u->tokens_in, u->tokens_out, u->tokens_cached);
+		add_money(sb, u->usd, u->unknown);
 		strbuf_adds(sb, " |\n");
-		calls += rc->calls;
-		in += rc->input;
-		out += rc->output;
-		cached += rc->cached;
-		cost += rc->cost;
-		unknown = unknown || rc->unknown;
+		in += u->tokens_in;
+		out += u->tokens_out;
+		cached += u->tokens_cached;
+		cost += u->usd;
+		unknown = unknown || u->unknown;
 	}
-	strbuf_addf(sb, "| **total** | %lu | %.0f | %.0f | %.0f | ", calls, in, out, cached);
+	strbuf_addf(sb, "| **total** | %ld | %ld | %ld | %ld | ", calls, in, out, cached);
 	add_money(sb, cost, unknown);
 	strbuf_adds(sb, " |\n\n");
-	for (size_t i = 0; i < r->n_roles; i++) {
-		const struct role_cost *rc = &r->roles[i];
-
-		for (size_t k = 0; k < rc->unknown_models.n; k++) {
+	for (int i = 0; i < 3; i++) {
+		for (size_t k = 0; k < r->unknown_models[i].n; k++) {
 			strbuf_adds(sb, "No price is known for model `");
-			add_clean(sb, rc->unknown_models.v[k], true);
-			strbuf_adds(sb, "` (");
-			add_clean(sb, rc->role, true);
-			strbuf_adds(sb, "); its calls are not counted in the sums above.\n");
+			add_clean(sb, r->unknown_models[i].v[k], true);
+			strbuf_addf(sb, "` (%s); its calls are not counted in the sums above.\n",
+				    role_names[i]);
 		}
 	}
 	strbuf_adds(sb, "\n");
@@ -569,23 +510,23 @@ static void render_cost(struct strbuf *sb, const struct report *r)
 
 static void render_final(struct strbuf *sb, const struct report *r)
 {
+	const struct run_state *rs = &r->rs;
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r->final, "metrics");
 	const cJSON *fc = cJSON_GetObjectItemCaseSensitive(r->final, "final_check");
-	bool partial = false, b;
+	bool b;
 	double v;
 
 	strbuf_adds(sb, "## Answer\n\n");
-	if (!r->final && r->end) {
+	if (!rs->final_seen && rs->ended) {
 		strbuf_adds(sb, "No final answer: the run ended with status ");
-		add_clean(sb, str_or(r->end, "status", "unknown"), true);
+		add_clean(sb, rs->end_status ? rs->end_status : "unknown", true);
 		strbuf_adds(sb, " before one was written.\n\n");
-	} else if (!r->final) {
+	} else if (!rs->final_seen) {
 		strbuf_adds(sb, "No final answer: the run did not finish.\n\n");
 	} else {
-		jsonx_bool(r->final, "partial", &partial);
-		if (partial)
+		if (rs->partial)
 			strbuf_adds(sb, "Partial answer: some steps were not verified.\n\n");
-		add_quote(sb, "", str_or(r->final, "answer", ""));
+		add_quote(sb, "", rs->answer ? rs->answer : "");
 		strbuf_adds(sb, "\n");
 		if (jsonx_bool(fc, "passed", &b)) {
 			strbuf_addf(sb, "Final check: %s", b ? "passed" : "failed");
@@ -598,7 +539,7 @@ static void render_final(struct strbuf *sb, const struct report *r)
 	}
 	strbuf_adds(sb, "## Metrics\n\n");
 	if (!cJSON_IsObject(m)) {
-		strbuf_adds(sb, r->end ? "No metrics were recorded.\n\n"
+		strbuf_adds(sb, rs->ended ? "No metrics were recorded.\n\n"
 		                       : "No metrics: the run did not finish.\n\n");
 		return;
 	}
@@ -621,15 +562,14 @@ static void render_final(struct strbuf *sb, const struct report *r)
 static void render_outcome(struct strbuf *sb, const struct report *r,
                            const struct journal_load_info *info)
 {
-	double code = 0;
-	const char *reason = jsonx_str(r->end, "reason");
+	const struct run_state *rs = &r->rs;
+	const char *reason = rs->end_reason;
 
 	strbuf_adds(sb, "## Outcome\n\n");
-	if (r->end) {
-		jsonx_num(r->end, "exit_code", &code);
+	if (rs->ended) {
 		strbuf_adds(sb, "Status: ");
-		add_clean(sb, str_or(r->end, "status", "unknown"), true);
-		strbuf_addf(sb, ", exit code %.0f.\n", code);
+		add_clean(sb, rs->end_status ? rs->end_status : "unknown", true);
+		strbuf_addf(sb, ", exit code %d.\n", rs->exit_code);
 		if (reason && *reason) {
 			strbuf_adds(sb, "Reason: ");
 			add_clean(sb, reason, true);
@@ -639,7 +579,7 @@ static void render_outcome(struct strbuf *sb, const struct report *r,
 		strbuf_addf(sb,
 		            "The run did not finish: the journal ends at event %lu (%s) "
 		            "without run.end.\n",
-		            r->last_seq, r->last_type ? r->last_type : "none");
+		            rs->last_seq, r->last_type ? r->last_type : "none");
 	}
 	if (info->torn_tail)
 		strbuf_adds(sb, "The journal's last line was cut off and was left out.\n");
@@ -648,43 +588,39 @@ static void render_outcome(struct strbuf *sb, const struct report *r,
 static char *render(const struct report *r, const struct journal_load_info *info)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const cJSON *s = r->start;
-	const cJSON *models = cJSON_GetObjectItemCaseSensitive(s, "models");
-	bool simulated = false;
+	const struct run_state *rs = &r->rs;
 
-	jsonx_bool(s, "simulated", &simulated);
 	strbuf_adds(&sb, "# pevtui run ");
-	add_clean(&sb, str_or(s, "run_id", "(unknown id)"), true);
-	strbuf_addf(&sb, "%s\n\n", simulated ? " (simulated)" : "");
-	if (!s)
+	add_clean(&sb, rs->run_id ? rs->run_id : "(unknown id)", true);
+	strbuf_addf(&sb, "%s\n\n", rs->simulated ? " (simulated)" : "");
+	if (!r->has_start)
 		strbuf_adds(&sb, "The journal has no run.start event.\n\n");
 	strbuf_adds(&sb, "- Task: ");
-	add_clean(&sb, str_or(s, "task", "(unknown)"), true);
+	add_clean(&sb, rs->task ? rs->task : "(unknown)", true);
 	strbuf_adds(&sb, "\n- Provider: ");
-	add_clean(&sb, str_or(s, "provider", "(unknown)"), true);
-	if (simulated)
+	add_clean(&sb, rs->provider ? rs->provider : "(unknown)", true);
+	if (rs->simulated)
 		strbuf_adds(&sb, " (simulated)");
 	strbuf_adds(&sb, "\n");
-	static const char *const roles[] = {"planner", "executor", "verifier"};
 	for (size_t i = 0; i < 3; i++) {
-		strbuf_addf(&sb, "- %c%s model: ", roles[i][0] - 'a' + 'A', roles[i] + 1);
-		add_clean(&sb, str_or(models, roles[i], "(unknown)"), true);
+		strbuf_addf(&sb, "- %c%s model: ", role_names[i][0] - 'a' + 'A', role_names[i] + 1);
+		add_clean(&sb, rs->models[i] ? rs->models[i] : "(unknown)", true);
 		strbuf_adds(&sb, "\n");
 	}
-	if (jsonx_str(s, "workspace")) {
+	if (rs->workspace) {
 		strbuf_adds(&sb, "- Workspace: ");
-		add_clean(&sb, jsonx_str(s, "workspace"), true);
+		add_clean(&sb, rs->workspace, true);
 		strbuf_adds(&sb, "\n");
 	}
 	strbuf_adds(&sb, "- Status: ");
-	if (r->end)
-		add_clean(&sb, str_or(r->end, "status", "unknown"), true);
+	if (rs->ended)
+		add_clean(&sb, rs->end_status ? rs->end_status : "unknown", true);
 	else
 		strbuf_adds(&sb, "did not finish");
 	strbuf_adds(&sb, "\n\n");
-	if (jsonx_str(s, "task") && strchr(jsonx_str(s, "task"), '\n')) {
+	if (rs->task && strchr(rs->task, '\n')) {
 		strbuf_adds(&sb, "## Task\n\n");
-		add_quote(&sb, "", jsonx_str(s, "task"));
+		add_quote(&sb, "", rs->task);
 		strbuf_adds(&sb, "\n");
 	}
 	render_plan(&sb, r);
@@ -702,22 +638,16 @@ static char *render(const struct report *r, const struct journal_load_info *info
 
 static void report_release(struct report *r)
 {
-	cJSON_Delete(r->start);
-	cJSON_Delete(r->proposed);
-	cJSON_Delete(r->adopted);
+	fold_release(&r->rs);
 	cJSON_Delete(r->final);
-	cJSON_Delete(r->end);
 	for (size_t i = 0; i < r->n_steps; i++) {
 		free(r->steps[i].id);
 		free(r->steps[i].name);
 		strbuf_release(&r->steps[i].text);
 	}
 	free(r->steps);
-	for (size_t i = 0; i < r->n_roles; i++) {
-		free(r->roles[i].role);
-		strvec_clear(&r->roles[i].unknown_models);
-	}
-	free(r->roles);
+	for (int i = 0; i < 3; i++)
+		strvec_clear(&r->unknown_models[i]);
 	strbuf_release(&r->gates);
 	strbuf_release(&r->notices);
 	free(r->last_type);
@@ -773,6 +703,7 @@ bool report_write(const char *run_dir, char **err)
 	bool ok;
 
 	memset(&r, 0, sizeof(r));
+	fold_init(&r.rs);
 	strbuf_init(&r.gates);
 	strbuf_init(&r.notices);
 	ok = journal_load(jpath, visit, &r, &info, err);

@@ -55,7 +55,14 @@
 enum mode { MODE_NORMAL, MODE_CONFIRM, MODE_HELP, MODE_FORM, MODE_SEARCH };
 
 /* What a submitted form is for. */
-enum form_use { FORM_TASK, FORM_STEP_EDIT, FORM_GATE_STEP, FORM_GATE_PLAN_STEP, FORM_GATE_COMMAND };
+enum form_use {
+	FORM_TASK,
+	FORM_STEP_EDIT,
+	FORM_GATE_STEP,
+	FORM_GATE_PLAN_STEP,
+	FORM_GATE_COMMAND,
+	FORM_GATE_BUDGET,
+};
 
 /* Replay speeds in events per second; 0 plays in real time (the journal's timestamps). */
 static const double replay_speeds[] = {1, 2, 5, 10, 20, 50, 100, 500, 0};
@@ -78,6 +85,7 @@ struct app {
 	struct event **q;
 	size_t qn, qcap;
 	int wake[2];
+	unsigned long preload_seq; /* --resume: journaled events up to here are on screen */
 
 	struct panes_state ps;
 	enum mode mode;
@@ -92,6 +100,7 @@ struct app {
 	size_t n_answered, cap_answered;
 
 	char *question;        /* MODE_CONFIRM */
+	char *rerun_id;        /* the step `r` asks about */
 	confirm_fn on_yes;
 
 	struct form *form;     /* MODE_FORM */
@@ -214,12 +223,13 @@ static void answer(struct app *a, struct vgate *g, enum gate_decision d, const c
 		a->answered = xgrow(a->answered, &a->cap_answered, a->n_answered + 1,
 				    sizeof(*a->answered));
 		a->answered[a->n_answered++] = g->id;
-		if (strcmp(g->kind, "shell") == 0 && d == GATE_SKIP)
+		if (g->kind == GATE_SHELL && d == GATE_SKIP)
 			set_message(a, "command refused; the step goes on without it");
-		else if (strcmp(g->kind, "shell") == 0 && d == GATE_EDIT)
+		else if (g->kind == GATE_SHELL && d == GATE_EDIT)
 			set_message(a, "gate shell: the edited command runs");
 		else
-			set_message(a, "gate %s: %s", g->kind, gate_decision_name(d));
+			set_message(a, "gate %s: %s", gate_kind_name(g->kind),
+				    gate_decision_name(d));
 	}
 	a->gate_scroll = 0;
 	a->dirty = true;
@@ -312,7 +322,7 @@ static char *proposed_step_json(struct app *a, const char *id)
 {
 	int i = view_find_step(a->view, id);
 
-	return i >= 0 && a->view->steps[i].json ? xstrdup(a->view->steps[i].json) : NULL;
+	return i >= 0 && a->view->steps[i].f->json ? xstrdup(a->view->steps[i].f->json) : NULL;
 }
 
 /* The shell gate's one-line form: the edited command goes back as {"command": …}. */
@@ -358,6 +368,48 @@ static void edit_command(struct app *a, struct vgate *g)
 	open_form(a, f, FORM_GATE_COMMAND, NULL, g->step_id, g->id);
 }
 
+/* The budget gate's answer: go on under a new cap (USD). */
+static void approve_budget(struct app *a, struct vgate *g, double cap)
+{
+	char json[64];
+
+	snprintf(json, sizeof(json), "{\"budget_usd\": %.6f}", cap);
+	answer(a, g, GATE_APPROVE, json);
+	set_message(a, "budget raised to $%.4f", cap);
+}
+
+static void submit_budget(struct app *a)
+{
+	const char *v = form_value(a->form, 0);
+	struct vgate *g = head_gate(a);
+	char *end = NULL;
+	double cap;
+
+	while (*v == ' ' || *v == '$')
+		v++;
+	cap = strtod(v, &end);
+	while (end && *end == ' ')
+		end++;
+	if (!end || end == v || *end || !(cap > 0) || cap > 1e9) {
+		form_set_error(a->form, "a figure in USD, such as 2.50");
+		a->dirty = true;
+		return;
+	}
+	if (!g || g->id != a->form_gate || g->kind != GATE_BUDGET) {
+		set_message(a, "the budget gate closed meanwhile; nothing was sent");
+		close_form(a);
+		return;
+	}
+	if (g->budget_usd > 0 && cap <= view_gate_committed(g)) {
+		form_set_error(a->form, "that is not above what is spent and held: the run would "
+					"stop again at once");
+		a->dirty = true;
+		return;
+	}
+	approve_budget(a, g, cap);
+	close_form(a);
+}
+
 static void submit_form(struct app *a)
 {
 	char *err = NULL, *json;
@@ -373,6 +425,10 @@ static void submit_form(struct app *a)
 		submit_command(a);
 		return;
 	}
+	if (a->form_use == FORM_GATE_BUDGET) {
+		submit_budget(a);
+		return;
+	}
 	json = step_editor_apply(a->form_json, a->form, &err);
 	if (err) {
 		form_set_error(a->form, err);
@@ -386,22 +442,14 @@ static void submit_form(struct app *a)
 		return;
 	}
 	g = head_gate(a);
-	if (a->form_use == FORM_STEP_EDIT) {
-		pev_post(a->engine, PEV_CMD_EDIT, a->form_step_id, json);
+	if (a->form_use == FORM_GATE_PLAN_STEP || a->form_use == FORM_GATE_STEP)
+		/* An edit is not an answer: the same gate comes back with the new text. */
+		set_message(a, "step %s edited; the gate shows it, changes marked: a approves",
+			    a->form_step_id);
+	else
 		set_message(a, "step %s edited", a->form_step_id);
-	} else if (!g || g->id != a->form_gate) {
-		set_message(a, "the gate closed meanwhile; the edit was not sent");
-	} else if (a->form_use == FORM_GATE_STEP) {
-		answer(a, g, GATE_EDIT, json);
-	} else {
-		char *plan = step_editor_replace_in_plan(g->edit_json, json);
-
-		if (plan)
-			answer(a, g, GATE_EDIT, plan);
-		else
-			set_message(a, "step %s is not in the proposed plan", a->form_step_id);
-		free(plan);
-	}
+	(void)g;
+	pev_post(a->engine, PEV_CMD_EDIT, a->form_step_id, json);
 	free(json);
 	close_form(a);
 }
@@ -437,14 +485,15 @@ static void edit_external(struct app *a, const char *json, bool is_plan, struct 
 		set_message(a, "unchanged; nothing was edited");
 		return;
 	}
-	if (g) {
-		/* The gate may have been answered elsewhere while the editor was open. */
-		struct vgate *h = head_gate(a);
-
-		if (h && h->id == gid)
-			answer(a, h, GATE_EDIT, out);
-		else
-			set_message(a, "the gate closed meanwhile; the edit was not sent");
+	(void)gid;
+	if (g && is_plan) {
+		/* The proposal waiting at the gate changes; the gate stays open. */
+		pev_post(a->engine, PEV_CMD_EDIT_PLAN, NULL, out);
+		set_message(a, "plan edited; the gate shows it, changes marked: a approves");
+	} else if (g) {
+		pev_post(a->engine, PEV_CMD_EDIT, g->step_id, out);
+		set_message(a, "step %s edited; the gate shows it, changes marked: a approves",
+			    g->step_id);
 	} else {
 		pev_post(a->engine, PEV_CMD_EDIT, step_id, out);
 		set_message(a, "step %s edited", step_id);
@@ -472,10 +521,41 @@ static void act_approve(struct app *a)
 {
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 
-	if (g)
+	if (g && g->kind == GATE_BUDGET && g->budget_usd > 0)
+		approve_budget(a, g, g->budget_usd * 1.5);
+	else if (g)
 		answer(a, g, GATE_APPROVE, NULL);
 	else
 		set_message(a, "no gate is waiting");
+}
+
+/* At the budget gate: double the cap. */
+static void act_double_budget(struct app *a)
+{
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+
+	if (g && g->kind == GATE_BUDGET && g->budget_usd > 0)
+		approve_budget(a, g, g->budget_usd * 2);
+	else
+		set_message(a, "d doubles the budget at the budget gate");
+}
+
+/* The engine stays after run.end in the cockpit: edits and re-runs reopen the run. */
+static bool can_command(struct app *a, const struct vstep *s, const char *what)
+{
+	if (!a->engine) {
+		set_message(a, "replay is read-only");
+		return false;
+	}
+	if (!s) {
+		set_message(a, "select a step to %s", what);
+		return false;
+	}
+	if (a->view->aborting) {
+		set_message(a, "the run is stopping");
+		return false;
+	}
+	return true;
 }
 
 static void act_edit(struct app *a)
@@ -484,29 +564,35 @@ static void act_edit(struct app *a)
 	struct vstep *s = selected(a);
 	struct form *f;
 
-	if (g && strcmp(g->kind, "plan") == 0) {
+	if (g && g->kind == GATE_PLAN) {
 		char *json;
 
 		if (!s) {
 			set_message(a, "select a step in the plan pane to edit it (E edits the plan)");
 			return;
 		}
-		json = proposed_step_json(a, s->id);
+		json = proposed_step_json(a, s->f->id);
 		f = json ? step_editor_form(json) : NULL;
 		if (f)
-			open_form(a, f, FORM_GATE_PLAN_STEP, json, s->id, g->id);
+			open_form(a, f, FORM_GATE_PLAN_STEP, json, s->f->id, g->id);
 		free(json);
 		return;
 	}
-	if (g && strcmp(g->kind, "shell") == 0) {
+	if (g && g->kind == GATE_SHELL) {
 		edit_command(a, g);
 		return;
 	}
-	if (g && strcmp(g->kind, "budget") == 0) {
-		set_message(a, "the budget gate has nothing to edit: continue (a) or stop (x)");
+	if (g && g->kind == GATE_BUDGET) {
+		struct form *bf = form_new("New budget (USD)",
+					   "Enter go on under this cap  Esc back to the gate");
+		char cur[32];
+
+		snprintf(cur, sizeof(cur), "%.2f", g->budget_usd > 0 ? g->budget_usd * 2 : 1.0);
+		form_add(bf, "Budget", cur);
+		open_form(a, bf, FORM_GATE_BUDGET, NULL, NULL, g->id);
 		return;
 	}
-	if (g && g->edit_json && (strcmp(g->kind, "high") == 0 || strcmp(g->kind, "step") == 0)) {
+	if (g && g->edit_json && (g->kind == GATE_HIGH || g->kind == GATE_STEP)) {
 		f = step_editor_form(g->edit_json);
 		if (f)
 			open_form(a, f, FORM_GATE_STEP, g->edit_json, g->step_id, g->id);
@@ -516,13 +602,11 @@ static void act_edit(struct app *a)
 		set_message(a, "this gate is edited with E");
 		return;
 	}
-	if (!s || !a->engine || !run_live(a)) {
-		set_message(a, s ? "the run is over" : "select a step to edit");
+	if (!can_command(a, s, "edit"))
 		return;
-	}
-	f = step_editor_form(s->json);
+	f = step_editor_form(s->f->json);
 	if (f)
-		open_form(a, f, FORM_STEP_EDIT, s->json, s->id, 0);
+		open_form(a, f, FORM_STEP_EDIT, s->f->json, s->f->id, 0);
 }
 
 static void act_edit_external(struct app *a)
@@ -530,13 +614,13 @@ static void act_edit_external(struct app *a)
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 	struct vstep *s = selected(a);
 
-	if (g && strcmp(g->kind, "shell") == 0) {
+	if (g && g->kind == GATE_SHELL) {
 		/* The engine reads only {"command"} here: the step's JSON is not what it edits. */
 		edit_command(a, g);
 		return;
 	}
 	if (g) {
-		bool is_plan = strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "replan") == 0;
+		bool is_plan = g->kind == GATE_PLAN || g->kind == GATE_REPLAN;
 
 		if (!g->edit_json) {
 			set_message(a, "this gate has nothing to edit");
@@ -545,11 +629,9 @@ static void act_edit_external(struct app *a)
 		edit_external(a, g->edit_json, is_plan, g, NULL);
 		return;
 	}
-	if (!s || !a->engine || !run_live(a)) {
-		set_message(a, s ? "the run is over" : "select a step to edit");
+	if (!can_command(a, s, "edit"))
 		return;
-	}
-	edit_external(a, s->json, false, NULL, s->id);
+	edit_external(a, s->f->json, false, NULL, s->f->id);
 }
 
 static void act_skip(struct app *a)
@@ -558,17 +640,15 @@ static void act_skip(struct app *a)
 	struct vstep *s = selected(a);
 
 	if (g) {
-		if (strcmp(g->kind, "plan") == 0 || strcmp(g->kind, "budget") == 0)
+		if (g->kind == GATE_PLAN || g->kind == GATE_BUDGET)
 			set_message(a, "this gate cannot be skipped: approve (a) or reject (x)");
 		else
 			answer(a, g, GATE_SKIP, NULL);
 		return;
 	}
-	if (!s || !a->engine || !run_live(a)) {
-		set_message(a, s ? "the run is over" : "select a step to skip");
+	if (!can_command(a, s, "skip"))
 		return;
-	}
-	pev_post(a->engine, PEV_CMD_SKIP, s->id, NULL);
+	pev_post(a->engine, PEV_CMD_SKIP, s->f->id, NULL);
 	set_message(a, "skipping step %s", s->id);
 }
 
@@ -576,7 +656,7 @@ static void act_reject(struct app *a)
 {
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 
-	if (g && strcmp(g->kind, "budget") == 0)
+	if (g && g->kind == GATE_BUDGET)
 		ask(a, "Stop the run at the budget? It ends as aborted.", do_reject_gate);
 	else if (g)
 		ask(a, "Reject this gate? The run is aborted.", do_reject_gate);
@@ -586,16 +666,62 @@ static void act_reject(struct app *a)
 		set_message(a, "the run is over");
 }
 
+static void do_rerun(struct app *a)
+{
+	if (a->rerun_id)
+		pev_post(a->engine, PEV_CMD_RERUN_FORCE, a->rerun_id, NULL);
+	set_message(a, "re-run sent");
+}
+
+/* Step i and every step that depends on it, transitively, in plan order: what a re-run
+ * makes run again. Names are sanitized (they go on screen). */
+static char *rerun_list(const struct view *v, size_t i)
+{
+	const struct run_state *rs = &v->rs;
+	bool *mark = xcalloc(rs->n_steps ? rs->n_steps : 1, sizeof(*mark));
+	struct strbuf sb = STRBUF_INIT;
+	bool changed = true;
+
+	mark[i] = true;
+	while (changed) {
+		changed = false;
+		for (size_t k = 0; k < rs->n_steps; k++) {
+			for (size_t d = 0; !mark[k] && d < rs->steps[k].deps.n; d++) {
+				int di = fold_find_step(rs, rs->steps[k].deps.v[d]);
+				if (di >= 0 && mark[di])
+					mark[k] = changed = true;
+			}
+		}
+	}
+	strbuf_init(&sb);
+	for (size_t k = 0; k < rs->n_steps && k < v->n_steps; k++)
+		if (mark[k])
+			strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", v->steps[k].id);
+	free(mark);
+	return strbuf_detach(&sb);
+}
+
+/* r: a forced re-run (no reuse of an earlier result) of the selected step and everything
+ * that depends on it; it asks first, naming them. A finished run is reopened. */
 static void act_rerun(struct app *a)
 {
 	struct vstep *s = selected(a);
+	int i;
+	char *list, *q;
 
-	if (!s || !a->engine || !run_live(a)) {
-		set_message(a, s ? "the run is over" : "select a step to run again");
+	if (!can_command(a, s, "run again"))
 		return;
-	}
-	pev_post(a->engine, PEV_CMD_RERUN, s->id, NULL);
-	set_message(a, "step %s will run again", s->id);
+	i = view_find_step(a->view, s->f->id);
+	if (i < 0)
+		return;
+	free(a->rerun_id);
+	a->rerun_id = xstrdup(s->f->id);
+	list = rerun_list(a->view, (size_t)i);
+	q = xasprintf("Run again: %s? %s", list,
+		      run_live(a) ? "Their results are set aside." : "This reopens the finished run.");
+	ask(a, q, do_rerun);
+	free(q);
+	free(list);
 }
 
 /* What `p` does now: the view's answer, unless a command sent from here is still on its
@@ -682,10 +808,11 @@ static void follow_running(struct app *a)
 		return;
 	for (size_t i = 0; i < v->n_steps; i++) {
 		enum vstep_status st = v->steps[i].status;
+		const struct fstep *f = v->steps[i].f;
+		double t = f->run_since > 0 ? f->run_since : f->first_start;
 
-		if ((st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING) &&
-		    v->steps[i].started >= best_t) {
-			best_t = v->steps[i].started;
+		if ((st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING) && t >= best_t) {
+			best_t = t;
 			best = (int)i;
 		}
 	}
@@ -931,7 +1058,7 @@ static double event_ts(const struct event *ev)
 {
 	const char *p = strstr(ev->json, "\"ts\":\"");
 
-	return p ? view_parse_ts(p + 6) : 0;
+	return p ? fold_parse_ts(p + 6) : 0;
 }
 
 /* Seconds from event i - 1 to event i at the current speed. In real time the journal's
@@ -1031,9 +1158,14 @@ struct binding {
 };
 
 static const struct binding bindings[] = {
-	{'a', false, act_approve, "a", "approve the gate (at the budget gate: continue)", LIVE},
+	{'a', false, act_approve, "a",
+	 "approve the gate (at the budget gate: go on with the cap raised by half)", LIVE},
+	{'d', false, act_double_budget, "d", "at the budget gate: go on with the cap doubled",
+	 LIVE},
 	{'e', false, act_edit, "e",
-	 "edit the selected step (or the gate's step; at a shell gate: the command) in a form",
+	 "edit the selected step (or the gate's step; at a shell gate: the command; at the "
+	 "budget gate: type a new cap) in a form; an edit is not an approval: the gate comes "
+	 "back showing it",
 	 LIVE},
 	{'E', false, act_edit_external, "E",
 	 "edit the step (the plan at a plan gate) in $EDITOR; at a shell gate: as e", LIVE},
@@ -1042,7 +1174,10 @@ static const struct binding bindings[] = {
 	 "command, the step goes on)",
 	 LIVE},
 	{'x', false, act_reject, "x", "reject the gate / abort the run (asks)", LIVE},
-	{'r', false, act_rerun, "r", "run the selected step again", LIVE},
+	{'r', false, act_rerun, "r",
+	 "run the selected step again, with every step that depends on it (asks, naming them; "
+	 "reopens a finished run)",
+	 LIVE},
 	{'p', false, act_pause, "p",
 	 "pause (running steps finish); again: cancel those still running (they start over); "
 	 "again: resume",
@@ -1233,14 +1368,14 @@ static void state_words(struct app *a, struct strbuf *sb, size_t waiting)
 
 	if (live && waiting)
 		strbuf_adds(sb, "waiting for you");
-	else if (live && a->expect_paused == 1 && !v->paused)
+	else if (live && a->expect_paused == 1 && !v->rs.paused)
 		strbuf_adds(sb, "pausing");
-	else if (live && a->expect_paused == 0 && v->paused)
+	else if (live && a->expect_paused == 0 && v->rs.paused)
 		strbuf_adds(sb, "resuming");
 	else
 		strbuf_adds(sb, st);
 	free(st);
-	if (!v->paused || !run_live(a) || v->aborting)
+	if (!v->rs.paused || !run_live(a) || v->aborting)
 		return;
 	if (waiting)
 		strbuf_adds(sb, " (paused)");
@@ -1271,9 +1406,9 @@ static void draw_status(struct app *a, struct rect r)
 	double total = view_total_usd(a->view, &unknown);
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 	const char *const *hints_g = !g ? hints_gate
-				     : strcmp(g->kind, "shell") == 0  ? hints_shell
-				     : strcmp(g->kind, "budget") == 0 ? hints_budget
-								      : hints_gate;
+				     : g->kind == GATE_SHELL  ? hints_shell
+				     : g->kind == GATE_BUDGET ? hints_budget
+							      : hints_gate;
 
 	strbuf_init(&sb);
 	if (a->mode == MODE_SEARCH) {
@@ -1327,7 +1462,7 @@ static double replay_now(const struct app *a)
 	if (a->pos > 0) {
 		const char *p = strstr(a->events[a->pos - 1]->json, "\"ts\":\"");
 
-		t = p ? view_parse_ts(p + 6) : 0;
+		t = p ? fold_parse_ts(p + 6) : 0;
 	}
 	return t;
 }
@@ -1388,7 +1523,9 @@ static void drain_events(struct app *a)
 	a->qn = a->qcap = 0;
 	pthread_mutex_unlock(&a->lock);
 	for (size_t i = 0; i < n; i++) {
-		view_apply(a->view, q[i]);
+		/* Whatever the journal held before the engine started is on screen already. */
+		if (!q[i]->seq || q[i]->seq > a->preload_seq)
+			view_apply(a->view, q[i]);
 		event_free(q[i]);
 	}
 	free(q);
@@ -1398,7 +1535,7 @@ static void drain_events(struct app *a)
 		if (a->view->n_gates == 0)
 			a->gate_hidden = false;
 		if (a->view->state == VR_FINISHED ||
-		    (a->expect_paused >= 0 && a->view->paused == (a->expect_paused == 1)))
+		    (a->expect_paused >= 0 && a->view->rs.paused == (a->expect_paused == 1)))
 			a->expect_paused = -1;
 		a->dirty = true;
 	}
@@ -1586,11 +1723,37 @@ void app_free(struct app *a)
 	free(a->form_json);
 	free(a->form_step_id);
 	free(a->form_result);
+	free(a->rerun_id);
 	free(a->question);
 	free(a->message);
 	free(a->answered);
 	strbuf_release(&a->search);
 	free(a);
+}
+
+static bool preload_visit(void *ctx, const struct event *ev)
+{
+	struct app *a = ctx;
+
+	view_apply(a->view, ev);
+	if (ev->seq > a->preload_seq)
+		a->preload_seq = ev->seq;
+	return true;
+}
+
+void app_preload(struct app *a, const char *run_dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL;
+	struct journal_load_info info = {0};
+
+	if (!journal_load(path, preload_visit, a, &info, &err)) {
+		set_message(a, "the journal could not be shown: %s", err ? err : "unreadable");
+		free(err);
+	}
+	free(path);
+	view_forget_gates(a->view);
+	follow_running(a);
+	a->dirty = true;
 }
 
 struct loaded {

@@ -18,6 +18,10 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 		    char **err);
 /* Asks the operator for a task on screen. NULL when cancelled. Caller frees. */
 char *app_prompt_task(struct app *a);
+/* --resume: shows RUNDIR's journal as the run stood (plan, states, verdicts, spend,
+ * budget, elapsed time) before the engine starts; the engine's events continue it (those
+ * the journal already held are not applied twice). */
+void app_preload(struct app *a, const char *run_dir);
 /* Runs the loop with the (started) engine until the operator quits. The engine may have
  * finished before; the screen then shows the final state until `q`. */
 void app_run(struct app *a, struct pev *e);

@@ -4,7 +4,6 @@
 #include "gate_dialog.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "draw.h"
 #include "meter.h"
@@ -15,16 +14,16 @@
 
 const char *gate_dialog_hint(const struct vgate *g)
 {
-	if (strcmp(g->kind, "plan") == 0)
-		return "a approve  e edit step  E edit plan  x reject  Esc hide";
-	if (strcmp(g->kind, "replan") == 0)
+	switch (g->kind) {
+	case GATE_PLAN: return "a approve  e edit step  E edit plan  x reject  Esc hide";
+	case GATE_REPLAN:
 		return "a approve  E edit plan  s keep old plan, fail-accept  x reject  Esc hide";
-	if (strcmp(g->kind, "high") == 0 || strcmp(g->kind, "step") == 0)
-		return "a approve  e edit  E edit JSON  s skip  x reject  Esc hide";
-	if (strcmp(g->kind, "shell") == 0)
-		return "a approve  e edit command  s refuse  x reject  Esc hide";
-	if (strcmp(g->kind, "budget") == 0)
-		return "a continue  x stop the run  Esc hide";
+	case GATE_HIGH:
+	case GATE_STEP: return "a approve  e edit (then a)  E edit JSON  s skip  x reject  Esc hide";
+	case GATE_SHELL: return "a approve  e edit command  s refuse  x reject  Esc hide";
+	case GATE_BUDGET: return "a +50%  d double  e set the cap  x stop the run  Esc hide";
+	case GATE__COUNT: break;
+	}
 	return "a approve  x reject  Esc hide";
 }
 
@@ -46,7 +45,7 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 {
 	int want_w = cols - 8 > 100 ? 100 : cols - 8, total = 0, skip, y, max_h;
 	/* Budget gates end with a bar of spend against the budget, under the text. */
-	bool bar = strcmp(g->kind, "budget") == 0 && g->budget_usd > 0 && g->spent_usd >= 0;
+	bool bar = g->kind == GATE_BUDGET && g->budget_usd > 0 && g->spent_usd >= 0;
 	int extra = bar ? 2 : 0;
 	struct rect r, in;
 	char *title;
@@ -69,7 +68,7 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 	in.h -= 1;
 	if (bar && in.h > extra + 1 && in.w > 12) {
 		in.h -= extra;
-		meter_draw(in.y + in.h + 1, in.x, in.w, g->spent_usd / g->budget_usd);
+		meter_draw(in.y + in.h + 1, in.x, in.w, view_gate_committed(g) / g->budget_usd);
 	}
 	if (in.h <= 0 || in.w <= 0)
 		return;

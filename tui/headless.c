@@ -1,39 +1,53 @@
-/* headless — readable progress lines (or JSON lines) from the run's events. */
+/*
+ * headless — readable progress lines (or JSON lines) from the run's events. The bus
+ * subscriber only copies each event into a bounded queue; a printer thread folds and
+ * prints, so a reader of stdout that is slow (or stopped) never holds up the engine.
+ */
 #include "config.h"
 
 #include "headless.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "fold.h"
+#include "journal.h"
 #include "jsonx.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
 
+struct qitem {
+	struct qitem *next;
+	struct event *ev;
+};
+
 struct headless {
 	FILE *out;
 	bool json;
-	double cost;        /* spent so far, known prices only */
-	bool cost_unknown;  /* some call had no known price */
+
+	/* One printer at a time (the thread, or headless_print); it owns the fold. */
+	pthread_mutex_t print_lock;
+	struct run_state rs;
+	unsigned long folded_seq; /* journaled events up to here are in rs already */
+
+	/* The queue between the bus (any publishing thread) and the printer thread. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct qitem *head, *tail;
+	size_t n, bytes;
+	size_t n_ephemeral; /* streaming events among them: the first to go when full */
+	unsigned long dropped; /* journaled events not queued: said once, at the end */
+	bool stop;
+	pthread_t thread;
 };
 
-struct headless *headless_new(FILE *out, bool json)
-{
-	struct headless *h = xcalloc(1, sizeof(*h));
-
-	h->out = out;
-	h->json = json;
-	return h;
-}
-
-void headless_free(struct headless *h)
-{
-	free(h);
-}
+/* ---- printing one event (print_lock held) ---- */
 
 /* Model text is untrusted: nothing it holds may drive the terminal. */
 static char *clean(const char *s, bool keep_nl)
@@ -54,7 +68,8 @@ static int num(const cJSON *o, const char *k)
 {
 	double d = 0;
 
-	jsonx_num(o, k, &d);
+	if (!jsonx_num(o, k, &d) || d < -1e9 || d > 1e9)
+		return 0;
 	return (int)d;
 }
 
@@ -82,30 +97,80 @@ static void line(struct headless *h, const char *sid, const char *fmt, ...)
 	free(msg);
 }
 
-static void print_verdict(struct headless *h, const char *sid, const cJSON *o)
+/* The one line that says the queue overflowed; the journal still has every event. */
+static void print_dropped(struct headless *h, unsigned long n)
 {
-	const cJSON *crit = cJSON_GetObjectItemCaseSensitive(o, "criteria"), *c;
-	const char *action = str(o, "action");
-	struct strvec failing = STRVEC_INIT;
+	char *msg = xasprintf("%lu event%s not printed: the reader of stdout is too slow; the "
+			      "journal has them all",
+			      n, n == 1 ? "" : "s");
 
-	cJSON_ArrayForEach(c, crit)
-	{
-		bool passed = true;
-		jsonx_bool(c, "passed", &passed);
-		if (!passed)
-			strvec_pushf(&failing, "\"%s\"", str(c, "criterion"));
+	if (h->json) {
+		cJSON *o = cJSON_CreateObject();
+		char ts[40], *text;
+
+		event_timestamp(ts, sizeof(ts));
+		cJSON_AddNumberToObject(o, "seq", 0);
+		cJSON_AddStringToObject(o, "ts", ts);
+		cJSON_AddStringToObject(o, "type", "notice");
+		cJSON_AddStringToObject(o, "level", "warn");
+		cJSON_AddStringToObject(o, "kind", "events_dropped");
+		cJSON_AddNumberToObject(o, "dropped", (double)n);
+		cJSON_AddStringToObject(o, "message", msg);
+		text = jsonx_print(o);
+		fprintf(h->out, "%s\n", text);
+		fflush(h->out);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		line(h, NULL, "pevtui: %s", msg);
+	}
+	free(msg);
+}
+
+/* The step's name as the plan has it now, else the event's own. */
+static const char *step_name(const struct headless *h, const char *sid, const cJSON *o)
+{
+	int i = fold_find_step(&h->rs, sid);
+
+	if (i >= 0 && h->rs.steps[i].name)
+		return h->rs.steps[i].name;
+	return str(o, "name");
+}
+
+static void print_verdict(struct headless *h, const char *sid)
+{
+	const struct fverdict *v = &h->rs.verdicts[h->rs.n_verdicts - 1];
+	struct strvec failing = STRVEC_INIT, unjudged = STRVEC_INIT;
+	const char *action = v->action ? v->action : "";
+
+	for (size_t i = 0; i < v->n_criteria; i++) {
+		const char *c = v->criteria[i].text ? v->criteria[i].text : "";
+
+		if (v->criteria[i].not_judged)
+			strvec_pushf(&unjudged, "\"%s\"", c);
+		else if (!v->criteria[i].passed)
+			strvec_pushf(&failing, "\"%s\"", c);
 	}
 	if (!strcmp(action, "pass")) {
-		line(h, sid, "  verdict (%s, attempt %d): pass", str(o, "stage"), num(o, "attempt"));
+		line(h, sid, "  verdict (%s, attempt %d): pass", v->stage ? v->stage : "",
+		     v->attempt);
 	} else {
 		char *f = strvec_join(&failing, ", ");
-		line(h, sid, "  verdict (%s, attempt %d): %s, %s%s%s", str(o, "stage"),
-		     num(o, "attempt"), action, str(o, "severity"), failing.n ? " — failing: " : "",
-		     f);
-		line(h, sid, "  critique: %s", str(o, "feedback"));
+
+		line(h, sid, "  verdict (%s, attempt %d): %s, %s%s%s", v->stage ? v->stage : "",
+		     v->attempt, action, v->severity ? v->severity : "",
+		     failing.n ? " — failing: " : "", f);
+		line(h, sid, "  critique: %s", v->feedback ? v->feedback : "");
 		free(f);
 	}
+	if (unjudged.n) {
+		char *u = strvec_join(&unjudged, ", ");
+
+		line(h, sid, "  not judged: %s", u);
+		free(u);
+	}
 	strvec_clear(&failing);
+	strvec_clear(&unjudged);
 }
 
 static void print_final(struct headless *h, const cJSON *o)
@@ -126,10 +191,36 @@ static void print_final(struct headless *h, const cJSON *o)
 	     known ? "" : " + unknown (a model's price is not in the table)");
 }
 
-void headless_print(struct headless *h, const struct event *ev)
+static void print_plan_proposed(struct headless *h, const cJSON *o)
+{
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(plan, "steps"), *s;
+	double est = 0;
+	char *e = jsonx_num(o, "estimate_usd", &est) ? xasprintf("$%.4f", est) : xstrdup("unknown");
+
+	line(h, NULL, "plan revision %d (%s): %d steps, estimated cost %s — goal: %s",
+	     num(o, "revision"), str(o, "reason"),
+	     cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0, e, str(plan, "goal"));
+	free(e);
+	if (!cJSON_IsArray(steps))
+		return;
+	cJSON_ArrayForEach(s, steps)
+	{
+		char *d = jsonx_print(cJSON_GetObjectItemCaseSensitive(s, "dependencies"));
+
+		line(h, NULL, "  %s  %s  [%s] deps %s", str(s, "step_id"), str(s, "name"),
+		     str(s, "estimated_complexity"), d);
+		free(d);
+	}
+}
+
+/* Folds `ev`, then prints what it says. */
+static void print_event(struct headless *h, const struct event *ev)
 {
 	cJSON *o;
 	const char *sid = ev->step_id;
+	bool unknown, folded = !ev->seq || ev->seq > h->folded_seq;
+	double spent;
 
 	if (h->json) {
 		if (!event_type_is_ephemeral(ev->type)) {
@@ -141,55 +232,43 @@ void headless_print(struct headless *h, const struct event *ev)
 	o = cJSON_Parse(ev->json);
 	if (!o)
 		return;
+	if (folded)
+		fold_apply_json(&h->rs, (int)ev->type, o);
 	switch (ev->type) {
-	case EV_RUN_START: {
-		const cJSON *models = cJSON_GetObjectItemCaseSensitive(o, "models");
-		bool sim = false;
-		jsonx_bool(o, "simulated", &sim);
+	case EV_RUN_START:
 		line(h, NULL, "run %s — provider %s%s — planner %s, executor %s, verifier %s",
-		     str(o, "run_id"), str(o, "provider"), sim ? " (simulated)" : "",
-		     str(models, "planner"), str(models, "executor"), str(models, "verifier"));
+		     str(o, "run_id"), str(o, "provider"), h->rs.simulated ? " (simulated)" : "",
+		     h->rs.models[0] ? h->rs.models[0] : "", h->rs.models[1] ? h->rs.models[1] : "",
+		     h->rs.models[2] ? h->rs.models[2] : "");
 		line(h, NULL, "task: %s", str(o, "task"));
 		break;
-	}
-	case EV_PLAN_PROPOSED: {
-		const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
-		const cJSON *steps = cJSON_GetObjectItemCaseSensitive(plan, "steps"), *s;
-		double est = 0;
-		char *e = jsonx_num(o, "estimate_usd", &est) ? xasprintf("$%.4f", est)
-							     : xstrdup("unknown");
-		line(h, NULL, "plan revision %d (%s): %d steps, estimated cost %s — goal: %s",
-		     num(o, "revision"), str(o, "reason"), cJSON_GetArraySize(steps), e,
-		     str(plan, "goal"));
-		free(e);
-		cJSON_ArrayForEach(s, steps)
-		{
-			const cJSON *deps = cJSON_GetObjectItemCaseSensitive(s, "dependencies");
-			char *d = jsonx_print(deps);
-			line(h, NULL, "  %s  %s  [%s] deps %s", str(s, "step_id"), str(s, "name"),
-			     str(s, "estimated_complexity"), d);
-			free(d);
-		}
-		break;
-	}
+	case EV_RUN_RESUME: line(h, NULL, "run resumed from its journal"); break;
+	case EV_RUN_REOPEN: line(h, NULL, "run reopened (%s)", str(o, "reason")); break;
+	case EV_PLAN_PROPOSED: print_plan_proposed(h, o); break;
 	case EV_PLAN_ADOPTED: {
 		const cJSON *kept = cJSON_GetObjectItemCaseSensitive(o, "kept");
 		char *k = jsonx_print(kept);
+		bool any = cJSON_IsArray(kept) && cJSON_GetArraySize(kept) > 0;
+
 		line(h, NULL, "plan revision %d adopted%s%s", num(o, "revision"),
-		     cJSON_GetArraySize(kept) ? ", keeping passed steps " : "",
-		     cJSON_GetArraySize(kept) ? k : "");
+		     any ? ", keeping passed steps " : "", any ? k : "");
 		free(k);
 		break;
 	}
-	case EV_GATE_OPEN:
-		line(h, sid, "gate %s opened", str(o, "gate"));
-		break;
+	case EV_GATE_OPEN: line(h, sid, "gate %s opened", str(o, "gate")); break;
 	case EV_GATE_DECISION:
 		line(h, sid, "gate %s: %s (by %s)%s%s", str(o, "gate"), str(o, "decision"),
 		     str(o, "by"), jsonx_str(o, "reason") ? " — " : "", str(o, "reason"));
 		break;
 	case EV_STEP_START:
-		line(h, sid, "attempt %d: %s", num(o, "attempt"), str(o, "name"));
+		line(h, sid, "attempt %d: %s", num(o, "attempt"), step_name(h, sid, o));
+		break;
+	case EV_STEP_STATE:
+		line(h, sid, "%s%s%s", str(o, "state"), jsonx_str(o, "reason") ? " — " : "",
+		     str(o, "reason"));
+		break;
+	case EV_OPERATOR_COMMAND:
+		line(h, sid, "operator: %s", str(o, "command"));
 		break;
 	case EV_TOOL_CALL: {
 		char *p = jsonx_print(cJSON_GetObjectItemCaseSensitive(o, "params"));
@@ -208,31 +287,25 @@ void headless_print(struct headless *h, const struct event *ev)
 		break;
 	}
 	case EV_VERIFY_VERDICT:
-		print_verdict(h, sid, o);
+		if (folded && h->rs.n_verdicts)
+			print_verdict(h, sid);
 		break;
 	case EV_STEP_END: {
 		bool reused = false;
+
 		jsonx_bool(o, "reused", &reused);
+		spent = fold_total_usd(&h->rs, &unknown);
 		line(h, sid, "%s after %d attempt%s%s — cost so far $%.4f%s", str(o, "status"),
 		     num(o, "attempts"), num(o, "attempts") == 1 ? "" : "s",
-		     reused ? " (reused an identical step's result)" : "", h->cost,
-		     h->cost_unknown ? " + unknown" : "");
+		     reused ? " (reused an identical step's result)" : "", spent,
+		     unknown ? " + unknown" : "");
 		break;
 	}
-	case EV_STEP_EDIT:
-		line(h, sid, "step edited by %s", str(o, "by"));
-		break;
-	case EV_LLM_CALL: {
-		double c = 0;
-		const char *status = str(o, "status");
-		if (jsonx_num(o, "cost_usd", &c))
-			h->cost += c;
-		else if (!strcmp(status, "ok"))
-			h->cost_unknown = true;
-		if (!strcmp(status, "error"))
+	case EV_STEP_EDIT: line(h, sid, "step edited by %s", str(o, "by")); break;
+	case EV_LLM_CALL:
+		if (!strcmp(str(o, "status"), "error"))
 			line(h, sid, "  %s call failed: %s", str(o, "role"), str(o, "error"));
 		break;
-	}
 	case EV_LLM_RETRY:
 		line(h, sid, "  %s: HTTP %d — retrying in %.1f s (%d/%d): %s", str(o, "role"),
 		     num(o, "http_status"), num(o, "wait_ms") / 1000.0, num(o, "attempt"),
@@ -244,20 +317,189 @@ void headless_print(struct headless *h, const struct event *ev)
 		     str(o, "message"));
 		break;
 	}
-	case EV_RUN_FINAL:
-		print_final(h, o);
-		break;
+	case EV_RUN_FINAL: print_final(h, o); break;
 	case EV_RUN_END:
 		line(h, NULL, "run %s (exit %d)%s%s", str(o, "status"), num(o, "exit_code"),
 		     jsonx_str(o, "reason") ? ": " : "", str(o, "reason"));
 		break;
-	default:
-		break;
+	default: break;
 	}
 	cJSON_Delete(o);
 }
 
+void headless_print(struct headless *h, const struct event *ev)
+{
+	if (pthread_mutex_lock(&h->print_lock))
+		fatal("headless: cannot lock the printer");
+	print_event(h, ev);
+	pthread_mutex_unlock(&h->print_lock);
+}
+
+static bool fold_visit(void *ctx, const struct event *ev)
+{
+	struct headless *h = ctx;
+
+	fold_apply(&h->rs, ev);
+	if (ev->seq > h->folded_seq)
+		h->folded_seq = ev->seq;
+	return true;
+}
+
+bool headless_fold_journal(struct headless *h, const char *run_dir, char **err)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir);
+	struct journal_load_info info = {0};
+	bool ok;
+
+	if (pthread_mutex_lock(&h->print_lock))
+		fatal("headless: cannot lock the printer");
+	ok = journal_load(path, fold_visit, h, &info, err);
+	pthread_mutex_unlock(&h->print_lock);
+	free(path);
+	return ok;
+}
+
+/* ---- the queue and its printer thread ---- */
+
+static void qlock(struct headless *h)
+{
+	if (pthread_mutex_lock(&h->lock))
+		fatal("headless: cannot lock the queue");
+}
+
+static void qitem_free(struct qitem *it)
+{
+	event_free(it->ev);
+	free(it);
+}
+
+/* Removes the first streaming (ephemeral) event waiting, to make room. lock held. */
+static bool evict_ephemeral(struct headless *h)
+{
+	if (!h->n_ephemeral)
+		return false; /* nothing to scan for: a full queue stays O(1) per event */
+	for (struct qitem **p = &h->head, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
+		struct qitem *it = *p;
+
+		if (!event_type_is_ephemeral(it->ev->type))
+			continue;
+		*p = it->next;
+		if (h->tail == it)
+			h->tail = prev;
+		h->n--;
+		h->n_ephemeral--;
+		h->bytes -= strlen(it->ev->json);
+		qitem_free(it);
+		return true;
+	}
+	return false;
+}
+
 void headless_on_event(void *ctx, const struct event *ev)
 {
-	headless_print(ctx, ev);
+	struct headless *h = ctx;
+	size_t size = strlen(ev->json);
+	/* The end of a run is what a reader waits for: it is queued whatever the bound. */
+	bool keep = ev->type == EV_RUN_FINAL || ev->type == EV_RUN_END;
+	struct qitem *it;
+
+	qlock(h);
+	while (!keep && (h->n >= HEADLESS_QUEUE_EVENTS || h->bytes + size > HEADLESS_QUEUE_BYTES)) {
+		if (event_type_is_ephemeral(ev->type) || !evict_ephemeral(h)) {
+			if (!event_type_is_ephemeral(ev->type))
+				h->dropped++;
+			pthread_mutex_unlock(&h->lock);
+			return;
+		}
+	}
+	it = xcalloc(1, sizeof(*it));
+	it->ev = event_dup(ev);
+	if (h->tail)
+		h->tail->next = it;
+	else
+		h->head = it;
+	h->tail = it;
+	h->n++;
+	h->n_ephemeral += event_type_is_ephemeral(ev->type);
+	h->bytes += size;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void *printer(void *arg)
+{
+	struct headless *h = arg;
+	unsigned long left;
+
+	qlock(h);
+	for (;;) {
+		struct qitem *it;
+
+		while (!h->head && !h->stop)
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (!h->head)
+			break; /* stopping, and everything queued is printed */
+		it = h->head;
+		h->head = it->next;
+		if (!h->head)
+			h->tail = NULL;
+		h->n--;
+		h->n_ephemeral -= event_type_is_ephemeral(it->ev->type);
+		h->bytes -= strlen(it->ev->json);
+		/* Printing may wait on the reader: never with the queue locked. */
+		pthread_mutex_unlock(&h->lock);
+		if (pthread_mutex_lock(&h->print_lock))
+			fatal("headless: cannot lock the printer");
+		print_event(h, it->ev);
+		pthread_mutex_unlock(&h->print_lock);
+		qitem_free(it);
+		qlock(h);
+	}
+	/* One line for all of them, after the last event printed. */
+	left = h->dropped;
+	h->dropped = 0;
+	pthread_mutex_unlock(&h->lock);
+	if (left) {
+		if (pthread_mutex_lock(&h->print_lock))
+			fatal("headless: cannot lock the printer");
+		print_dropped(h, left);
+		pthread_mutex_unlock(&h->print_lock);
+	}
+	return NULL;
+}
+
+struct headless *headless_new(FILE *out, bool json)
+{
+	struct headless *h = xcalloc(1, sizeof(*h));
+	sigset_t all, old;
+
+	h->out = out;
+	h->json = json;
+	fold_init(&h->rs);
+	if (pthread_mutex_init(&h->lock, NULL) || pthread_mutex_init(&h->print_lock, NULL) ||
+	    pthread_cond_init(&h->cond, NULL))
+		fatal("headless: cannot create a lock");
+	/* Signals are for the threads that wait for them, never for the printer. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&h->thread, NULL, printer, h))
+		fatal("headless: cannot start the printer thread");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return h;
+}
+
+void headless_free(struct headless *h)
+{
+	if (!h)
+		return;
+	qlock(h);
+	h->stop = true;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->print_lock);
+	fold_release(&h->rs);
+	free(h);
 }

@@ -21,6 +21,7 @@
 #include "app.h"
 #include "bus.h"
 #include "cost.h"
+#include "fold.h"
 #include "gate.h"
 #include "headless.h"
 #include "journal.h"
@@ -422,50 +423,19 @@ static char *resolve_run(const struct settings *s, const char *ref)
 
 /* ------------------------------------------------------------ list runs */
 
-struct run_summary {
-	char *task;
-	char *status;
-	char *provider;
-	double cost;
-	bool cost_unknown;
-	char first_ts[40];
-};
-
+/* One fold of the journal gives the line: task, state, spend and age. */
 static bool summary_visit(void *ctx, const struct event *ev)
 {
-	struct run_summary *rs = ctx;
-	cJSON *o = cJSON_Parse(ev->json);
-	double d;
-
-	if (!o)
-		return true;
-	if (ev->type == EV_RUN_START) {
-		set_str(&rs->task, jsonx_str(o, "task"));
-		set_str(&rs->provider, jsonx_str(o, "provider"));
-		snprintf(rs->first_ts, sizeof(rs->first_ts), "%s",
-			 jsonx_str(o, "ts") ? jsonx_str(o, "ts") : "");
-	} else if (ev->type == EV_LLM_CALL) {
-		if (jsonx_num(o, "cost_usd", &d))
-			rs->cost += d;
-		else
-			rs->cost_unknown = true;
-	} else if (ev->type == EV_RUN_END) {
-		set_str(&rs->status, jsonx_str(o, "status"));
-	}
-	cJSON_Delete(o);
+	fold_apply(ctx, ev);
 	return true;
 }
 
-static char *age_of(const char *ts)
+static char *age_of(double then)
 {
-	struct tm tm = {0};
-	time_t then, now = time(NULL);
-	long sec;
+	long sec = (long)((double)time(NULL) - then);
 
-	if (!strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm))
+	if (then <= 0)
 		return xstrdup("?");
-	then = timegm(&tm);
-	sec = (long)(now - then);
 	if (sec < 120)
 		return xasprintf("%lds", sec);
 	if (sec < 7200)
@@ -496,26 +466,30 @@ static int list_runs(const struct settings *s)
 	printf("%-22s %-11s %6s %10s  %s\n", "RUN", "STATE", "AGE", "COST", "TASK");
 	for (size_t i = 0; i < names.n; i++) {
 		char *path = xasprintf("%s/%s/journal.jsonl", s->runs_dir, names.v[i]);
-		struct run_summary rs = {0};
+		struct run_state rs;
 		struct journal_load_info info = {0};
 		char *err = NULL, *age, *cost;
+		bool unknown;
+		double spent;
 
+		fold_init(&rs);
 		if (!journal_load(path, summary_visit, &rs, &info, &err)) {
 			printf("%-22s %-11s %6s %10s  (%s)\n", names.v[i], "unreadable", "-", "-",
 			       err);
 			free(err);
 			free(path);
+			fold_release(&rs);
 			continue;
 		}
-		age = age_of(rs.first_ts);
-		cost = rs.cost_unknown ? xasprintf("$%.4f+?", rs.cost) : xasprintf("$%.4f", rs.cost);
+		age = age_of(rs.started);
+		spent = fold_total_usd(&rs, &unknown);
+		cost = unknown ? xasprintf("$%.4f+?", spent) : xasprintf("$%.4f", spent);
 		printf("%-22s %-11s %6s %10s  %.60s\n", names.v[i],
-		       rs.status ? rs.status : "unfinished", age, cost, rs.task ? rs.task : "");
+		       rs.ended && rs.end_status ? rs.end_status : "unfinished", age, cost,
+		       rs.task ? rs.task : "");
 		free(age);
 		free(cost);
-		free(rs.task);
-		free(rs.status);
-		free(rs.provider);
+		fold_release(&rs);
 		free(path);
 	}
 	strvec_clear(&names);
@@ -759,6 +733,11 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		pthread_t sig_thread;
 
 		hl = headless_new(stdout, s->json);
+		if (mode == MODE_RESUME && !headless_fold_journal(hl, run_dir, &err)) {
+			fprintf(stderr, "pevtui: %s\n", err);
+			free(err);
+			err = NULL;
+		}
 		bus_subscribe(bus, headless_on_event, hl);
 		/* Block the stop signals in every thread; one thread takes them with sigwait. */
 		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
@@ -770,16 +749,21 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		pthread_kill(sig_thread, SIGUSR1);
 		pthread_join(sig_thread, NULL);
 	} else {
+		if (mode == MODE_RESUME)
+			app_preload(app, run_dir);
+		/* The cockpit's run stays open after run.end: an edit or a re-run reopens it.
+		 * Leaving the cockpit ends the engine (a live run stays resumable). */
+		pev_set_linger(e, true);
 		pev_start(e);
 		app_run(app, e);
+		pev_post(e, PEV_CMD_QUIT, NULL, NULL);
 		code = pev_join(e);
 		app_free(app);
-		if (pev_end_reason(e) && code != PEV_EXIT_OK)
-			fprintf(stderr, "pevtui: %s\n", pev_end_reason(e));
-		if (code == PEV_EXIT_ABORTED)
-			fprintf(stderr, "pevtui: resume the run with pevtui --resume %s\n",
-				pev_run_id(e));
 	}
+	if (pev_end_reason(e) && code != PEV_EXIT_OK)
+		fprintf(stderr, "pevtui: %s\n", pev_end_reason(e));
+	if (code == PEV_EXIT_ABORTED)
+		fprintf(stderr, "pevtui: resume the run with pevtui --resume %s\n", pev_run_id(e));
 	if (code == PEV_EXIT_OK || code == PEV_EXIT_PARTIAL)
 		fprintf(stderr, "pevtui: report: %s/report.md\n", run_dir);
 

@@ -30,13 +30,14 @@ const char *panes_status_glyph(int status, unsigned spin)
 	switch (status) {
 	case VS_PENDING: return "\xc2\xb7";            /* · */
 	case VS_READY: return "\xe2\x97\x8b";          /* ○ */
+	case VS_WAITING: return "\xe2\x97\x86";        /* ◆ */
 	case VS_RUNNING: return spinner[spin % 10];
 	case VS_VERIFYING: return "\xe2\x97\x90";      /* ◐ */
-	case VS_PASSED: return "\xe2\x9c\x93";         /* ✓ */
 	case VS_RETRYING: return "\xe2\x86\xbb";       /* ↻ */
+	case VS_STALE: return "\xe2\x97\x8c";          /* ◌ */
+	case VS_PASSED: return "\xe2\x9c\x93";         /* ✓ */
 	case VS_FAIL_ACCEPTED: return "\xe2\x9c\x97";  /* ✗ */
 	case VS_SKIPPED: return "\xc2\xbb";            /* » */
-	case VS_GATE: return "\xe2\x97\x86";           /* ◆ */
 	default: return "?";
 	}
 }
@@ -46,13 +47,14 @@ static enum theme_role status_role(int status)
 	switch (status) {
 	case VS_PENDING: return THEME_DIM;
 	case VS_READY: return THEME_NORMAL;
+	case VS_WAITING: return THEME_WAIT;
 	case VS_RUNNING:
 	case VS_VERIFYING: return THEME_BUSY;
-	case VS_PASSED: return THEME_GOOD;
 	case VS_RETRYING: return THEME_WARN;
+	case VS_STALE: return THEME_STALE;
+	case VS_PASSED: return THEME_GOOD;
 	case VS_FAIL_ACCEPTED: return THEME_BAD;
 	case VS_SKIPPED: return THEME_DIM;
-	case VS_GATE: return THEME_WAIT;
 	default: return THEME_NORMAL;
 	}
 }
@@ -147,13 +149,13 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 	rw = 0;
 	if (w >= 30) {
 		right[0] = '\0';
-		if (s->started > 0)
+		if (s->f->first_start > 0)
 			panes_duration(dur, sizeof(dur), view_step_elapsed(s, c->ps->now));
 		else
 			dur[0] = '\0';
 		snprintf(right, sizeof(right), "%c %s%d %s",
 			 s->complexity && *s->complexity ? s->complexity[0] : '-',
-			 "\xc3\x97", s->attempts, dur);
+			 "\xc3\x97", s->f->attempts, dur);
 		rw = textsan_width(right);
 	}
 	used = draw_text(y, x, w, panes_status_glyph(s->status, c->ps->spin), status_role(s->status));
@@ -165,9 +167,9 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 	used += draw_textf(y, x + used, w - used - rw - 1,
 			   selected ? THEME_ACCENT : status_role(s->status) == THEME_DIM
 					 ? THEME_DIM : THEME_NORMAL,
-			   "%s %s%s", s->id, s->name ? s->name : "", s->edited ? " (edited)" : "");
+			   "%s %s%s", s->id, s->name ? s->name : "", s->f->edited ? " (edited)" : "");
 	if (rw && used + rw + 1 <= w)
-		draw_text(y, x + w - rw, rw, right, s->status == VS_GATE ? THEME_WAIT : THEME_DIM);
+		draw_text(y, x + w - rw, rw, right, s->status == VS_WAITING ? THEME_WAIT : THEME_DIM);
 }
 
 static void draw_plan(const struct view *v, struct panes_state *ps, struct rect r, bool focus)
@@ -178,7 +180,7 @@ static void draw_plan(const struct view *v, struct panes_state *ps, struct rect 
 
 	draw_box(r, "Plan", focus);
 	if (v->n_steps) {
-		snprintf(note, sizeof(note), "%srev %d", v->plan_adopted ? "" : "proposed ",
+		snprintf(note, sizeof(note), "%srev %d", v->rs.plan_adopted ? "" : "proposed ",
 			 v->revision);
 		border_note(r, note, 4);
 	}
@@ -264,7 +266,7 @@ static void verdict_rows(const struct view *v, struct rows *rw)
 {
 	for (size_t k = v->n_verdicts; k-- > 0;) {
 		const struct vverdict *vd = &v->verdicts[k];
-		int si = view_find_step(v, vd->step_id);
+		int si = view_find_step(v, v->rs.verdicts[k].step_id);
 		char *head;
 
 		head = xasprintf("%s %s %s #%d  %s  %s%s%s",
@@ -280,10 +282,15 @@ static void verdict_rows(const struct view *v, struct rows *rw)
 
 			if (cr->confidence >= 0)
 				snprintf(conf, sizeof(conf), " (%.2f)", cr->confidence);
-			line = xasprintf("%s %s%s%s%s", cr->passed ? "\xe2\x9c\x93" : "\xe2\x9c\x97",
-					 cr->text, conf, cr->evidence ? " \xe2\x80\x94 " : "",
+			line = xasprintf("%s %s%s%s%s%s",
+					 cr->not_judged ? "?"
+					 : cr->passed	? "\xe2\x9c\x93"
+							: "\xe2\x9c\x97",
+					 cr->text, cr->not_judged ? " (not judged)" : "", conf,
+					 cr->evidence ? " \xe2\x80\x94 " : "",
 					 cr->evidence ? cr->evidence : "");
-			emit(rw, 2, line, cr->passed ? THEME_NORMAL : THEME_WARN);
+			emit(rw, 2, line,
+			     cr->not_judged ? THEME_DIM : cr->passed ? THEME_NORMAL : THEME_WARN);
 			free(line);
 		}
 		if (vd->feedback && !vd->overall_pass)
@@ -331,7 +338,7 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 
 	draw_box(r, "Cost", focus);
 	for (int i = 0; i < VC__COUNT && y < bottom; i++, y++) {
-		const struct vcost *c = &v->cost[i];
+		const struct fusage *c = &v->rs.roles[i];
 		int u;
 
 		panes_money(m, sizeof(m), c->usd, c->unknown);
@@ -342,8 +349,8 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 			       c->calls, ti, to);
 		if (in.w >= 56) {
 			u += draw_textf(y, in.x + u, in.w - u, THEME_DIM, " c%s", tc);
-			if (c->model)
-				draw_text(y, in.x + u + 1, in.w - u - 12, c->model, THEME_DIM);
+			if (v->model[i])
+				draw_text(y, in.x + u + 1, in.w - u - 12, v->model[i], THEME_DIM);
 		}
 		draw_text(y, in.x + in.w - textsan_width(m), in.w, m,
 			  c->unknown ? THEME_WARN : THEME_NORMAL);
@@ -351,16 +358,17 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 	if (y >= bottom)
 		return;
 	panes_money(m, sizeof(m), total, unknown);
-	if (v->estimate_usd >= 0)
-		snprintf(m2, sizeof(m2), "$%.4f", v->estimate_usd);
+	if (v->rs.estimate_usd >= 0)
+		snprintf(m2, sizeof(m2), "$%.4f", v->rs.estimate_usd);
 	else
 		snprintf(m2, sizeof(m2), "?");
 	draw_textf(y++, in.x, in.w, THEME_ACCENT, "total %s  estimate %s", m, m2);
 	if (y >= bottom)
 		return;
-	limit = v->budget_usd > 0 ? v->budget_usd : v->estimate_usd;
+	limit = v->rs.budget_usd > 0 ? v->rs.budget_usd : v->rs.estimate_usd;
 	if (limit > 0) {
-		int lw = draw_textf(y, in.x, in.w, THEME_DIM, "%s ", v->budget_usd > 0 ? "budget" : "of est.");
+		int lw = draw_textf(y, in.x, in.w, THEME_DIM, "%s ",
+				    v->rs.budget_usd > 0 ? "budget" : "of est.");
 		char pct[16];
 		int pw;
 
@@ -378,10 +386,10 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 		struct strbuf sb = STRBUF_INIT;
 
 		strbuf_init(&sb);
-		panes_money(m, sizeof(m), s->cost.usd, s->cost.unknown);
+		panes_money(m, sizeof(m), s->f->cost.usd, s->f->cost.unknown);
 		strbuf_addf(&sb, "%s: %s", s->id, m);
-		for (int a = 0; a < s->n_attempt_usd; a++)
-			strbuf_addf(&sb, "  #%d $%.4f", a + 1, s->attempt_usd[a]);
+		for (int a = 0; a < s->f->n_attempt_usd; a++)
+			strbuf_addf(&sb, "  #%d $%.4f", a + 1, s->f->attempt_usd[a]);
 		y += textview_draw(y, in.x, in.w, bottom - y, 0, sb.buf, THEME_NORMAL);
 		strbuf_release(&sb);
 	}

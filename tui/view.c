@@ -1,4 +1,4 @@
-/* view — folds the run's events into what the cockpit shows; sanitizes all model text. */
+/* view — what the cockpit shows of the fold's run state: sanitized text, logs, dialogs. */
 #include "config.h"
 
 #include "view.h"
@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -112,64 +111,29 @@ static void addf(struct linestore *ls, int kind, const char *fmt, ...)
 	free(s);
 }
 
-/* ---- time ---- */
-
-double view_parse_ts(const char *ts)
-{
-	struct tm tm;
-	int y, mo, d, h, mi, n = 0;
-	double sec;
-	time_t t;
-
-	if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
-		return 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
-	    sec < 0 || sec >= 61)
-		return 0;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = 0;
-	t = timegm(&tm);
-	if (t == (time_t)-1)
-		return 0;
-	return (double)t + sec;
-}
-
 /* ---- lifetime ---- */
 
 struct view *view_new(void)
 {
 	struct view *v = xcalloc(1, sizeof(*v));
 
+	fold_init(&v->rs);
 	linestore_init(&v->runlog);
-	v->estimate_usd = -1;
-	v->exit_code = -1;
 	return v;
-}
-
-static void cost_release(struct vcost *c)
-{
-	free(c->model);
-	memset(c, 0, sizeof(*c));
 }
 
 static void step_release(struct vstep *s)
 {
+	free(s->key);
 	free(s->id);
 	free(s->name);
 	free(s->description);
 	free(s->complexity);
-	free(s->json);
 	strvec_clear(&s->criteria);
 	strvec_clear(&s->deps);
-	cost_release(&s->cost);
-	free(s->attempt_usd);
 	linestore_release(&s->log);
 	free(s->carry);
+	memset(s, 0, sizeof(*s));
 }
 
 static void verdict_release(struct vverdict *vd)
@@ -188,8 +152,8 @@ static void verdict_release(struct vverdict *vd)
 
 static void gate_release(struct vgate *g)
 {
-	free(g->kind);
 	free(g->step_id);
+	free(g->orig_json);
 	free(g->title);
 	free(g->edit_json);
 	free(g->command);
@@ -200,12 +164,11 @@ void view_free(struct view *v)
 {
 	if (!v)
 		return;
+	fold_release(&v->rs);
 	free(v->run_id);
 	free(v->task);
 	free(v->goal);
 	free(v->provider);
-	free(v->plan_json);
-	free(v->proposed_json);
 	for (size_t i = 0; i < v->n_steps; i++)
 		step_release(&v->steps[i]);
 	free(v->steps);
@@ -218,36 +181,28 @@ void view_free(struct view *v)
 		gate_release(&v->gates[i]);
 	free(v->gates);
 	for (int i = 0; i < VC__COUNT; i++)
-		cost_release(&v->cost[i]);
-	free(v->end_status);
-	free(v->end_reason);
-	free(v->answer);
+		free(v->model[i]);
 	free(v);
 }
 
 /* ---- queries ---- */
 
 static const char *const status_names[VS__COUNT] = {
-	[VS_PENDING] = "pending",       [VS_READY] = "ready",
-	[VS_RUNNING] = "running",       [VS_VERIFYING] = "verifying",
-	[VS_PASSED] = "passed",         [VS_RETRYING] = "retrying",
+	[VS_PENDING] = "pending",     [VS_READY] = "ready",
+	[VS_WAITING] = "waiting",     [VS_RUNNING] = "running",
+	[VS_VERIFYING] = "verifying", [VS_RETRYING] = "retrying",
+	[VS_STALE] = "stale",         [VS_PASSED] = "passed",
 	[VS_FAIL_ACCEPTED] = "fail-accepted", [VS_SKIPPED] = "skipped",
-	[VS_GATE] = "at gate",
 };
 
 const char *view_status_name(enum vstep_status s)
 {
-	return (s >= 0 && s < VS__COUNT) ? status_names[s] : "?";
+	return ((int)s >= 0 && s < VS__COUNT) ? status_names[s] : "?";
 }
 
 int view_find_step(const struct view *v, const char *id)
 {
-	if (!id)
-		return -1;
-	for (size_t i = 0; i < v->n_steps; i++)
-		if (v->steps[i].id && strcmp(v->steps[i].id, id) == 0)
-			return (int)i;
-	return -1;
+	return fold_find_step(&v->rs, id);
 }
 
 static struct vstep *find_step(struct view *v, const char *id)
@@ -257,67 +212,45 @@ static struct vstep *find_step(struct view *v, const char *id)
 	return i < 0 ? NULL : &v->steps[i];
 }
 
+static bool moving(enum vstep_status s)
+{
+	return s == VS_RUNNING || s == VS_VERIFYING || s == VS_RETRYING;
+}
+
 bool view_busy(const struct view *v)
 {
 	if (v->state == VR_FINISHED)
 		return false;
 	if (v->state == VR_PLANNING)
 		return v->n_gates == 0;
-	for (size_t i = 0; i < v->n_steps; i++) {
-		enum vstep_status s = v->steps[i].status;
-
-		if (s == VS_RUNNING || s == VS_VERIFYING || s == VS_RETRYING)
-			return true;
-	}
-	return false;
+	return view_running(v) > 0;
 }
 
 double view_elapsed(const struct view *v, double now)
 {
-	double end = v->ended > 0 ? v->ended : now;
+	double end = v->rs.ended_at > 0 ? v->rs.ended_at : now;
 
-	if (v->started <= 0 || end < v->started)
+	if (v->rs.started <= 0 || end < v->rs.started)
 		return 0;
-	return end - v->started;
+	return end - v->rs.started;
 }
 
 double view_step_elapsed(const struct vstep *s, double now)
 {
-	double end = s->ended > 0 ? s->ended : now;
-
-	if (s->started <= 0 || end < s->started)
-		return 0;
-	return end - s->started;
+	return s->f ? fold_step_seconds(s->f, now) : 0;
 }
 
 double view_total_usd(const struct view *v, bool *unknown)
 {
-	double t = 0;
-
-	*unknown = false;
-	for (int i = 0; i < VC__COUNT; i++) {
-		t += v->cost[i].usd;
-		*unknown = *unknown || v->cost[i].unknown;
-	}
-	return t;
-}
-
-static bool in_flight(const struct vstep *s)
-{
-	enum vstep_status st = s->status == VS_GATE ? s->before_gate : s->status;
-
-	return st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING;
+	return fold_total_usd(&v->rs, unknown);
 }
 
 int view_running(const struct view *v)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < v->n_steps; i++) {
-		enum vstep_status st = v->steps[i].status;
-
-		n += st == VS_RUNNING || st == VS_VERIFYING || st == VS_RETRYING;
-	}
+	for (size_t i = 0; i < v->n_steps; i++)
+		n += moving(v->steps[i].status);
 	return n;
 }
 
@@ -325,7 +258,7 @@ enum vpause_action view_pause_action(const struct view *v)
 {
 	if (v->state == VR_FINISHED || v->aborting)
 		return VP_NONE;
-	if (!v->paused)
+	if (!v->rs.paused)
 		return VP_PAUSE;
 	return view_running(v) > 0 ? VP_CANCEL : VP_RESUME;
 }
@@ -388,15 +321,20 @@ char *view_state_text(const struct view *v)
 {
 	int n;
 
-	if (v->state == VR_FINISHED)
-		return xasprintf("finished \xe2\x80\x94 %s", v->end_status ? v->end_status : "?");
+	if (v->state == VR_FINISHED) {
+		char *st = san(v->rs.end_status ? v->rs.end_status : "?");
+		char *r = xasprintf("finished \xe2\x80\x94 %s", st);
+
+		free(st);
+		return r;
+	}
 	if (v->aborting)
 		return xstrdup("aborting");
 	if (v->n_gates > 0)
 		return xstrdup("waiting for you");
-	if (v->paused && (n = view_running(v)) > 0)
+	if (v->rs.paused && (n = view_running(v)) > 0)
 		return xasprintf("paused, %d step%s finishing", n, n == 1 ? "" : "s");
-	if (v->paused)
+	if (v->rs.paused)
 		return xstrdup("paused");
 	if (v->state == VR_STARTING)
 		return xstrdup("starting");
@@ -405,61 +343,30 @@ char *view_state_text(const struct view *v)
 	return xstrdup("running");
 }
 
-/* ---- plan ---- */
+/* ---- keeping the presentation in step with the fold ---- */
 
-static void strvec_from_json(struct strvec *sv, const cJSON *arr)
+static void strvec_san(struct strvec *dst, const struct strvec *src)
 {
-	const cJSON *it;
+	strvec_clear(dst);
+	for (size_t i = 0; i < src->n; i++) {
+		char *s = san(src->v[i]);
 
-	if (!cJSON_IsArray(arr))
-		return;
-	cJSON_ArrayForEach(it, arr)
-	{
-		if (cJSON_IsString(it)) {
-			char *s = san(it->valuestring);
-
-			strvec_push(sv, s);
-			free(s);
-		}
+		strvec_push(dst, s);
+		free(s);
 	}
 }
 
-/* Fills the definition fields of `s` from a plan step object. */
-static void step_define(struct vstep *s, const cJSON *o)
+/* The drawable copy of a step's definition. */
+static void step_define(struct vstep *s)
 {
-	const char *cx = jstr(o, "estimated_complexity");
+	const struct fstep *f = s->f;
 
-	set_str(&s->name, san(jstr(o, "name")));
-	set_str(&s->description, san(jstr(o, "description")));
-	set_str(&s->complexity, san(cx ? cx : jstr(o, "complexity")));
-	strvec_clear(&s->criteria);
-	strvec_from_json(&s->criteria, jget(o, "acceptance_criteria"));
-	strvec_clear(&s->deps);
-	strvec_from_json(&s->deps, jget(o, "dependencies"));
-	set_str(&s->json, print_json(o));
-}
-
-static bool dep_done(const struct view *v, const char *id)
-{
-	int i = view_find_step(v, id);
-
-	return i >= 0 && (v->steps[i].status == VS_PASSED ||
-			  v->steps[i].status == VS_FAIL_ACCEPTED);
-}
-
-/* Pending steps whose dependencies are all done are ready (display only). */
-static void recompute_ready(struct view *v)
-{
-	for (size_t i = 0; i < v->n_steps; i++) {
-		struct vstep *s = &v->steps[i];
-		bool ok = true;
-
-		if (s->status != VS_PENDING && s->status != VS_READY)
-			continue;
-		for (size_t d = 0; d < s->deps.n && ok; d++)
-			ok = dep_done(v, s->deps.v[d]);
-		s->status = ok ? VS_READY : VS_PENDING;
-	}
+	set_str(&s->id, san(f->id));
+	set_str(&s->name, san(f->name));
+	set_str(&s->description, san(f->description));
+	set_str(&s->complexity, san(f->complexity));
+	strvec_san(&s->criteria, &f->criteria);
+	strvec_san(&s->deps, &f->deps);
 }
 
 /* Depth = longest chain of dependencies; bounded passes so a cycle cannot loop forever. */
@@ -473,8 +380,8 @@ static void compute_depths(struct view *v)
 		for (size_t i = 0; i < v->n_steps; i++) {
 			struct vstep *s = &v->steps[i];
 
-			for (size_t d = 0; d < s->deps.n; d++) {
-				int j = view_find_step(v, s->deps.v[d]);
+			for (size_t d = 0; d < s->f->deps.n; d++) {
+				int j = view_find_step(v, s->f->deps.v[d]);
 
 				if (j >= 0 && v->steps[j].depth + 1 > s->depth &&
 				    v->steps[j].depth + 1 <= (int)v->n_steps) {
@@ -488,110 +395,148 @@ static void compute_depths(struct view *v)
 	}
 }
 
-static bool in_list(const cJSON *arr, const char *id)
+/*
+ * One vstep per fold step, in the same order. When the fold replaced its steps (a plan
+ * proposed or adopted), a step keeping its id keeps its log; `redefine` refreshes the
+ * drawable definitions (the plan or a step was edited).
+ */
+static void sync_steps(struct view *v, bool redefine)
 {
-	const cJSON *it;
+	const struct run_state *rs = &v->rs;
+	bool same = v->n_steps == rs->n_steps;
 
-	if (!cJSON_IsArray(arr))
-		return false;
-	cJSON_ArrayForEach(it, arr)
-	{
-		if (cJSON_IsString(it) && strcmp(it->valuestring, id) == 0)
-			return true;
+	for (size_t i = 0; same && i < v->n_steps; i++)
+		same = strcmp(v->steps[i].key, rs->steps[i].id) == 0;
+	if (!same) {
+		struct vstep *nv = xcalloc(rs->n_steps + 1, sizeof(*nv));
+
+		for (size_t i = 0; i < rs->n_steps; i++) {
+			for (size_t j = 0; j < v->n_steps; j++) {
+				struct vstep *old = &v->steps[j];
+
+				if (old->key && strcmp(old->key, rs->steps[i].id) == 0) {
+					nv[i] = *old;
+					memset(old, 0, sizeof(*old));
+					break;
+				}
+			}
+			if (!nv[i].key) {
+				nv[i].key = xstrdup(rs->steps[i].id);
+				linestore_init(&nv[i].log);
+			}
+		}
+		for (size_t j = 0; j < v->n_steps; j++)
+			step_release(&v->steps[j]);
+		free(v->steps);
+		v->steps = nv;
+		v->n_steps = rs->n_steps;
+		redefine = true;
 	}
+	for (size_t i = 0; i < v->n_steps; i++)
+		v->steps[i].f = &rs->steps[i];
+	if (redefine) {
+		for (size_t i = 0; i < v->n_steps; i++)
+			step_define(&v->steps[i]);
+		compute_depths(v);
+	}
+}
+
+static void sync_strings(struct view *v)
+{
+	set_str(&v->run_id, san_or_null(v->rs.run_id));
+	set_str(&v->task, san_or_null(v->rs.task));
+	set_str(&v->provider, san_or_null(v->rs.provider));
+	set_str(&v->goal, san_or_null(v->rs.goal));
+}
+
+/* Drops the dialogs of gates the fold no longer has open. */
+static void sync_gates(struct view *v)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < v->n_gates; i++) {
+		if (fold_find_gate(&v->rs, v->gates[i].id))
+			v->gates[k++] = v->gates[i];
+		else
+			gate_release(&v->gates[i]);
+	}
+	v->n_gates = k;
+}
+
+static bool gate_names(const struct view *v, const char *id)
+{
+	for (size_t i = 0; i < v->rs.n_gates; i++)
+		if (v->rs.gates[i].step_id && strcmp(v->rs.gates[i].step_id, id) == 0)
+			return true;
 	return false;
 }
 
-/*
- * Replaces the steps with those of `plan`. Steps keeping their id keep their log, timing
- * and spend; ids in `kept` are passed, the others start pending.
- */
-static void load_plan(struct view *v, const cJSON *plan, const cJSON *kept)
+static bool inputs_done(const struct view *v, const struct fstep *f)
 {
-	const cJSON *steps = jget(plan, "steps"), *o;
-	struct vstep *nv = NULL;
-	size_t n = 0, cap = 0;
+	for (size_t d = 0; d < f->deps.n; d++) {
+		int j = view_find_step(v, f->deps.v[d]);
 
-	if (!cJSON_IsArray(steps))
-		return;
-	cJSON_ArrayForEach(o, steps)
-	{
-		const char *id = jstr(o, "step_id");
-		struct vstep *old, *s;
-		char *sid;
-
-		if (!cJSON_IsObject(o))
-			continue;
-		sid = san(id ? id : jstr(o, "id"));
-		if (!*sid) {
-			free(sid);
-			continue;
-		}
-		nv = xgrow(nv, &cap, n + 1, sizeof(*nv));
-		s = &nv[n];
-		old = find_step(v, sid);
-		if (old) {
-			*s = *old;
-			memset(old, 0, sizeof(*old));
-			free(sid);
-		} else {
-			memset(s, 0, sizeof(*s));
-			s->id = sid;
-			linestore_init(&s->log);
-		}
-		/* Duplicate ids in a bad plan: the later one must not steal the first's state. */
-		for (size_t k = 0; k < n; k++) {
-			if (strcmp(nv[k].id, s->id) == 0) {
-				char *dup = s->id;
-
-				s->id = xasprintf("%s'", dup);
-				free(dup);
-			}
-		}
-		step_define(s, o);
-		s->status = (id && in_list(kept, id)) ? VS_PASSED : VS_PENDING;
-		n++;
+		if (j < 0 || !fold_state_settled(v->rs.steps[j].state))
+			return false;
 	}
-	for (size_t i = 0; i < v->n_steps; i++)
-		step_release(&v->steps[i]);
-	free(v->steps);
-	v->steps = nv;
-	v->n_steps = n;
-	set_str(&v->goal, san_or_null(jstr(plan, "goal")));
-	compute_depths(v);
-	recompute_ready(v);
+	return true;
 }
 
-/* ---- cost ---- */
-
-static void cost_add(struct vcost *c, const cJSON *o)
+/* Whether an attempt hint (see struct vstep) is about the attempt in hand. */
+static bool current(int hint, const struct fstep *f)
 {
-	const cJSON *usd = jget(o, "cost_usd");
-	const char *model = jstr(o, "model");
+	return hint > 0 && hint >= f->attempts;
+}
 
-	c->calls++;
-	c->tokens_in += jlong(o, "input_tokens", 0);
-	c->tokens_out += jlong(o, "output_tokens", 0);
-	c->tokens_cached += jlong(o, "cached_tokens", 0);
-	if (cJSON_IsNumber(usd) && isfinite(usd->valuedouble))
-		c->usd += usd->valuedouble;
+/* What the Plan pane shows: the fold's state, with the refinements journals written
+ * before step.state need (verifying after a result, retrying after a failed verdict, a
+ * cancelled attempt no longer running). */
+static enum vstep_status display_status(const struct view *v, const struct vstep *s)
+{
+	const struct fstep *f = s->f;
+
+	if (!fold_state_settled(f->state) && f->state != FS_STALE && gate_names(v, f->id))
+		return VS_WAITING;
+	switch (f->state) {
+	case FS_WAITING: return VS_WAITING;
+	case FS_STALE: return VS_STALE;
+	case FS_PASSED: return VS_PASSED;
+	case FS_FAIL_ACCEPTED: return VS_FAIL_ACCEPTED;
+	case FS_SKIPPED: return VS_SKIPPED;
+	case FS_RUNNING:
+	case FS_VERIFYING:
+		if (current(s->cancelled_attempt, f))
+			break; /* starts over: shown as pending below */
+		if (current(s->retry_attempt, f))
+			return VS_RETRYING;
+		if (f->state == FS_VERIFYING || current(s->output_attempt, f))
+			return VS_VERIFYING;
+		return VS_RUNNING;
+	case FS_PENDING:
+	case FS__COUNT: break;
+	}
+	return inputs_done(v, f) ? VS_READY : VS_PENDING;
+}
+
+static void sync_status(struct view *v)
+{
+	bool started = false;
+
+	for (size_t i = 0; i < v->n_steps; i++) {
+		v->steps[i].status = display_status(v, &v->steps[i]);
+		started = started || v->steps[i].f->first_start > 0 ||
+			  v->steps[i].f->state != FS_PENDING;
+	}
+	v->revision = v->rs.plan_adopted || v->rs.proposed_revision < 0 ? v->rs.revision
+									 : v->rs.proposed_revision;
+	if (v->rs.ended)
+		v->state = VR_FINISHED;
+	else if (v->rs.plan_adopted || started)
+		v->state = VR_RUNNING;
+	else if (v->rs.segments > 0)
+		v->state = VR_PLANNING;
 	else
-		c->unknown = true;
-	if (model)
-		set_str(&c->model, san(model));
-}
-
-static int role_index(const char *role)
-{
-	if (!role)
-		return -1;
-	if (strcmp(role, "planner") == 0)
-		return VC_PLANNER;
-	if (strcmp(role, "executor") == 0)
-		return VC_EXECUTOR;
-	if (strcmp(role, "verifier") == 0)
-		return VC_VERIFIER;
-	return -1;
+		v->state = VR_STARTING;
 }
 
 /* ---- gates ---- */
@@ -652,7 +597,7 @@ static void describe_step(struct view *v, struct linestore *b, const cJSON *step
 
 				s1 = san(it->valuestring);
 				addf(b, VL_TEXT, "  %s %s (%s)", s1, d ? d->name : "",
-				     d ? view_status_name(d->status) : "unknown");
+				     d ? view_status_name(display_status(v, d)) : "unknown");
 				free(s1);
 			}
 		}
@@ -744,33 +689,155 @@ static void describe_diff(struct view *v, struct linestore *b, const cJSON *diff
 	}
 }
 
-static void gate_open(struct view *v, const cJSON *o)
+/* The fields of a step an operator edits: key, label, and the label of one item. */
+static const char *const edit_fields[][3] = {
+	{"name", "name", NULL},
+	{"description", "description", NULL},
+	{"acceptance_criteria", "criteria", "criterion"},
+	{"expected_outputs", "outputs", "output"},
+	{"dependencies", "inputs", "input"},
+	{"estimated_complexity", "complexity", NULL},
+	{"actions", "actions", NULL},
+};
+
+static bool has_string(const cJSON *arr, const char *v)
 {
-	const char *kind = jstr(o, "gate"), *sid = jstr(o, "step_id");
-	struct vgate *g;
-	cJSON *proposed = v->proposed_json ? cJSON_Parse(v->proposed_json) : NULL;
-	double d;
-	char m1[32], m2[32];
+	const cJSON *it;
 
-	v->gates = xgrow(v->gates, &v->cap_gates, v->n_gates + 1, sizeof(*v->gates));
-	g = &v->gates[v->n_gates++];
-	memset(g, 0, sizeof(*g));
-	linestore_init(&g->body);
-	g->id = (unsigned long)jlong(o, "gate_id", 0);
-	g->kind = san(kind ? kind : "?");
-	g->step_id = san_or_null(sid);
-	g->spent_usd = g->budget_usd = -1;
+	cJSON_ArrayForEach(it, arr)
+		if (cJSON_IsString(it) && !strcmp(it->valuestring, v))
+			return true;
+	return false;
+}
 
-	if (strcmp(g->kind, "plan") == 0) {
+/* Lists of text: one line per item removed or added, not the whole list twice. */
+static void mark_list(struct linestore *b, const char *label, const cJSON *x, const cJSON *y)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, x)
+	{
+		if (cJSON_IsString(it) && !has_string(y, it->valuestring)) {
+			char *t = san(it->valuestring);
+			addf(b, VL_ERROR, "  - %s: %s", label, t);
+			free(t);
+		}
+	}
+	cJSON_ArrayForEach(it, y)
+	{
+		if (cJSON_IsString(it) && !has_string(x, it->valuestring)) {
+			char *t = san(it->valuestring);
+			addf(b, VL_PASS, "  + %s: %s", label, t);
+			free(t);
+		}
+	}
+}
+
+/* One line per change of `after` against `before` (for lists, per item): what the
+ * operator changed at this gate, before approving it. Returns how many fields. */
+static int mark_step_changes(struct linestore *b, const cJSON *before, const cJSON *after)
+{
+	int n = 0;
+
+	for (size_t f = 0; f < sizeof(edit_fields) / sizeof(edit_fields[0]); f++) {
+		const cJSON *x = jget(before, edit_fields[f][0]), *y = jget(after, edit_fields[f][0]);
+		char *px, *py, *sx, *sy;
+
+		if (cJSON_Compare(x, y, true) || (!x && !y))
+			continue;
+		n++;
+		if (edit_fields[f][2] && (!x || cJSON_IsArray(x)) && (!y || cJSON_IsArray(y))) {
+			mark_list(b, edit_fields[f][2], x, y);
+			continue;
+		}
+		px = x ? (cJSON_IsString(x) ? xstrdup(x->valuestring) : print_json(x)) : xstrdup("");
+		py = y ? (cJSON_IsString(y) ? xstrdup(y->valuestring) : print_json(y)) : xstrdup("");
+		sx = san(px);
+		sy = san(py);
+		addf(b, VL_ERROR, "  - %s: %s", edit_fields[f][1], sx);
+		addf(b, VL_PASS, "  + %s: %s", edit_fields[f][1], sy);
+		free(px);
+		free(py);
+		free(sx);
+		free(sy);
+	}
+	return n;
+}
+
+static const cJSON *step_by_id(const cJSON *steps, const char *id)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, steps)
+	{
+		const char *sid = jstr(it, "step_id");
+		if (id && sid && !strcmp(id, sid))
+			return it;
+	}
+	return NULL;
+}
+
+/* The same for two plans: steps added, removed, and each changed step's fields. */
+static int mark_plan_changes(struct linestore *b, const cJSON *before, const cJSON *after)
+{
+	const cJSON *bs = jget(before, "steps"), *as = jget(after, "steps"), *it;
+	int n = 0;
+
+	cJSON_ArrayForEach(it, as)
+	{
+		const cJSON *o = step_by_id(bs, jstr(it, "step_id"));
+		char *sid = san(jstr(it, "step_id"));
+
+		if (!o) {
+			addf(b, VL_PASS, "+ step %s (added)", sid);
+			n++;
+		} else if (!cJSON_Compare(o, it, true)) {
+			addf(b, VL_WARN, "~ step %s:", sid);
+			mark_step_changes(b, o, it);
+			n++;
+		}
+		free(sid);
+	}
+	cJSON_ArrayForEach(it, bs)
+	{
+		if (!step_by_id(as, jstr(it, "step_id"))) {
+			char *sid = san(jstr(it, "step_id"));
+			addf(b, VL_ERROR, "- step %s (removed)", sid);
+			free(sid);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Fills a plan or replan gate's dialog: the proposal waiting there. */
+static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, const cJSON *proposed)
+{
+	double d = 0;
+	char m[32];
+
+	if (g->kind == GATE_PLAN) {
+		bool known = jnum(o, "estimate_usd", &d);
+
 		g->title = xasprintf("Approve the plan (revision %ld)", jlong(o, "revision", 0));
 		if (proposed)
 			describe_plan(v, &g->body, proposed);
-		money(m1, sizeof(m1), jnum(o, "estimate_usd", &d) ? d : 0,
-		      jnum(o, "estimate_usd", &d));
-		addf(&g->body, VL_HEADER, "Estimated cost: %s%s", m1,
-		     jnum(o, "estimate_usd", &d) ? "" : " (a model's price is unknown)");
-		g->edit_json = xstrdup(v->proposed_json);
-	} else if (strcmp(g->kind, "replan") == 0) {
+		money(m, sizeof(m), d, known);
+		addf(&g->body, VL_HEADER, "Estimated cost: %s%s", m,
+		     known ? "" : " (a model's price is unknown)");
+		if (jbool(o, "over_budget", false)) {
+			double cap = 0, left;
+			char mc[32], ml[32];
+
+			jnum(o, "budget_usd", &cap);
+			left = cap - v->rs.spent_usd;
+			money(mc, sizeof(mc), cap, true);
+			money(ml, sizeof(ml), left > 0 ? left : 0, true);
+			addf(&g->body, VL_WARN,
+			     "Over budget: the estimate is more than the %s left of the %s budget.", ml,
+			     mc);
+		}
+	} else {
 		char *fs = san(jstr(o, "failed_step"));
 
 		g->title = xasprintf("Replan after step %s (revision %ld)", fs,
@@ -782,122 +849,235 @@ static void gate_open(struct view *v, const cJSON *o)
 		}
 		if (cJSON_IsObject(jget(o, "diff")))
 			describe_diff(v, &g->body, jget(o, "diff"), proposed);
-		g->edit_json = xstrdup(v->proposed_json);
-	} else if (strcmp(g->kind, "budget") == 0) {
-		money(m1, sizeof(m1), jnum(o, "spent_usd", &d) ? d : 0, jnum(o, "spent_usd", &d));
-		money(m2, sizeof(m2), jnum(o, "budget_usd", &d) ? d : 0,
-		      jnum(o, "budget_usd", &d));
-		g->title = xstrdup("Budget reached");
-		if (jnum(o, "spent_usd", &d))
-			g->spent_usd = d;
-		if (jnum(o, "budget_usd", &d))
-			g->budget_usd = d;
-		addf(&g->body, VL_WARN, "Spent %s of the %s budget.", m1, m2);
-		if (g->spent_usd >= 0 && g->budget_usd > 0)
-			addf(&g->body, VL_TEXT, "That is %.0f%% of the budget.",
-			     100.0 * g->spent_usd / g->budget_usd);
+	}
+	g->edit_json = xstrdup(v->rs.proposed_json);
+}
+
+static void gate_budget_body(struct vgate *g, const cJSON *o)
+{
+	double d;
+	char m1[32], m2[32];
+
+	money(m1, sizeof(m1), jnum(o, "spent_usd", &d) ? d : 0, jnum(o, "spent_usd", &d));
+	money(m2, sizeof(m2), jnum(o, "budget_usd", &d) ? d : 0, jnum(o, "budget_usd", &d));
+	g->title = xstrdup("Budget reached");
+	if (jnum(o, "spent_usd", &d))
+		g->spent_usd = d;
+	if (jnum(o, "reserved_usd", &d))
+		g->reserved_usd = d;
+	if (jnum(o, "needed_usd", &d))
+		g->needed_usd = d;
+	if (jnum(o, "budget_usd", &d))
+		g->budget_usd = d;
+	addf(&g->body, VL_WARN, "Spent %s of the %s budget.", m1, m2);
+	if (g->reserved_usd > 0)
+		addf(&g->body, VL_TEXT, "Calls in flight hold $%.4f more.", g->reserved_usd);
+	if (g->needed_usd > 0)
+		addf(&g->body, VL_TEXT, "The call that waits needs about $%.4f.", g->needed_usd);
+	if (g->spent_usd >= 0 && g->budget_usd > 0)
+		addf(&g->body, VL_TEXT, "That is %.0f%% of the budget%s.",
+		     100.0 * view_gate_committed(g) / g->budget_usd,
+		     g->reserved_usd > 0 || g->needed_usd > 0 ? " with those calls" : "");
+	if (g->budget_usd > 0)
+		addf(&g->body, VL_NOTICE,
+		     "Raise the cap and go on: a to $%.4f (+50%%), d to $%.4f (double), e to a "
+		     "figure you type. x stops the run (it can be resumed with a higher --budget).",
+		     g->budget_usd * 1.5, g->budget_usd * 2);
+	else
 		linestore_add(&g->body, VL_NOTICE,
-			      "Continue (a) lets the run go past the budget; reject (x) stops it.");
-	} else {
-		const cJSON *step = jget(o, "step");
-		struct vstep *s = find_step(v, sid);
-		cJSON *fallback = NULL;
-		char *name;
+			      "Raise the cap (a, d, e) or stop the run (x).");
+}
 
-		if (!cJSON_IsObject(step) && s && s->json)
-			step = fallback = cJSON_Parse(s->json);
-		name = san(cJSON_IsObject(step) ? jstr(step, "name") : (s ? s->name : NULL));
-		if (strcmp(g->kind, "high") == 0)
-			g->title = xasprintf("High-complexity step: %s", name);
-		else if (strcmp(g->kind, "shell") == 0)
-			g->title = xstrdup("Run a shell command?");
-		else
-			g->title = xasprintf("Before step: %s", name);
-		free(name);
-		if (jstr(o, "command")) {
-			g->command = san(jstr(o, "command"));
-			linestore_add(&g->body, VL_HEADER, "Command:");
-			add_text(&g->body, VL_WARN, jstr(o, "command"));
-		}
-		if (strcmp(g->kind, "shell") == 0) {
-			char *id = san(sid);
+/* High, step and shell gates: about one step (and, for shell, its command). */
+static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
+{
+	const cJSON *step = jget(o, "step");
+	struct vstep *s = find_step(v, g->step_id);
+	cJSON *fallback = NULL;
+	char *name;
 
-			addf(&g->body, VL_NOTICE, "Asked by step %s; other steps go on meanwhile.",
-			     *id ? id : "?");
-			free(id);
+	if (!cJSON_IsObject(step) && s && s->f->json)
+		step = fallback = cJSON_Parse(s->f->json);
+	name = san(cJSON_IsObject(step) ? jstr(step, "name") : (s ? s->name : NULL));
+	if (g->kind == GATE_HIGH)
+		g->title = xasprintf("High-complexity step: %s", name);
+	else if (g->kind == GATE_SHELL)
+		g->title = xstrdup("Run a shell command?");
+	else
+		g->title = xasprintf("Before step: %s", name);
+	free(name);
+	if (jstr(o, "command")) {
+		g->command = san(jstr(o, "command"));
+		linestore_add(&g->body, VL_HEADER, "Command:");
+		add_text(&g->body, VL_WARN, jstr(o, "command"));
+	}
+	if (g->kind == GATE_SHELL) {
+		char *id = san(g->step_id);
+
+		addf(&g->body, VL_NOTICE, "Asked by step %s; other steps go on meanwhile.",
+		     *id ? id : "?");
+		free(id);
+	}
+	if (cJSON_IsObject(step)) {
+		describe_step(v, &g->body, step);
+		g->edit_json = print_json(step);
+	}
+	cJSON_Delete(fallback);
+}
+
+/* The dialog of a gate the fold has just opened. */
+static void gate_open(struct view *v, const cJSON *o)
+{
+	unsigned long id = (unsigned long)jlong(o, "gate_id", 0);
+	const struct fgate *fg = fold_find_gate(&v->rs, id);
+	struct vgate *g = NULL;
+	cJSON *proposed;
+
+	if (!fg)
+		return; /* the fold did not take it (no known kind) */
+	for (size_t i = 0; i < v->n_gates && !g; i++) {
+		if (v->gates[i].id == id) {
+			g = &v->gates[i];
+			gate_release(g);
 		}
-		if (cJSON_IsObject(step)) {
-			describe_step(v, &g->body, step);
-			g->edit_json = print_json(step);
-		}
-		cJSON_Delete(fallback);
+	}
+	if (!g) {
+		v->gates = xgrow(v->gates, &v->cap_gates, v->n_gates + 1, sizeof(*v->gates));
+		g = &v->gates[v->n_gates++];
+	}
+	memset(g, 0, sizeof(*g));
+	linestore_init(&g->body);
+	g->id = id;
+	g->kind = fg->kind;
+	g->step_id = xstrdup(fg->step_id);
+	g->spent_usd = g->reserved_usd = g->needed_usd = g->budget_usd = -1;
+	proposed = v->rs.proposed_json ? cJSON_Parse(v->rs.proposed_json) : NULL;
+	switch (g->kind) {
+	case GATE_PLAN:
+	case GATE_REPLAN: gate_plan_body(v, g, o, proposed); break;
+	case GATE_BUDGET: gate_budget_body(g, o); break;
+	case GATE_HIGH:
+	case GATE_SHELL:
+	case GATE_STEP:
+	case GATE__COUNT: gate_step_body(v, g, o); break;
 	}
 	cJSON_Delete(proposed);
-
-	if (g->step_id) {
-		struct vstep *s = find_step(v, g->step_id);
-
-		if (s && s->status != VS_GATE) {
-			s->before_gate = s->status;
-			s->status = VS_GATE;
-		}
-	}
+	g->orig_json = xstrdup(g->edit_json);
 	addf(&v->runlog, VL_WARN, "Gate open: %s", g->title);
+}
+
+/*
+ * A gate always shows the current definitions: after an edit at the gate (a step.edit, or
+ * a plan.proposed with reason edit) its dialog is built again from them, with what was
+ * changed since it opened marked; a budget gate shows the spend as it is now.
+ */
+static void gate_rebuild(struct view *v, struct vgate *g)
+{
+	const struct fgate *fg = fold_find_gate(&v->rs, g->id);
+	cJSON *o = fg && fg->json ? cJSON_Parse(fg->json) : NULL, *before = NULL, *now = NULL;
+	char *orig = g->orig_json;
+	unsigned long id = g->id;
+	enum gate_kind kind = g->kind;
+	char *step_id = g->step_id;
+
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return;
+	}
+	g->orig_json = NULL;
+	g->step_id = NULL;
+	gate_release(g);
+	memset(g, 0, sizeof(*g));
+	linestore_init(&g->body);
+	g->id = id;
+	g->kind = kind;
+	g->step_id = step_id;
+	g->orig_json = orig;
+	g->spent_usd = g->reserved_usd = g->needed_usd = g->budget_usd = -1;
+	before = orig ? cJSON_Parse(orig) : NULL;
+	switch (kind) {
+	case GATE_PLAN:
+	case GATE_REPLAN:
+		now = v->rs.proposed_json ? cJSON_Parse(v->rs.proposed_json) : NULL;
+		gate_plan_body(v, g, o, now);
+		if (before && now && !cJSON_Compare(before, now, true)) {
+			linestore_add(&g->body, VL_HEADER, "Edited at this gate (a approves it):");
+			mark_plan_changes(&g->body, before, now);
+		}
+		break;
+	case GATE_BUDGET:
+		/* The spend as it is now, not as it was when the gate opened. */
+		cJSON_DeleteItemFromObject(o, "spent_usd");
+		cJSON_AddNumberToObject(o, "spent_usd", v->rs.spent_usd);
+		gate_budget_body(g, o);
+		break;
+	case GATE_HIGH:
+	case GATE_STEP:
+	case GATE_SHELL:
+	case GATE__COUNT: {
+		int i = fold_find_step(&v->rs, step_id);
+		if (i >= 0 && v->rs.steps[i].json && kind != GATE_SHELL) {
+			now = cJSON_Parse(v->rs.steps[i].json);
+			if (cJSON_IsObject(now)) {
+				cJSON_DeleteItemFromObject(o, "step");
+				cJSON_AddItemToObject(o, "step", cJSON_Duplicate(now, true));
+			}
+		}
+		gate_step_body(v, g, o);
+		if (before && now && !cJSON_Compare(before, now, true)) {
+			linestore_add(&g->body, VL_HEADER, "Edited at this gate (a approves it):");
+			mark_step_changes(&g->body, before, now);
+		}
+		break;
+	}
+	}
+	cJSON_Delete(before);
+	cJSON_Delete(now);
+	cJSON_Delete(o);
+}
+
+/* Rebuilds the open gates an event changes. */
+static void refresh_gates(struct view *v, enum event_type t, const char *step_id)
+{
+	for (size_t i = 0; i < v->n_gates; i++) {
+		struct vgate *g = &v->gates[i];
+		bool plan = g->kind == GATE_PLAN || g->kind == GATE_REPLAN;
+
+		if ((t == EV_PLAN_PROPOSED && plan) || (t == EV_LLM_CALL && g->kind == GATE_BUDGET) ||
+		    (t == EV_STEP_EDIT && !plan && g->kind != GATE_BUDGET && g->step_id && step_id &&
+		     !strcmp(g->step_id, step_id)))
+			gate_rebuild(v, g);
+	}
 }
 
 static void gate_decision(struct view *v, const cJSON *o)
 {
 	unsigned long id = (unsigned long)jlong(o, "gate_id", 0);
-	const char *dec = jstr(o, "decision"), *by = jstr(o, "by");
-	char *sid = NULL, *kind = NULL;
+	const char *kind = jstr(o, "gate"), *sid = jstr(o, "step_id");
+	char *d = san(jstr(o, "decision")), *b = san(jstr(o, "by"));
+	char *r = san_or_null(jstr(o, "reason")), *k, *si;
+	struct vstep *s;
 
+	/* The dialog still holds what the gate was about (the fold has closed it). */
 	for (size_t i = 0; i < v->n_gates; i++) {
-		if (v->gates[i].id != id)
-			continue;
-		sid = v->gates[i].step_id;
-		kind = v->gates[i].kind;
-		v->gates[i].step_id = v->gates[i].kind = NULL;
-		gate_release(&v->gates[i]);
-		memmove(&v->gates[i], &v->gates[i + 1],
-			(v->n_gates - i - 1) * sizeof(*v->gates));
-		v->n_gates--;
-		break;
-	}
-	if (!sid)
-		sid = san_or_null(jstr(o, "step_id"));
-	if (!kind)
-		kind = san(jstr(o, "gate"));
-	if (sid) {
-		struct vstep *s = find_step(v, sid);
-
-		if (s && s->status == VS_GATE) {
-			/* Skip at a shell gate refuses one command; the step goes on. */
-			if (dec && strcmp(dec, "skip") == 0 && strcmp(kind, "replan") != 0 &&
-			    strcmp(kind, "shell") != 0)
-				s->status = VS_SKIPPED;
-			else
-				s->status = s->before_gate;
-		}
-		if (s) {
-			char *d = san(dec), *b = san(by);
-
-			addf(&s->log, VL_NOTICE, "Gate %s: %s by %s", kind, d, b);
-			free(d);
-			free(b);
+		if (v->gates[i].id == id) {
+			kind = gate_kind_name(v->gates[i].kind);
+			sid = v->gates[i].step_id;
+			break;
 		}
 	}
-	{
-		char *d = san(dec), *b = san(by), *r = san_or_null(jstr(o, "reason"));
-
-		addf(&v->runlog, VL_NOTICE, "Gate %s%s%s: %s by %s%s%s", kind, sid ? " " : "",
-		     sid ? sid : "", d, b, r ? " \xe2\x80\x94 " : "", r ? r : "");
-		free(d);
-		free(b);
-		free(r);
-	}
-	free(sid);
-	free(kind);
-	recompute_ready(v);
+	k = san(kind);
+	si = san_or_null(sid);
+	s = find_step(v, sid);
+	if (s)
+		addf(&s->log, VL_NOTICE, "Gate %s: %s by %s", k, d, b);
+	addf(&v->runlog, VL_NOTICE, "Gate %s%s%s: %s by %s%s%s", k, si ? " " : "", si ? si : "", d,
+	     b, r ? " \xe2\x80\x94 " : "", r ? r : "");
+	free(d);
+	free(b);
+	free(r);
+	free(k);
+	free(si);
 }
 
 /* ---- streaming text ---- */
@@ -926,142 +1106,123 @@ static void stream_into(struct linestore *ls, char **carry, size_t *carry_len, c
 	free(buf);
 }
 
-/* ---- event handlers ---- */
+/* ---- event handlers: what each event adds to the logs ---- */
 
 struct ctx {
 	struct view *v;
 	const cJSON *o;
-	double ts;
-	struct vstep *step; /* the event's step, when it names a known one */
+	struct vstep *step;    /* the event's step, when it names a known one */
 	struct linestore *log; /* the step's log, else the run log */
 };
 
 static void on_run_start(struct ctx *c)
 {
 	struct view *v = c->v;
-	const cJSON *policy = jget(c->o, "policy");
-	double b;
 
-	set_str(&v->run_id, san_or_null(jstr(c->o, "run_id")));
-	set_str(&v->task, san_or_null(jstr(c->o, "task")));
-	set_str(&v->provider, san_or_null(jstr(c->o, "provider")));
-	v->simulated = jbool(c->o, "simulated", false);
-	if (cJSON_IsObject(policy) && jnum(policy, "budget_usd", &b) && b > 0)
-		v->budget_usd = b;
-	if (v->started <= 0)
-		v->started = c->ts;
-	if (v->state == VR_STARTING)
-		v->state = VR_PLANNING;
 	addf(&v->runlog, VL_HEADER, "Run %s started%s", v->run_id ? v->run_id : "",
-	     v->simulated ? " (simulated models)" : "");
+	     v->rs.simulated ? " (simulated models)" : "");
 	if (v->task)
 		addf(&v->runlog, VL_TEXT, "Task: %s", v->task);
+}
+
+static void on_run_resume(struct ctx *c)
+{
+	linestore_close(&c->v->runlog);
+	linestore_add(&c->v->runlog, VL_HEADER, "Run resumed from its journal");
+}
+
+static void on_run_reopen(struct ctx *c)
+{
+	char *r = san(jstr(c->o, "reason"));
+
+	c->v->aborting = false;
+	linestore_close(&c->v->runlog);
+	addf(&c->v->runlog, VL_HEADER, "Run reopened%s%s%s", *r ? " (" : "", r, *r ? ")" : "");
+	free(r);
 }
 
 static void on_plan_proposed(struct ctx *c)
 {
 	struct view *v = c->v;
 	const cJSON *plan = jget(c->o, "plan"), *steps;
-	double est;
 	char *reason = san(jstr(c->o, "reason"));
 	char m[32];
 
-	if (!cJSON_IsObject(plan)) {
-		free(reason);
-		return;
+	if (cJSON_IsObject(plan)) {
+		steps = jget(plan, "steps");
+		money(m, sizeof(m), v->rs.estimate_usd, v->rs.estimate_usd >= 0);
+		addf(&v->runlog, VL_HEADER,
+		     "Plan proposed: revision %ld%s%s, %d steps, estimate %s",
+		     jlong(c->o, "revision", 0), *reason ? ", " : "", reason,
+		     cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0, m);
 	}
-	set_str(&v->proposed_json, print_json(plan));
-	if (jnum(c->o, "estimate_usd", &est))
-		v->estimate_usd = est;
-	else
-		v->estimate_usd = -1;
-	if (!v->plan_adopted) {
-		load_plan(v, plan, NULL);
-		v->revision = (int)jlong(c->o, "revision", 0);
-	}
-	steps = jget(plan, "steps");
-	money(m, sizeof(m), v->estimate_usd, v->estimate_usd >= 0);
-	addf(&v->runlog, VL_HEADER, "Plan proposed: revision %ld%s%s, %d steps, estimate %s",
-	     jlong(c->o, "revision", 0), *reason ? ", " : "", reason,
-	     cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0, m);
 	free(reason);
 }
 
 static void on_plan_adopted(struct ctx *c)
 {
-	struct view *v = c->v;
-	const cJSON *plan = jget(c->o, "plan");
-
-	if (!cJSON_IsObject(plan))
-		return;
-	load_plan(v, plan, jget(c->o, "kept"));
-	set_str(&v->plan_json, print_json(plan));
-	v->revision = (int)jlong(c->o, "revision", 0);
-	v->plan_adopted = true;
-	if (v->state != VR_FINISHED)
-		v->state = VR_RUNNING;
-	addf(&v->runlog, VL_PASS, "Plan revision %d adopted", v->revision);
+	if (cJSON_IsObject(jget(c->o, "plan")))
+		addf(&c->v->runlog, VL_PASS, "Plan revision %d adopted", c->v->rs.revision);
 }
 
 static void on_step_start(struct ctx *c)
 {
 	struct vstep *s = c->step;
-	long attempt = jlong(c->o, "attempt", 1);
 
 	if (!s)
 		return;
 	linestore_close(&s->log);
-	s->status = VS_RUNNING;
-	s->attempts = (int)(attempt > 0 ? attempt : 1);
-	if (s->started <= 0 || s->ended > 0)
-		s->started = c->ts;
-	s->ended = 0;
-	if (c->v->state != VR_FINISHED)
-		c->v->state = VR_RUNNING;
 	addf(&s->log, VL_HEADER, "\xe2\x94\x80\xe2\x94\x80 attempt %d \xe2\x94\x80\xe2\x94\x80",
-	     s->attempts);
+	     s->f->attempts);
+}
+
+static void on_step_state(struct ctx *c)
+{
+	struct vstep *s = c->step;
+	const char *st = jstr(c->o, "state");
+	char *r;
+
+	if (!s || !st || fold_state_from_name(st) < 0)
+		return;
+	/* The attempt header and "Result in; verifying" already say these two. */
+	if (strcmp(st, "running") == 0 || strcmp(st, "verifying") == 0)
+		return;
+	r = san_or_null(jstr(c->o, "reason"));
+	linestore_close(&s->log);
+	addf(&s->log, strcmp(st, "stale") == 0 ? VL_WARN : VL_NOTICE, "Now %s%s%s",
+	     view_status_name(display_status(c->v, s)), r ? " \xe2\x80\x94 " : "", r ? r : "");
+	free(r);
+}
+
+/* Whether the engine is working on the step's current attempt. */
+static bool in_flight(const struct vstep *s)
+{
+	return (s->f->state == FS_RUNNING || s->f->state == FS_VERIFYING) &&
+	       !current(s->cancelled_attempt, s->f);
 }
 
 /* Pause-and-cancel, edit or skip: the engine drops this attempt and starts the step over
  * later (or skips it); until then it is not running. */
-static void step_cancelled(struct view *v, struct vstep *s)
+static void step_cancelled(struct vstep *s)
 {
-	if (s->status == VS_GATE)
-		s->before_gate = VS_PENDING;
-	else
-		s->status = VS_PENDING;
-	recompute_ready(v);
+	s->cancelled_attempt = s->f->attempts > 0 ? s->f->attempts : 1;
 }
 
 static void on_llm_call(struct ctx *c)
 {
-	struct view *v = c->v;
 	const char *role = jstr(c->o, "role"), *status = jstr(c->o, "status");
-	int r = role_index(role);
+	const char *model = jstr(c->o, "model");
 	struct vstep *s = c->step;
-	const cJSON *usd = jget(c->o, "cost_usd");
+	static const char *const roles[VC__COUNT] = {"planner", "executor", "verifier"};
 
-	if (r >= 0)
-		cost_add(&v->cost[r], c->o);
-	if (s && r != VC_PLANNER) {
-		long att = jlong(c->o, "attempt", s->attempts);
-
-		cost_add(&s->cost, c->o);
-		if (att >= 1 && att <= 1000 && cJSON_IsNumber(usd)) {
-			if (att > s->n_attempt_usd) {
-				s->attempt_usd = xrealloc(s->attempt_usd, (size_t)att * sizeof(double));
-				for (long i = s->n_attempt_usd; i < att; i++)
-					s->attempt_usd[i] = 0;
-				s->n_attempt_usd = (int)att;
-			}
-			s->attempt_usd[att - 1] += usd->valuedouble;
-		}
-	}
+	for (int r = 0; role && model && r < VC__COUNT; r++)
+		if (strcmp(role, roles[r]) == 0)
+			set_str(&c->v->model[r], san(model));
 	if (status && strcmp(status, "cancelled") == 0 && s && in_flight(s)) {
 		linestore_close(c->log);
 		addf(c->log, VL_WARN, "%s call cancelled; the step starts over",
 		     role ? role : "model");
-		step_cancelled(v, s);
+		step_cancelled(s);
 	} else if (status && strcmp(status, "ok") != 0) {
 		char *e = san(jstr(c->o, "error")), *st = san(status);
 
@@ -1130,105 +1291,99 @@ static void on_tool_result(struct ctx *c)
 static void on_step_output(struct ctx *c)
 {
 	const cJSON *res = jget(c->o, "result");
+	struct vstep *s = c->step;
 	double conf;
 
-	if (!c->step)
+	if (!s)
 		return;
-	linestore_close(&c->step->log);
-	c->step->status = VS_VERIFYING;
+	s->output_attempt = (int)jlong(c->o, "attempt", s->f->attempts);
+	linestore_close(&s->log);
 	if (cJSON_IsObject(res) && jnum(res, "confidence", &conf))
-		addf(&c->step->log, VL_NOTICE, "Result in (confidence %.2f); verifying\xe2\x80\xa6",
+		addf(&s->log, VL_NOTICE, "Result in (confidence %.2f); verifying\xe2\x80\xa6",
 		     conf);
 	else
-		linestore_add(&c->step->log, VL_NOTICE, "Result in; verifying\xe2\x80\xa6");
+		linestore_add(&s->log, VL_NOTICE, "Result in; verifying\xe2\x80\xa6");
 }
 
+/* The drawable row of the verdict the fold has just added. */
 static void on_verdict(struct ctx *c)
 {
 	struct view *v = c->v;
-	const cJSON *crit = jget(c->o, "criteria"), *it;
+	const struct fverdict *fv;
 	struct vverdict *vd;
-	const char *action;
+	struct vstep *s = c->step;
 
+	if (v->rs.n_verdicts <= v->n_verdicts)
+		return;
+	fv = &v->rs.verdicts[v->rs.n_verdicts - 1];
 	v->verdicts = xgrow(v->verdicts, &v->cap_verdicts, v->n_verdicts + 1,
 			    sizeof(*v->verdicts));
 	vd = &v->verdicts[v->n_verdicts++];
 	memset(vd, 0, sizeof(*vd));
-	vd->step_id = san(jstr(c->o, "step_id"));
-	vd->stage = san(jstr(c->o, "stage"));
-	vd->action = san(jstr(c->o, "action"));
-	vd->severity = san_or_null(jstr(c->o, "severity"));
-	vd->feedback = san_or_null(jstr(c->o, "feedback"));
-	vd->attempt = (int)jlong(c->o, "attempt", 0);
-	vd->overall_pass = jbool(c->o, "overall_pass", strcmp(vd->action, "pass") == 0);
-	if (cJSON_IsArray(crit)) {
-		vd->criteria = xcalloc((size_t)cJSON_GetArraySize(crit) + 1, sizeof(*vd->criteria));
-		cJSON_ArrayForEach(it, crit)
-		{
-			struct vcriterion *cr = &vd->criteria[vd->n_criteria];
-			double conf;
+	vd->step_id = san(fv->step_id);
+	vd->stage = san(fv->stage);
+	vd->action = san(fv->action);
+	vd->severity = san_or_null(fv->severity);
+	vd->feedback = san_or_null(fv->feedback);
+	vd->attempt = fv->attempt;
+	vd->overall_pass = fv->overall_pass;
+	vd->criteria = xcalloc(fv->n_criteria + 1, sizeof(*vd->criteria));
+	for (size_t i = 0; i < fv->n_criteria; i++) {
+		struct vcriterion *cr = &vd->criteria[vd->n_criteria++];
 
-			if (!cJSON_IsObject(it))
-				continue;
-			cr->text = san(jstr(it, "criterion"));
-			cr->evidence = san_or_null(jstr(it, "evidence"));
-			cr->passed = jbool(it, "passed", false);
-			cr->confidence = jnum(it, "confidence", &conf) ? conf : -1;
-			vd->n_criteria++;
-		}
+		cr->text = san(fv->criteria[i].text);
+		cr->evidence = san_or_null(fv->criteria[i].evidence);
+		cr->passed = fv->criteria[i].passed;
+		cr->not_judged = fv->criteria[i].not_judged;
+		cr->confidence = fv->criteria[i].confidence;
 	}
-	action = vd->action;
-	if (!c->step)
+	if (!s)
 		return;
-	linestore_close(&c->step->log);
-	addf(&c->step->log, vd->overall_pass ? VL_PASS : VL_CRITIQUE, "Verdict (%s): %s%s%s",
-	     vd->stage, action, vd->severity ? ", " : "", vd->severity ? vd->severity : "");
+	linestore_close(&s->log);
+	addf(&s->log, vd->overall_pass ? VL_PASS : VL_CRITIQUE, "Verdict (%s): %s%s%s", vd->stage,
+	     vd->action, vd->severity ? ", " : "", vd->severity ? vd->severity : "");
 	for (size_t i = 0; i < vd->n_criteria; i++) {
-		if (!vd->criteria[i].passed)
-			addf(&c->step->log, VL_CRITIQUE, "  \xe2\x9c\x97 %s", vd->criteria[i].text);
+		if (vd->criteria[i].not_judged)
+			addf(&s->log, VL_NOTICE, "  ? %s (not judged)", vd->criteria[i].text);
+		else if (!vd->criteria[i].passed)
+			addf(&s->log, VL_CRITIQUE, "  \xe2\x9c\x97 %s", vd->criteria[i].text);
 	}
 	if (!vd->overall_pass && vd->feedback)
-		addf(&c->step->log, VL_CRITIQUE, "Critique for the next attempt: %s", vd->feedback);
-	if (strcmp(action, "retry") == 0 || strcmp(action, "replan") == 0)
-		c->step->status = VS_RETRYING;
+		addf(&s->log, VL_CRITIQUE, "Critique for the next attempt: %s", vd->feedback);
+	if (strcmp(vd->action, "retry") == 0 || strcmp(vd->action, "replan") == 0)
+		s->retry_attempt = vd->attempt > 0 ? vd->attempt : s->f->attempts;
 }
 
 static void on_step_end(struct ctx *c)
 {
 	struct vstep *s = c->step;
-	const char *st = jstr(c->o, "status");
 	bool reused = jbool(c->o, "reused", false);
+	int st = fold_state_from_name(jstr(c->o, "status"));
 
-	if (!s || !st)
+	if (!s || st < 0 || !fold_state_settled((enum fstep_state)st))
 		return;
 	linestore_close(&s->log);
-	if (strcmp(st, "passed") == 0)
-		s->status = VS_PASSED;
-	else if (strcmp(st, "fail_accepted") == 0)
-		s->status = VS_FAIL_ACCEPTED;
-	else if (strcmp(st, "skipped") == 0)
-		s->status = VS_SKIPPED;
-	s->attempts = (int)jlong(c->o, "attempts", s->attempts);
-	if (s->started > 0)
-		s->ended = c->ts;
-	addf(&s->log, s->status == VS_PASSED ? VL_PASS : VL_WARN, "Step %s%s after %d attempt%s",
-	     view_status_name(s->status), reused ? " (result reused)" : "", s->attempts,
-	     s->attempts == 1 ? "" : "s");
-	recompute_ready(c->v);
+	addf(&s->log, st == FS_PASSED ? VL_PASS : VL_WARN, "Step %s%s after %d attempt%s",
+	     st == FS_PASSED ? "passed" : st == FS_SKIPPED ? "skipped" : "fail-accepted",
+	     reused ? " (result reused)" : "", s->f->attempts, s->f->attempts == 1 ? "" : "s");
 }
 
 static void on_step_edit(struct ctx *c)
 {
-	const cJSON *after = jget(c->o, "after");
 	char *by = san(jstr(c->o, "by"));
 
-	if (c->step && cJSON_IsObject(after)) {
-		step_define(c->step, after);
-		c->step->edited = true;
-		compute_depths(c->v);
+	if (c->step && cJSON_IsObject(jget(c->o, "after")))
 		addf(&c->step->log, VL_WARN, "Step edited by %s", *by ? by : "operator");
-	}
 	free(by);
+}
+
+static void on_operator_command(struct ctx *c)
+{
+	char *cmd = san(jstr(c->o, "command")), *sid = san_or_null(jstr(c->o, "step_id"));
+
+	addf(c->log, VL_NOTICE, "Operator: %s%s%s", cmd, sid ? " " : "", sid ? sid : "");
+	free(cmd);
+	free(sid);
 }
 
 static void on_notice(struct ctx *c)
@@ -1240,16 +1395,11 @@ static void on_notice(struct ctx *c)
 		k = VL_WARN;
 	else if (level && strcmp(level, "error") == 0)
 		k = VL_ERROR;
-	if (kind && strcmp(kind, "pause") == 0)
-		c->v->paused = true;
-	else if (kind && (strcmp(kind, "resume_run") == 0 || strcmp(kind, "unpause") == 0))
-		c->v->paused = false;
-	else if (kind && strcmp(kind, "abort") == 0)
+	if (kind && strcmp(kind, "abort") == 0)
 		c->v->aborting = true;
 	else if (kind && strcmp(kind, "step_cancelled") == 0 && c->step && in_flight(c->step))
-		/* Proposed, not published by the engine yet: an attempt cancelled inside a tool
-		 * call, where no llm.call says "cancelled". */
-		step_cancelled(c->v, c->step);
+		/* An attempt cancelled inside a tool call, where no llm.call says so. */
+		step_cancelled(c->step);
 	else if (kind && strcmp(kind, "tool_retry") == 0)
 		k = VL_RETRY;
 	linestore_close(c->log);
@@ -1262,42 +1412,45 @@ static void on_run_final(struct ctx *c)
 
 	if (!answer)
 		return;
-	set_str(&c->v->answer, textsan_clean(answer, strlen(answer), TEXTSAN_KEEP_NL));
 	linestore_close(&c->v->runlog);
 	linestore_add(&c->v->runlog, VL_HEADER, "Final answer:");
-	linestore_add(&c->v->runlog, VL_TEXT, c->v->answer);
+	add_text(&c->v->runlog, VL_TEXT, answer);
 }
 
 static void on_run_end(struct ctx *c)
 {
 	struct view *v = c->v;
-	char *reason = san_or_null(jstr(c->o, "reason"));
+	char *st = san(v->rs.end_status), *reason = san_or_null(v->rs.end_reason);
 
-	set_str(&v->end_status, san(jstr(c->o, "status")));
-	set_str(&v->end_reason, reason);
-	v->exit_code = (int)jlong(c->o, "exit_code", -1);
-	v->state = VR_FINISHED;
-	v->paused = false;
-	v->ended = c->ts;
-	for (size_t i = 0; i < v->n_gates; i++)
-		gate_release(&v->gates[i]);
-	v->n_gates = 0;
-	for (size_t i = 0; i < v->n_steps; i++)
-		if (v->steps[i].status == VS_GATE)
-			v->steps[i].status = v->steps[i].before_gate;
 	linestore_close(&v->runlog);
-	addf(&v->runlog, strcmp(v->end_status, "passed") == 0 ? VL_PASS : VL_WARN,
-	     "Run finished: %s%s%s", v->end_status, reason ? " \xe2\x80\x94 " : "",
-	     reason ? reason : "");
+	addf(&v->runlog, strcmp(st, "passed") == 0 ? VL_PASS : VL_WARN, "Run finished: %s%s%s", st,
+	     reason ? " \xe2\x80\x94 " : "", reason ? reason : "");
+	free(st);
+	free(reason);
+}
+
+static void on_gate_open(struct ctx *c)
+{
+	gate_open(c->v, c->o);
+}
+
+static void on_gate_decision(struct ctx *c)
+{
+	gate_decision(c->v, c->o);
 }
 
 typedef void (*handler_fn)(struct ctx *c);
 
 static const handler_fn handlers[EV__COUNT] = {
 	[EV_RUN_START] = on_run_start,
+	[EV_RUN_RESUME] = on_run_resume,
+	[EV_RUN_REOPEN] = on_run_reopen,
 	[EV_PLAN_PROPOSED] = on_plan_proposed,
 	[EV_PLAN_ADOPTED] = on_plan_adopted,
+	[EV_GATE_OPEN] = on_gate_open,
+	[EV_GATE_DECISION] = on_gate_decision,
 	[EV_STEP_START] = on_step_start,
+	[EV_STEP_STATE] = on_step_state,
 	[EV_LLM_CALL] = on_llm_call,
 	[EV_LLM_DELTA] = on_llm_delta,
 	[EV_LLM_RETRY] = on_llm_retry,
@@ -1307,35 +1460,67 @@ static const handler_fn handlers[EV__COUNT] = {
 	[EV_VERIFY_VERDICT] = on_verdict,
 	[EV_STEP_END] = on_step_end,
 	[EV_STEP_EDIT] = on_step_edit,
+	[EV_OPERATOR_COMMAND] = on_operator_command,
 	[EV_NOTICE] = on_notice,
 	[EV_RUN_FINAL] = on_run_final,
 	[EV_RUN_END] = on_run_end,
 };
 
+double view_gate_committed(const struct vgate *g)
+{
+	double t = 0;
+
+	t += g->spent_usd > 0 ? g->spent_usd : 0;
+	t += g->reserved_usd > 0 ? g->reserved_usd : 0;
+	t += g->needed_usd > 0 ? g->needed_usd : 0;
+	return t;
+}
+
+void view_forget_gates(struct view *v)
+{
+	fold_forget_gates(&v->rs);
+	sync_gates(v);
+	sync_status(v);
+}
+
+/*
+ * The fold first (run state), then the steps and strings it changed, then what the event
+ * adds to the logs and dialogs (which reads both), then the statuses shown.
+ */
 void view_apply(struct view *v, const struct event *ev)
 {
-	struct ctx c = {v, NULL, 0, NULL, NULL};
+	struct ctx c = {v, NULL, NULL, NULL};
 	cJSON *o;
+	enum event_type t;
 
-	if (!ev || !ev->json || ev->type < 0 || ev->type >= EV__COUNT)
+	if (!ev || !ev->json || (int)ev->type < 0 || ev->type >= EV__COUNT)
 		return;
 	o = cJSON_Parse(ev->json);
 	if (!cJSON_IsObject(o)) {
 		cJSON_Delete(o);
 		return;
 	}
+	t = ev->type;
+	fold_apply_json(&v->rs, (int)t, o);
+	if (t == EV_LLM_DELTA) {
+		/* Streamed text, many a second: it changes no run state, only a log. */
+		c.o = o;
+		c.step = find_step(v, jstr(o, "step_id"));
+		on_llm_delta(&c);
+		cJSON_Delete(o);
+		return;
+	}
+	sync_steps(v, t == EV_PLAN_PROPOSED || t == EV_PLAN_ADOPTED || t == EV_STEP_EDIT);
+	if (t == EV_RUN_START || t == EV_PLAN_PROPOSED || t == EV_PLAN_ADOPTED)
+		sync_strings(v);
 	c.o = o;
-	c.ts = view_parse_ts(jstr(o, "ts"));
 	c.step = find_step(v, jstr(o, "step_id"));
 	c.log = c.step ? &c.step->log : &v->runlog;
-	v->events++;
-	if (ev->seq)
-		v->last_seq = ev->seq;
-	if (ev->type == EV_GATE_OPEN)
-		gate_open(v, o);
-	else if (ev->type == EV_GATE_DECISION)
-		gate_decision(v, o);
-	else if (handlers[ev->type])
-		handlers[ev->type](&c);
+	if (handlers[t])
+		handlers[t](&c);
+	sync_gates(v);
+	if (t == EV_PLAN_PROPOSED || t == EV_STEP_EDIT || t == EV_LLM_CALL)
+		refresh_gates(v, t, jstr(o, "step_id"));
+	sync_status(v);
 	cJSON_Delete(o);
 }

@@ -1,7 +1,10 @@
 /*
  * view — the cockpit's model of a run, built only from events (state + event → state).
- * No curses: the panes draw it, the unit tests drive it with hand-built events. Every
- * string in it has been through textsan, so it is safe to draw.
+ * The run state is the fold's (agent/run/fold.h), the same reading of events the report,
+ * the headless printer and resume use; the view adds what the panes draw: sanitized names,
+ * log lines, verdict rows, gate dialog bodies and the status each step shows. No curses:
+ * the unit tests drive it with hand-built events. Every string it adds has been through
+ * textsan, so it is safe to draw; the fold's strings (v->rs) are raw.
  */
 #ifndef PEVTUI_VIEW_H
 #define PEVTUI_VIEW_H
@@ -9,21 +12,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fold.h"
+#include "gate.h"
 #include "linestore.h"
 #include "strbuf.h"
 
 struct event;
 
+/* What the Plan pane shows for a step: the fold's state, refined for display (ready:
+ * pending with every input done; retrying: sent back by its verifier). */
 enum vstep_status {
 	VS_PENDING,
 	VS_READY,
+	VS_WAITING, /* at its own gate (or a gate names it) */
 	VS_RUNNING,
 	VS_VERIFYING,
-	VS_PASSED,
 	VS_RETRYING,
+	VS_STALE,
+	VS_PASSED,
 	VS_FAIL_ACCEPTED,
 	VS_SKIPPED,
-	VS_GATE,
 	VS__COUNT
 };
 
@@ -42,38 +50,28 @@ enum vline_kind {
 	VL_ERROR,
 };
 
-/* Money and tokens for one role or one step. */
-struct vcost {
-	char *model;
-	long calls;
-	long tokens_in, tokens_out, tokens_cached;
-	double usd;
-	bool unknown; /* at least one call had no price: the sum is a lower bound */
-};
-
 struct vstep {
+	/* The fold's step at the same index: state, attempts, cost, time, definition JSON.
+	 * Valid until the next view_apply. */
+	const struct fstep *f;
+	char *key; /* the raw id, to carry the log across a replan */
 	char *id, *name, *description, *complexity;
 	struct strvec criteria;
 	struct strvec deps;
-	char *json; /* the step as the plan holds it (compact JSON), raw: for editors only */
 	enum vstep_status status;
-	enum vstep_status before_gate; /* status to return to when its gate closes */
-	int attempts;
-	int depth;         /* longest dependency chain above it (tree indentation) */
-	double started;    /* epoch seconds of the first step.start, 0 = never */
-	double ended;      /* epoch seconds of step.end, 0 = not ended */
-	bool edited;
-	struct vcost cost; /* executor and verifier calls for this step */
-	double *attempt_usd; /* spend per attempt, [0] = attempt 1 */
-	int n_attempt_usd;
+	int depth; /* longest dependency chain above it (tree indentation) */
 	struct linestore log;
-	size_t carry_len;  /* bytes of an unfinished escape sequence kept from a delta */
+	size_t carry_len; /* bytes of an unfinished escape sequence kept from a delta */
 	char *carry;
+	/* For journals without step.state: the attempt whose result came in (verifying), that
+	 * a verdict sent back (retrying) and whose call was cancelled (starts over); 0 = none. */
+	int output_attempt, retry_attempt, cancelled_attempt;
 };
 
 struct vcriterion {
 	char *text, *evidence;
 	bool passed;
+	bool not_judged;
 	double confidence; /* < 0 when not given */
 };
 
@@ -87,54 +85,43 @@ struct vverdict {
 
 struct vgate {
 	unsigned long id;
-	char *kind;    /* plan, high, replan, shell, budget, step */
-	char *step_id; /* NULL for plan gates */
+	enum gate_kind kind;
+	char *step_id; /* raw, NULL for plan, replan and budget gates */
 	char *title;   /* one line for the dialog's frame */
 	struct linestore body; /* what the dialog shows, tagged for colour */
 	char *edit_json; /* what `E` edits here: the step or the proposed plan (raw JSON) */
+	char *orig_json; /* the same when the gate opened: edits since are marked */
 	char *command;   /* shell gates: the command as one line of safe text, for the form */
-	double spent_usd, budget_usd; /* budget gates (< 0 when not given) */
+	/* Budget gates (< 0 when not given): spent, held by calls in flight, asked for by the
+	 * call that waits, and the cap. */
+	double spent_usd, reserved_usd, needed_usd, budget_usd;
 };
 
-enum vrun_state { VR_STARTING, VR_PLANNING, VR_RUNNING, VR_PAUSED, VR_FINISHED };
+enum vrun_state { VR_STARTING, VR_PLANNING, VR_RUNNING, VR_FINISHED };
 
 enum vcost_role { VC_PLANNER, VC_EXECUTOR, VC_VERIFIER, VC__COUNT };
 
 struct view {
-	char *run_id, *task, *goal, *provider;
-	bool simulated;
-	int revision;        /* of the current (adopted or shown) plan */
-	bool plan_adopted;   /* false while only a proposal is known */
-	char *plan_json;     /* the current plan (raw JSON) */
-	char *proposed_json; /* the latest proposed plan (raw JSON), for the plan gate */
-	struct vstep *steps;
+	struct run_state rs; /* the fold: everything that is run state */
+
+	char *run_id, *task, *goal, *provider; /* sanitized for drawing */
+	int revision;        /* shown: of the adopted plan, or of the proposal before one */
+	struct vstep *steps; /* one per rs.steps, same order */
 	size_t n_steps;
 
 	struct linestore runlog; /* planning, notices, the final answer */
 	size_t runlog_carry_len;
 	char *runlog_carry;
 
-	struct vverdict *verdicts; /* oldest first; the pane draws newest first */
+	struct vverdict *verdicts; /* one per rs.verdicts; the pane draws newest first */
 	size_t n_verdicts, cap_verdicts;
 
-	struct vgate *gates; /* open gates, in the order they opened */
+	struct vgate *gates; /* one per rs.gates (the open gates), same order */
 	size_t n_gates, cap_gates;
 
-	struct vcost cost[VC__COUNT];
-	double estimate_usd; /* < 0 when unknown */
-	double budget_usd;   /* 0 = none */
-
+	char *model[VC__COUNT]; /* the model each role called last */
 	enum vrun_state state;
-	bool paused;        /* from the engine's "pause" / "resume_run" notices */
-	bool aborting;      /* an "abort" notice came; run.end follows */
-	char *end_status;   /* passed, partial, aborted, error (after run.end) */
-	char *end_reason;
-	int exit_code;
-	char *answer;       /* run.final */
-	double started;     /* epoch seconds of run.start */
-	double ended;
-	unsigned long events; /* applied so far */
-	unsigned long last_seq;
+	bool aborting; /* an "abort" notice came; run.end follows */
 };
 
 struct view *view_new(void);
@@ -143,7 +130,13 @@ void view_free(struct view *v); /* NULL ok */
 /* Applies one event. Unknown types and malformed fields are ignored (never fatal). */
 void view_apply(struct view *v, const struct event *ev);
 
-/* Index of the step with this id, or -1. */
+/* A budget gate's spend if it is continued: spent, in flight and asked for. */
+double view_gate_committed(const struct vgate *g);
+/* --resume, once the journal is applied: the gates it left open were asked by a process
+ * that is gone; their dialogs go (the engine asks again). */
+void view_forget_gates(struct view *v);
+
+/* Index of the step with this (raw) id, or -1. */
 int view_find_step(const struct view *v, const char *id);
 /* True once a step is running, verifying or retrying (the spinner moves). */
 bool view_busy(const struct view *v);
@@ -163,7 +156,7 @@ bool view_event_is_failure(const struct event *ev);
 
 /* Seconds since run.start at `now` (or until run.end). */
 double view_elapsed(const struct view *v, double now);
-/* A step's elapsed seconds at `now` (0 before it starts). */
+/* Seconds a step has spent running or verifying at `now`. */
 double view_step_elapsed(const struct vstep *s, double now);
 /* Total spend of all roles; *unknown true when some call had no price. */
 double view_total_usd(const struct view *v, bool *unknown);
@@ -172,8 +165,5 @@ const char *view_status_name(enum vstep_status s); /* "pending", "fail-accepted"
 /* Short state for the status line: "planning", "running", "paused", "waiting for you",
  * "finished — passed" …; caller frees. */
 char *view_state_text(const struct view *v);
-
-/* Seconds since the epoch for an RFC 3339 UTC time ("2026-01-02T03:04:05.678Z"); 0 if bad. */
-double view_parse_ts(const char *ts);
 
 #endif

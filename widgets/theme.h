@@ -24,6 +24,7 @@ enum theme_role {
 	THEME_WARN,    /* retries, fail-accepted, warnings */
 	THEME_BUSY,    /* running, verifying */
 	THEME_WAIT,    /* at a gate, needs the operator */
+	THEME_STALE,   /* out of date: runs again once its inputs pass */
 	THEME_ACCENT,  /* headers, names */
 	THEME_TOOL,
 	THEME_DIALOG,

@@ -1021,33 +1021,76 @@ static int count_where(const cJSON *events, int from, const char *type, const ch
 	return n;
 }
 
-static void budget_approved_once(const struct loaded *before, const struct loaded *after)
-{
-	assert_int_equal(count_where(before->events, 0, "gate.decision", "gate", "budget"), 1);
-	if (count_where(after->events, cJSON_GetArraySize(before->events), "gate.open", "gate",
-	                "budget"))
-		fail_msg("the budget gate, approved before the crash, opened again after resume");
-}
-
 /*
- * A budget gate approved before the crash is not asked again: spending has not newly
- * crossed the budget.
- *
- * Regression: rebuild restores that the budget gate was asked (it was asked twice).
+ * The budget is a cap: --yes never raises it. The run stops at the cap (exit 3, run.end
+ * naming --budget), spending no more than the cap plus the calls in flight; --resume with
+ * a higher --budget reopens it (run.reopen) and it finishes, nothing passed run again.
  */
-static void test_budget_gate_not_asked_again(void **state)
+static void test_budget_stop_then_resume_higher(void **state)
 {
-	static const char *const budget[] = {"--budget", "0.02", NULL};
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *rd;
+	const char *first[] = {"--headless", "--demo", "--yes", "--sim-delay", "0",
+			       "--budget",   "0.02",   "--runs-dir", runs, NULL};
+	struct loaded a, b;
+	struct proc p;
+	const cJSON *ev;
+	double total = 0, biggest = 0, c;
+	int k;
 
 	(void)state;
-	/* legal-review spends about $0.08; the gate opens during the first step. */
-	crash_and_resume((struct kill_spec){.scenario = "legal-review",
-	                                    .at = AT_EVENT,
-	                                    .event = "step.end",
-	                                    .nth = 1,
-	                                    .extra = budget,
-	                                    .resume_extra = budget,
-	                                    .also = budget_approved_once});
+	p = run_wait(tmp, first);
+	assert_int_equal(p.status, 3);
+	assert_non_null(strstr(p.err, "--budget"));
+	proc_free(&p);
+	rd = find_run(runs);
+	assert_non_null(rd);
+	load(rd, &a);
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(a.events, cJSON_GetArraySize(a.events) - 1),
+				      "type"),
+			    "run.end");
+	cJSON_ArrayForEach(ev, a.events)
+	{
+		if (!strcmp(type_of(ev), "llm.call") && jsonx_num(ev, "cost_usd", &c)) {
+			total += c;
+			if (c > biggest)
+				biggest = c;
+		}
+	}
+	assert_true(total > 0);
+	assert_true(total <= 0.02 + biggest); /* one call in flight at most (parallel 1) */
+
+	{
+		const char *again[] = {"--headless", "--resume",   strrchr(rd, '/') + 1, "--sim-delay",
+				       "0",          "--budget",   "5",  "--runs-dir",
+				       runs,         NULL};
+		p = run_wait(tmp, again);
+	}
+	if (p.status != 0)
+		fail_msg("resume exited %d\nstderr:\n%s", p.status, p.err);
+	proc_free(&p);
+	load(rd, &b);
+	k = cJSON_GetArraySize(a.events);
+	assert_string_equal(type_of(cJSON_GetArrayItem(b.events, k)), "run.reopen");
+	assert_int_equal(count_type(b.events, "run.end"), 2);
+	/* The higher cap stands: no budget stop after the resume. */
+	assert_int_equal(count_where(b.events, k, "gate.open", "gate", "budget"), 0);
+	/* Steps that passed before the stop are not run again. */
+	for (int i = 0; i < k; i++) {
+		const cJSON *e = cJSON_GetArrayItem(a.events, i);
+		if (!strcmp(type_of(e), "step.end") && !strcmp(jsonx_str(e, "status"), "passed"))
+			for (int j = k; j < cJSON_GetArraySize(b.events); j++) {
+				const cJSON *f = cJSON_GetArrayItem(b.events, j);
+				if (!strcmp(type_of(f), "step.start"))
+					assert_string_not_equal(jsonx_str(f, "step_id"),
+								jsonx_str(e, "step_id"));
+			}
+	}
+	loaded_free(&a);
+	loaded_free(&b);
+	cli_rm_rf(tmp);
+	free(runs);
+	free(rd);
+	free(tmp);
 }
 
 /* Attempts of step "density" that got a verdict before the first replan. */
@@ -1261,7 +1304,7 @@ int main(void)
 	    cmocka_unit_test(test_high_gate_then_resume),
 	    cmocka_unit_test(test_plan_gate_then_resume),
 	    cmocka_unit_test(test_replan_gate_reopens),
-	    cmocka_unit_test(test_budget_gate_not_asked_again),
+	    cmocka_unit_test(test_budget_stop_then_resume_higher),
 	    cmocka_unit_test(test_resume_keeps_workspace),
 	    cmocka_unit_test(test_in_flight_attempt_keeps_retries),
 	    cmocka_unit_test(test_gate_ids_unique_after_resume),

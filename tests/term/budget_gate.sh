@@ -6,13 +6,25 @@
 start 100 30 --demo --scenario generic --gate budget --budget 0.001
 wait_for "Gate: Budget reached" 60
 expect 'Spent [$]0\.[0-9]+ of the [$]0\.0010 budget'
-expect "a continue  x stop the run"
+expect "a \+50%  d double  e set the cap  x stop the run"
 expect "█"
 keys s
 wait_for "this gate cannot be skipped"
-keys a
-wait_for "finished — passed" 60
-refute "Gate: Budget reached"
+# d doubles the cap; the check is armed again at it, so the gate comes back.
+keys d
+wait_for "budget raised to [$]0\.0020" 30
+wait_for "Gate: Budget reached" 60
+expect 'of the [$]0\.0020 budget'
+# e takes a figure.
+keys e
+wait_for "New budget"
+keys C-u "5"
+keys Enter
+wait_for "finished — passed" 90
+wait_gone "Gate: Budget reached"
+j=$(ls "$TMPD"/runs/*/journal.jsonl | head -n 1)
+grep -q '"type":"gate.decision".*"gate":"budget".*"budget_usd":5' "$j" ||
+	fail "no budget decision with the typed cap"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 tmux -L "$SOCK" kill-server >/dev/null 2>&1

@@ -24,12 +24,24 @@ keys a
 wait_for "Gate: High-complexity step" 60
 expect "stated as a date"
 keys E
+# An edit is not an approval: the same gate comes back with the new text, marked.
+wait_for "Edited at this gate" 30
+expect "Gate: High-complexity step"
+expect "calendar date"
+journal=$(ls "$TMPD"/runs/*/journal.jsonl)
+grep -q '"type":"step.start".*"step_id":"memo"' "$journal" && fail "memo started before approval"
+keys a
 wait_for "finished — passed" 60
 expect "✓ .*memo "
 [ -s "$TMPD/errors-seen" ] || fail "the editor was not reopened with the errors on top"
 grep -q "not valid JSON" "$TMPD/errors-seen" || fail "the error comment does not say what is wrong"
 journal=$(ls "$TMPD"/runs/*/journal.jsonl)
 grep -q '"type":"step.edit".*calendar date' "$journal" || fail "no step.edit with the new criterion"
-grep -q '"decision":"edit"' "$journal" || fail "the gate was not answered with edit"
+grep -q '"type":"operator.command".*"command":"edit"' "$journal" ||
+	fail "no operator.command for the edit"
+[ "$(grep -c '"type":"gate.open".*"gate":"high"' "$journal")" -eq 1 ] ||
+	fail "the edit closed the gate and opened another"
+grep -q '"type":"gate.decision".*"gate":"high".*"decision":"approve"' "$journal" ||
+	fail "the gate was not approved after the edit"
 keys q
 wait_for "PEVTUI-EXIT=0" 10

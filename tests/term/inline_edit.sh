@@ -15,6 +15,9 @@ keys Tab Tab Tab Tab
 keys C-u "every deadline is a calendar date"
 wait_for "Criterion 2 +every deadline is a calendar date"
 keys C-s
+wait_for "Edited at this gate" 30
+expect "\+ criterion: every deadline is a calendar date"
+keys a
 wait_for "finished — passed" 60
 journal=$(ls "$TMPD"/runs/*/journal.jsonl)
 grep -q '"type":"step.edit".*every deadline is a calendar date' "$journal" ||

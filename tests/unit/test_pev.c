@@ -182,6 +182,12 @@ struct run {
 	int exit_code;
 	int delay_ms;  /* the simulated model's pause per streamed chunk */
 	cJSON *events; /* array of every journaled event */
+	bool linger;   /* the engine stays after run.end (the cockpit's mode) */
+	/* Sees every journaled event as it is published (bus lock held: it may only post
+	 * commands and answers, which queue). */
+	void (*hook)(struct run *r, const cJSON *ev);
+	int hook_state;
+	unsigned long held_gate; /* a gate the hook holds open for a while */
 };
 
 static void answer_gates(void *ctx, const struct event *ev)
@@ -191,17 +197,31 @@ static void answer_gates(void *ctx, const struct event *ev)
 	const char *gate;
 	double id = 0;
 
-	if (ev->type != EV_GATE_OPEN)
+	if (ev->type != EV_GATE_OPEN && !r->hook)
 		return;
 	o = cJSON_Parse(ev->json);
+	if (r->hook)
+		r->hook(r, o);
+	if (ev->type != EV_GATE_OPEN) {
+		cJSON_Delete(o);
+		return;
+	}
 	gate = jsonx_str(o, "gate");
 	jsonx_num(o, "gate_id", &id);
 	for (int i = 0; i < r->n_answers; i++) {
 		if (strcmp(r->answers[i].gate, gate))
 			continue;
-		if (r->answers[i].post_cmd)
+		if (r->answers[i].post_cmd) {
 			pev_post(r->e, r->answers[i].post, NULL, NULL);
-		else
+		} else if (r->answers[i].decision == GATE_EDIT && strcmp(gate, "shell")) {
+			/* Edit, then approve the same gate: the edit is a command of its own. */
+			const char *sid = jsonx_str(o, "step_id");
+			if (sid)
+				pev_post(r->e, PEV_CMD_EDIT, sid, r->answers[i].edited);
+			else
+				pev_post(r->e, PEV_CMD_EDIT_PLAN, NULL, r->answers[i].edited);
+			gatekeeper_answer(r->gates, (unsigned long)id, GATE_APPROVE, NULL);
+		} else
 			gatekeeper_answer(r->gates, (unsigned long)id, r->answers[i].decision,
 					  r->answers[i].edited);
 		break;
@@ -280,6 +300,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	if (!r->e)
 		fail_msg("pev_new: %s", err);
 	bus_subscribe(r->bus, answer_gates, r);
+	pev_set_linger(r->e, r->linger);
 	pev_start(r->e);
 	r->exit_code = pev_join(r->e);
 	load_events(r);
@@ -605,7 +626,11 @@ static void test_operator_edits_step_at_gate(void **state)
 	assert_string_equal(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit, "before"), "acceptance_criteria"), 0)->valuestring,
 		"original criterion");
-	assert_string_equal(jsonx_str(last(&r, "gate.decision"), "decision"), "edit");
+	/* The edit is not an answer: the same gate, approved after the edit. */
+	assert_int_equal(count(&r, "gate.open", "s1"), 1);
+	assert_string_equal(jsonx_str(last(&r, "gate.decision"), "decision"), "approve");
+	assert_string_equal(jsonx_str(nth(&r, "operator.command", NULL, 0), "command"), "edit");
+	assert_true(jsonx_num(nth(&r, "operator.command", NULL, 0), "seq", &(double){0}));
 	/* The executor ran the edited step. */
 	assert_non_null(strstr(r.rec->exec_prompts.v[0], "EDITED-CRITERION"));
 	assert_null(strstr(r.rec->exec_prompts.v[0], "original criterion"));
@@ -1033,8 +1058,368 @@ static void test_chaos_is_reproducible(void **state)
 	free(t3);
 }
 
+
+/* ------------------------------------------------- the operator loop (issue 9) */
+
+static bool is(const cJSON *ev, const char *type, const char *step_id)
+{
+	const char *sid = jsonx_str(ev, "step_id");
+
+	return !strcmp(jsonx_str(ev, "type"), type) &&
+	       (!step_id || (sid && !strcmp(sid, step_id)));
+}
+
+static unsigned long gate_id_of(const cJSON *ev)
+{
+	double d = 0;
+
+	jsonx_num(ev, "gate_id", &d);
+	return (unsigned long)d;
+}
+
+/* big's high gate stays open until `after` (which depends on quick) has finished. */
+static void hold_big_gate(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "gate.open", "big"))
+		r->held_gate = gate_id_of(ev);
+	if (is(ev, "step.end", "after")) {
+		assert_true(r->held_gate != 0);
+		assert_true(gatekeeper_answer(r->gates, r->held_gate, GATE_APPROVE, NULL));
+	}
+}
+
+/* A gate holds only its step: the others run, finish and start while it is open. */
+static void test_gate_holds_only_its_step(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_HIGH);
+	r.s.parallel = 2;
+	r.hook = hold_big_gate;
+	script_plan(r.script, plan_of(step("big", NULL, "high", NULL), step("quick", NULL, NULL, NULL),
+				      step("after", "quick", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	/* quick passed and after started and passed while big's gate was open. */
+	assert_true(seq_of(nth(&r, "gate.open", "big", 0)) < seq_of(nth(&r, "step.end", "quick", 0)));
+	assert_true(seq_of(nth(&r, "step.end", "after", 0)) <
+		    seq_of(nth(&r, "gate.decision", "big", 0)));
+	assert_string_equal(jsonx_str(nth(&r, "step.state", "big", 0), "state"), "waiting");
+	assert_string_equal(end_status(&r, "big"), "passed");
+	run_free(&r);
+}
+
+/* At b's gate the operator edits a (which b depends on): b's gate is withdrawn, b goes
+ * stale, a runs again, and only then b is asked about again and runs. */
+static void edit_input_at_gate(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "gate.open", "b") && r->hook_state++ == 0) {
+		cJSON *a = step("a", NULL, NULL, NULL);
+		char *json;
+		cJSON_ReplaceItemInObject(a, "description", cJSON_CreateString("do it better"));
+		json = jsonx_print(a);
+		cJSON_Delete(a);
+		pev_post(r->e, PEV_CMD_EDIT, "a", json);
+		free(json);
+	} else if (is(ev, "gate.open", "b")) {
+		assert_true(gatekeeper_answer(r->gates, gate_id_of(ev), GATE_APPROVE, NULL));
+	}
+}
+
+/* The n-th step.state of a step with this state, or NULL. */
+static const cJSON *nth_state(const struct run *r, const char *step_id, const char *state, int n)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		if (is(ev, "step.state", step_id) && !strcmp(jsonx_str(ev, "state"), state) &&
+		    n-- == 0)
+			return ev;
+	}
+	return NULL;
+}
+
+static void test_edit_at_gate_invalidates_dependents(void **state)
+{
+	struct run r;
+	const cJSON *withdrawn, *stale;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_HIGH);
+	r.hook = edit_input_at_gate;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", "a", "high", NULL),
+				      NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	withdrawn = nth(&r, "gate.decision", "b", 0);
+	assert_string_equal(jsonx_str(withdrawn, "decision"), "withdrawn");
+	stale = nth_state(&r, "a", "stale", 0);
+	assert_non_null(stale);
+	assert_non_null(nth_state(&r, "b", "stale", 0));
+	assert_string_equal(jsonx_str(nth_state(&r, "b", "stale", 0), "cause"), "a");
+	assert_int_equal(count(&r, "step.start", "a"), 2);
+	assert_int_equal(count(&r, "step.start", "b"), 1);
+	/* b ran on a's second pass, after its second gate. */
+	assert_true(seq_of(nth(&r, "step.end", "a", 1)) < seq_of(nth(&r, "gate.open", "b", 1)));
+	assert_true(seq_of(nth(&r, "gate.decision", "b", 1)) < seq_of(nth(&r, "step.start", "b", 0)));
+	/* The journal says what was asked, before what it caused. */
+	assert_true(seq_of(nth(&r, "operator.command", NULL, 0)) < seq_of(stale));
+	run_free(&r);
+}
+
+/* The cockpit's run stays open after run.end: a forced re-run reopens it, runs the step
+ * and its dependents again (no reuse), and ends a second segment. */
+static void rerun_after_end(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "run.end", NULL) && r->hook_state++ == 0)
+		pev_post(r->e, PEV_CMD_RERUN_FORCE, "a", NULL);
+	else if (is(ev, "run.end", NULL))
+		pev_post(r->e, PEV_CMD_QUIT, NULL, NULL);
+}
+
+static void test_forced_rerun_reopens_finished_run(void **state)
+{
+	struct run r;
+	const cJSON *ev;
+	int ends = 0, reopens = 0;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.linger = true;
+	r.hook = rerun_after_end;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", "a", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "step.start", "a"), 2);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(nth(&r, "step.end", "a", 1), "reused")));
+	/* b went stale; its inputs came back byte for byte the same, so it reuses its own
+	 * verified result, as a build tool would (a forced re-run of b would not). */
+	assert_non_null(nth_state(&r, "b", "stale", 0));
+	assert_int_equal(count(&r, "step.start", "b"), 1);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(nth(&r, "step.end", "b", 1), "reused")));
+	/* One run.end per segment, a run.reopen between, naming the command. */
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		if (is(ev, "run.end", NULL))
+			assert_int_equal(++ends, reopens + 1);
+		if (is(ev, "run.reopen", NULL)) {
+			assert_int_equal(++reopens, ends);
+			assert_true(jsonx_num(ev, "by_seq", &(double){0}));
+		}
+	}
+	assert_int_equal(ends, 2);
+	assert_int_equal(count(&r, "run.final", NULL), 2);
+	run_free(&r);
+}
+
+/* A verdict that leaves out a criterion is asked again, then counts as failed with the
+ * criterion marked "not judged". */
+static cJSON *verdict_judging(const char *passing_csv)
+{
+	cJSON *v = cJSON_CreateObject(), *crit = cJSON_CreateArray();
+	char *copy = xstrdup(passing_csv), *save = NULL;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "criterion", t);
+		cJSON_AddBoolToObject(c, "passed", true);
+		cJSON_AddStringToObject(c, "evidence", "seen");
+		cJSON_AddItemToArray(crit, c);
+	}
+	free(copy);
+	cJSON_AddBoolToObject(v, "overall_pass", true);
+	cJSON_AddItemToObject(v, "criteria_results", crit);
+	cJSON_AddStringToObject(v, "action", "pass");
+	cJSON_AddStringToObject(v, "severity", "minor");
+	return v;
+}
+
+static void test_unjudged_criterion_fails_the_verdict(void **state)
+{
+	struct run r;
+	const cJSON *v, *c;
+	bool not_judged = false;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.max_retries = 0;
+	r.s.max_replans = 0;
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, "alpha,beta,gamma,delta"), NULL));
+	script_verdicts(r.script, "s1", verdict_judging("alpha,beta,gamma"), NULL);
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_PARTIAL);
+	/* Asked twice for the one attempt: the second time naming "delta". */
+	assert_int_equal(r.rec->calls[ROLE_VERIFIER], 2); /* no final check: nothing passed */
+	v = nth(&r, "verify.verdict", "s1", 1);
+	assert_string_equal(jsonx_str(v, "stage"), "model");
+	assert_string_equal(jsonx_str(v, "action"), "retry");
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(v, "criteria"))
+	{
+		if (!strcmp(jsonx_str(c, "criterion"), "delta")) {
+			not_judged = cJSON_IsTrue(cJSON_GetObjectItem(c, "not_judged"));
+			assert_false(cJSON_IsTrue(cJSON_GetObjectItem(c, "passed")));
+		}
+	}
+	assert_true(not_judged);
+	assert_non_null(strstr(jsonx_str(v, "feedback"), "delta"));
+	assert_string_equal(end_status(&r, "s1"), "fail_accepted");
+	run_free(&r);
+}
+
+static void priced_models(struct run *r)
+{
+	free(r->s.model[ROLE_PLANNER]);
+	free(r->s.model[ROLE_EXECUTOR]);
+	free(r->s.model[ROLE_VERIFIER]);
+	r->s.model[ROLE_PLANNER] = xstrdup("sim-planner");
+	r->s.model[ROLE_EXECUTOR] = xstrdup("sim-executor");
+	r->s.model[ROLE_VERIFIER] = xstrdup("sim-verifier");
+}
+
+static double spent(const struct run *r, double *max_call)
+{
+	const cJSON *ev;
+	double total = 0, c;
+
+	*max_call = 0;
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		if (is(ev, "llm.call", NULL) && jsonx_num(ev, "cost_usd", &c)) {
+			total += c;
+			if (c > *max_call)
+				*max_call = c;
+		}
+	}
+	return total;
+}
+
+/* --yes never raises the budget: the run stops at the cap, within the calls in flight. */
+static void test_budget_is_a_cap_without_operator(void **state)
+{
+	struct run r;
+	double max_call, total;
+
+	(void)state;
+	run_init(&r, script_new());
+	priced_models(&r);
+	r.s.gates = GATE_MASK(GATE_BUDGET) | GATE_MASK(GATE_PLAN);
+	r.s.parallel = 3;
+	r.s.budget_usd = 0.02;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", NULL, NULL, NULL),
+				      step("c", NULL, NULL, NULL), step("d", "a,b,c", NULL, NULL),
+				      step("e", "d", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_ABORTED);
+	total = spent(&r, &max_call);
+	if (max_call <= 0)
+		dump_events(&r);
+	assert_true(max_call > 0);
+	assert_true(total <= 0.02 + 3 * max_call);
+	assert_non_null(strstr(jsonx_str(last(&r, "run.end"), "reason"), "--budget"));
+	assert_null(last(&r, "run.final"));
+	/* The plan gate said the estimate is over the budget. */
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(nth(&r, "gate.open", NULL, 0), "over_budget")));
+	run_free(&r);
+}
+
+/* At the budget gate the operator sets a new cap; the check is armed again at it. */
+static void raise_budget(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "gate.open", NULL) && !strcmp(jsonx_str(ev, "gate"), "budget")) {
+		const char *cap = r->hook_state++ == 0 ? "{\"budget_usd\": 0.03}" : "{\"budget_usd\": 10}";
+		assert_true(gatekeeper_answer(r->gates, gate_id_of(ev), GATE_APPROVE, cap));
+	}
+}
+
+static void test_budget_gate_takes_a_new_cap(void **state)
+{
+	struct run r;
+	double max_call, total, at_second = 0;
+	const cJSON *ev;
+
+	(void)state;
+	run_init(&r, script_new());
+	priced_models(&r);
+	r.s.gates = GATE_MASK(GATE_BUDGET);
+	r.s.budget_usd = 0.02;
+	r.hook = raise_budget;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), step("b", "a", NULL, NULL),
+				      step("c", "b", NULL, NULL), step("d", "c", NULL, NULL),
+				      step("e", "d", NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "gate.open", NULL), 2);
+	/* The second gate opened at the new cap, not before it. */
+	total = 0;
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		double c;
+		if (is(ev, "llm.call", NULL) && jsonx_num(ev, "cost_usd", &c))
+			total += c;
+		if (is(ev, "gate.open", NULL) && !at_second && count(&r, "gate.open", NULL) == 2 &&
+		    ev == nth(&r, "gate.open", NULL, 1))
+			at_second = total;
+	}
+	assert_true(at_second > 0.02);
+	assert_true(at_second <= 0.03 + 1e-9);
+	assert_true(jsonx_num(nth(&r, "gate.decision", NULL, 0), "budget_usd", &(double){0}));
+	(void)spent(&r, &max_call);
+	run_free(&r);
+}
+
+/* A quit while the final answer is being written: no crash, no run.end, resumable. */
+static void quit_at_final_check(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "llm.call", NULL) && !strcmp(jsonx_str(ev, "purpose"), "final_check"))
+		pev_post(r->e, PEV_CMD_QUIT, NULL, NULL);
+}
+
+static void test_quit_during_finish(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.hook = quit_at_final_check;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_ABORTED);
+	assert_null(last(&r, "run.final"));
+	assert_null(last(&r, "run.end"));
+	run_end_go(&r);
+	r.hook = NULL;
+	assert_int_equal(run_go(&r, GATE_MODE_YES, true), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "step.start", "a"), 1);
+	assert_non_null(last(&r, "run.final"));
+	run_free(&r);
+}
+
+/* Cancelling what runs (the second p) cancels the planner's call too; resume asks again. */
+static void cancel_the_planner(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "run.start", NULL))
+		pev_post(r->e, PEV_CMD_CANCEL_RUNNING, NULL, NULL);
+	if (is(ev, "llm.call", NULL) && !strcmp(jsonx_str(ev, "status"), "cancelled"))
+		pev_post(r->e, PEV_CMD_RESUME, NULL, NULL);
+}
+
+static void test_cancel_running_cancels_the_planner(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.delay_ms = 20;
+	r.hook = cancel_the_planner;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	assert_string_equal(jsonx_str(nth(&r, "llm.call", NULL, 0), "status"), "cancelled");
+	assert_string_equal(jsonx_str(nth(&r, "llm.call", NULL, 0), "role"), "planner");
+	assert_int_equal(count(&r, "plan.proposed", NULL), 1);
+	run_free(&r);
+}
+
 int main(void)
 {
+	/* A stalled engine would hang the suite: fail it instead. */
+	alarm(120);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_pass),
 		cmocka_unit_test(test_retry_then_pass),
@@ -1057,6 +1442,14 @@ int main(void)
 		cmocka_unit_test(test_parallel_one_is_sequential),
 		cmocka_unit_test(test_replan_waits_for_running_steps),
 		cmocka_unit_test(test_chaos_is_reproducible),
+		cmocka_unit_test(test_gate_holds_only_its_step),
+		cmocka_unit_test(test_edit_at_gate_invalidates_dependents),
+		cmocka_unit_test(test_forced_rerun_reopens_finished_run),
+		cmocka_unit_test(test_unjudged_criterion_fails_the_verdict),
+		cmocka_unit_test(test_budget_is_a_cap_without_operator),
+		cmocka_unit_test(test_budget_gate_takes_a_new_cap),
+		cmocka_unit_test(test_quit_during_finish),
+		cmocka_unit_test(test_cancel_running_cancels_the_planner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -393,6 +393,36 @@ static void test_missing_or_bad_journal(void **state)
 	free(rpath);
 }
 
+/* A criterion the verifier left out is reported as not judged, not as failed; an edit
+ * shows in the plan; a replan's dropped step keeps the name it had. */
+static void test_not_judged_edit_and_dropped_step(void **state)
+{
+	struct fixture *fx = *state;
+	char *plan = xasprintf("{\"revision\":0,\"kept\":[],\"plan\":%s}", plan_json);
+
+	pub(fx, EV_RUN_START, "{\"run_id\":\"r2\",\"task\":\"t\",\"provider\":\"sim\"}");
+	pub(fx, EV_PLAN_ADOPTED, plan);
+	pub(fx, EV_STEP_EDIT,
+	    "{\"step_id\":\"read\",\"by\":\"operator\",\"after\":{\"step_id\":\"read\","
+	    "\"name\":\"Read it twice\",\"estimated_complexity\":\"medium\"}}");
+	pub(fx, EV_STEP_START, "{\"step_id\":\"risks\",\"attempt\":1}");
+	pub(fx, EV_VERIFY_VERDICT,
+	    "{\"step_id\":\"risks\",\"attempt\":1,\"stage\":\"model\",\"action\":\"retry\","
+	    "\"criteria\":[{\"criterion\":\"cites clauses\",\"passed\":false,"
+	    "\"not_judged\":true},{\"criterion\":\"lists risks\",\"passed\":false,"
+	    "\"feedback\":\"none listed\"}],\"feedback\":\"judge every criterion\"}");
+	pub(fx, EV_PLAN_ADOPTED,
+	    "{\"revision\":1,\"kept\":[],\"plan\":{\"goal\":\"g\",\"steps\":["
+	    "{\"step_id\":\"read\",\"name\":\"Read it twice\"}]}}");
+	render(fx);
+	has_line(fx, "  - Not judged: cites clauses");
+	has_line(fx, "  - Failed criterion: lists risks — none listed");
+	assert_null(strstr(fx->report, "Failed criterion: cites clauses"));
+	has_line(fx, "1. **read** Read it twice");
+	has_line(fx, "### risks — Find risks (not in the final plan)");
+	free(plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +431,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_latest_plan_wins, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_only_proposed_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_or_bad_journal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_judged_edit_and_dropped_step, setup,
+					    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,21 +89,21 @@ static void test_plan_proposed_then_adopted(void **state)
 	struct view *v = started_view();
 
 	assert_state(v, "planning");
-	assert_true(v->budget_usd > 0.49 && v->budget_usd < 0.51);
+	assert_true(v->rs.budget_usd > 0.49 && v->rs.budget_usd < 0.51);
 	assert_int_equal(v->n_steps, 3);
-	assert_false(v->plan_adopted);
+	assert_false(v->rs.plan_adopted);
 	assert_string_equal(v->goal, "Review the contract");
 	assert_int_equal(v->steps[0].status, VS_READY);
 	assert_int_equal(v->steps[1].status, VS_PENDING);
 	assert_int_equal(v->steps[2].depth, 2);
 	assert_int_equal(v->steps[1].criteria.n, 2);
 	assert_string_equal(v->steps[2].complexity, "high");
-	assert_true(v->estimate_usd > 0.0122 && v->estimate_usd < 0.0124);
-	assert_non_null(v->proposed_json);
+	assert_true(v->rs.estimate_usd > 0.0122 && v->rs.estimate_usd < 0.0124);
+	assert_non_null(v->rs.proposed_json);
 
 	apply(v, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'plan.adopted','revision':0,"
 		 "'kept':[],'plan':" PLAN3 "}");
-	assert_true(v->plan_adopted);
+	assert_true(v->rs.plan_adopted);
 	assert_state(v, "running");
 	view_free(v);
 }
@@ -116,7 +116,7 @@ static void test_plan_gate_queue(void **state)
 		 "'gate':'plan','step_id':null,'revision':0,'estimate_usd':0.0123}");
 	assert_int_equal(v->n_gates, 1);
 	assert_int_equal(v->gates[0].id, 7);
-	assert_string_equal(v->gates[0].kind, "plan");
+	assert_int_equal(v->gates[0].kind, GATE_PLAN);
 	assert_non_null(v->gates[0].edit_json);
 	assert_non_null(strstr(v->gates[0].edit_json, "Find clauses"));
 	assert_non_null(find_line(&v->gates[0].body, "Summarize"));
@@ -139,7 +139,7 @@ static void test_unknown_estimate_is_not_zero(void **state)
 		 "'estimate_usd':null,'plan':" PLAN3 "}");
 	apply(v, "{'seq':2,'ts':'2026-01-01T10:00:02.000Z','type':'gate.open','gate_id':1,"
 		 "'gate':'plan','step_id':null,'revision':0,'estimate_usd':null}");
-	assert_true(v->estimate_usd < 0);
+	assert_true(v->rs.estimate_usd < 0);
 	assert_non_null(find_line(&v->gates[0].body, "Estimated cost: ?"));
 	assert_null(find_line(&v->gates[0].body, "$0.0000"));
 	view_free(v);
@@ -200,7 +200,7 @@ static void test_step_lifecycle_and_log(void **state)
 
 	apply(v, "{'seq':10,'ts':'2026-01-01T10:00:20.000Z','type':'step.start','step_id':'s1',"
 		 "'attempt':2,'name':'Read'}");
-	assert_int_equal(s1->attempts, 2);
+	assert_int_equal(s1->f->attempts, 2);
 	assert_non_null(find_line(&s1->log, "attempt 2"));
 	apply(v, "{'seq':11,'ts':'2026-01-01T10:00:25.000Z','type':'verify.verdict','step_id':'s1',"
 		 "'attempt':2,'stage':'model','action':'pass','overall_pass':true,'criteria':[]}");
@@ -236,16 +236,16 @@ static void test_costs_unknown_never_zero(void **state)
 		 "'output_tokens':5,'cost_usd':0.002,'status':'error','error':'HTTP 500'}");
 	total = view_total_usd(v, &unknown);
 	assert_true(unknown);
-	assert_int_equal(v->cost[VC_PLANNER].calls, 1);
-	assert_int_equal(v->cost[VC_PLANNER].tokens_in, 1000);
-	assert_int_equal(v->cost[VC_PLANNER].tokens_cached, 50);
-	assert_string_equal(v->cost[VC_EXECUTOR].model, "local-llama");
-	assert_true(v->cost[VC_EXECUTOR].unknown);
-	assert_false(v->cost[VC_VERIFIER].unknown);
-	assert_int_equal(v->steps[0].cost.calls, 2);
-	assert_true(v->steps[0].cost.unknown);
-	assert_int_equal(v->steps[0].n_attempt_usd, 1);
-	assert_true(v->steps[0].attempt_usd[0] > 0.0019);
+	assert_int_equal(v->rs.roles[VC_PLANNER].calls, 1);
+	assert_int_equal(v->rs.roles[VC_PLANNER].tokens_in, 1000);
+	assert_int_equal(v->rs.roles[VC_PLANNER].tokens_cached, 50);
+	assert_string_equal(v->model[VC_EXECUTOR], "local-llama");
+	assert_true(v->rs.roles[VC_EXECUTOR].unknown);
+	assert_false(v->rs.roles[VC_VERIFIER].unknown);
+	assert_int_equal(v->steps[0].f->cost.calls, 2);
+	assert_true(v->steps[0].f->cost.unknown);
+	assert_int_equal(v->steps[0].f->n_attempt_usd, 1);
+	assert_true(v->steps[0].f->attempt_usd[0] > 0.0019);
 	assert_non_null(find_line(&v->steps[0].log, "verifier call error: HTTP 500"));
 	view_free(v);
 }
@@ -258,13 +258,17 @@ static void test_high_gate_skip(void **state)
 		 "'gate':'high','step_id':'s3','step':{'step_id':'s3','name':'Summarize',"
 		 "'acceptance_criteria':['c3'],'dependencies':['s1','s2'],"
 		 "'estimated_complexity':'high'}}");
-	assert_int_equal(v->steps[2].status, VS_GATE);
+	assert_int_equal(v->steps[2].status, VS_WAITING);
 	assert_non_null(strstr(v->gates[0].title, "Summarize"));
 	assert_non_null(v->gates[0].edit_json);
 	assert_non_null(find_line(&v->gates[0].body, "Inputs from:"));
 	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:11.000Z','type':'gate.decision','gate_id':3,"
 		 "'gate':'high','step_id':'s3','decision':'skip','by':'operator'}");
 	assert_int_equal(v->n_gates, 0);
+	/* The state is the engine's to say: step.end follows the decision. */
+	assert_int_equal(v->steps[2].status, VS_PENDING);
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:11.000Z','type':'step.end','step_id':'s3',"
+		 "'status':'skipped','attempts':0}");
 	assert_int_equal(v->steps[2].status, VS_SKIPPED);
 	view_free(v);
 }
@@ -285,7 +289,12 @@ static void test_gates_answered_in_order(void **state)
 	assert_int_equal(v->n_gates, 1);
 	assert_int_equal(v->gates[0].id, 2);
 	assert_int_equal(v->steps[1].status, VS_PENDING);
-	assert_int_equal(v->steps[2].status, VS_GATE);
+	assert_int_equal(v->steps[2].status, VS_WAITING);
+	/* A journal cut short at that gate, shown again for --resume: the engine asks anew. */
+	view_forget_gates(v);
+	assert_int_equal(v->n_gates, 0);
+	assert_int_equal(v->steps[2].status, VS_PENDING);
+	assert_state(v, "running");
 	view_free(v);
 }
 
@@ -316,7 +325,7 @@ static void test_replan_diff_and_kept(void **state)
 		 "'kept':['s1'],'plan':{'goal':'g','steps':["
 		 "{'step_id':'s1','name':'Read','dependencies':[]},"
 		 "{'step_id':'s4','name':'Ask counsel','dependencies':['s1']}]}}");
-	assert_int_equal(v->revision, 1);
+	assert_int_equal(v->rs.revision, 1);
 	assert_int_equal(v->n_steps, 2);
 	assert_int_equal(v->steps[0].status, VS_PASSED);
 	/* s1 kept its log across the replan. */
@@ -336,8 +345,8 @@ static void test_step_edit_updates_definition(void **state)
 	assert_string_equal(v->steps[1].name, "Find all clauses");
 	assert_int_equal(v->steps[1].criteria.n, 1);
 	assert_string_equal(v->steps[1].criteria.v[0], "every clause listed");
-	assert_true(v->steps[1].edited);
-	assert_non_null(strstr(v->steps[1].json, "every clause listed"));
+	assert_true(v->steps[1].f->edited);
+	assert_non_null(strstr(v->steps[1].f->json, "every clause listed"));
 	view_free(v);
 }
 
@@ -358,7 +367,7 @@ static void test_pause_and_finish(void **state)
 	apply(v, "{'seq':8,'ts':'2026-01-01T10:01:40.000Z','type':'run.end','status':'partial',"
 		 "'exit_code':2,'reason':'one step skipped'}");
 	assert_state(v, "finished \xe2\x80\x94 partial");
-	assert_int_equal(v->exit_code, 2);
+	assert_int_equal(v->rs.exit_code, 2);
 	assert_int_equal(v->n_gates, 0);
 	assert_int_equal(v->steps[2].status, VS_PENDING);
 	assert_non_null(find_line(&v->runlog, "PARTIAL: two of three"));
@@ -401,9 +410,9 @@ static void test_malformed_fields_ignored(void **state)
 	apply(v, "{'seq':8,'ts':'bad','type':'gate.open'}");
 	assert_int_equal(v->n_steps, 2); /* duplicate id kept apart, not merged */
 	assert_string_not_equal(v->steps[0].id, v->steps[1].id);
-	assert_true(v->cost[VC_EXECUTOR].unknown);
+	assert_true(v->rs.roles[VC_EXECUTOR].unknown);
 	assert_int_equal(v->n_verdicts, 1);
-	assert_int_equal(v->events, 8);
+	assert_int_equal(v->rs.events, 8);
 	view_free(v);
 }
 
@@ -419,17 +428,6 @@ static void test_dependency_cycle_bounded(void **state)
 	view_free(v);
 }
 
-static void test_parse_ts(void **state)
-{
-	double a = view_parse_ts("2026-01-01T10:00:00.000Z");
-	double b = view_parse_ts("2026-01-01T10:00:01.250Z");
-
-	assert_true(a > 1.7e9);
-	assert_true(b - a > 1.249 && b - a < 1.251);
-	assert_true(view_parse_ts("yesterday") == 0);
-	assert_true(view_parse_ts(NULL) == 0);
-}
-
 /* p pauses, p again while steps are in flight cancels them, p with nothing running resumes:
  * the view decides which from the engine's notices and the steps' states. */
 static void test_pause_cancel_resume(void **state)
@@ -442,7 +440,7 @@ static void test_pause_cancel_resume(void **state)
 	assert_int_equal(view_running(v), 1);
 	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'notice','level':'info',"
 		 "'kind':'pause','message':'paused: no new step starts; running steps finish'}");
-	assert_true(v->paused);
+	assert_true(v->rs.paused);
 	assert_int_equal(view_pause_action(v), VP_CANCEL);
 	assert_state(v, "paused, 1 step finishing");
 	/* The cancelled call ends the attempt: the step waits to start over. */
@@ -502,13 +500,13 @@ static void test_shell_gate(void **state)
 		 "'step':{'step_id':'s1','name':'Read','acceptance_criteria':['c1'],"
 		 "'dependencies':[],'estimated_complexity':'low'}}");
 	assert_int_equal(v->n_gates, 1);
-	assert_string_equal(v->gates[0].kind, "shell");
+	assert_int_equal(v->gates[0].kind, GATE_SHELL);
 	assert_string_equal(v->gates[0].command, "echo hello > out.txt");
 	assert_non_null(find_line(&v->gates[0].body, "echo hello > out.txt"));
 	assert_non_null(find_line(&v->gates[0].body, "Read"));
 	assert_non_null(find_line(&v->gates[0].body, "c1"));
 	assert_non_null(find_line(&v->gates[0].body, "Asked by step s1"));
-	assert_int_equal(v->steps[0].status, VS_GATE);
+	assert_int_equal(v->steps[0].status, VS_WAITING);
 	/* Waiting for the operator is not running: paused, p resumes rather than cancels. */
 	assert_int_equal(view_running(v), 0);
 	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:05.000Z','type':'gate.decision','gate_id':7,"
@@ -530,6 +528,88 @@ static void test_budget_gate(void **state)
 	assert_non_null(find_line(&v->gates[0].body, "Spent $0.7500 of the $0.5000 budget"));
 	assert_non_null(find_line(&v->gates[0].body, "150%"));
 	assert_null(v->gates[0].command);
+	assert_int_equal(v->gates[0].kind, GATE_BUDGET);
+	/* Asked before the call that would cross the cap: what it and those in flight hold. */
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'gate.open','gate_id':9,"
+		 "'gate':'budget','step_id':null,'spent_usd':0.25,'reserved_usd':0.05,"
+		 "'needed_usd':0.3,'budget_usd':0.5}");
+	assert_int_equal(v->n_gates, 2);
+	assert_non_null(find_line(&v->gates[1].body, "Calls in flight hold $0.0500 more."));
+	assert_non_null(find_line(&v->gates[1].body, "needs about $0.3000"));
+	assert_non_null(find_line(&v->gates[1].body, "120% of the budget with those calls"));
+	assert_true(view_gate_committed(&v->gates[1]) > 0.599 &&
+		    view_gate_committed(&v->gates[1]) < 0.601);
+	view_free(v);
+}
+
+/* step.state (engines that publish it): waiting, stale and back, each shown as such. */
+static void test_step_state_events_shown(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':1,'name':'Read'}");
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'step.state','step_id':'s1',"
+		 "'state':'verifying'}");
+	assert_int_equal(v->steps[0].status, VS_VERIFYING);
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:05.000Z','type':'step.end','step_id':'s1',"
+		 "'status':'passed','attempts':1}");
+	assert_int_equal(v->steps[1].status, VS_READY);
+	apply(v, "{'seq':7,'ts':'2026-01-01T10:00:06.000Z','type':'step.state','step_id':'s2',"
+		 "'state':'waiting','reason':'at the step gate'}");
+	assert_int_equal(v->steps[1].status, VS_WAITING);
+	assert_int_equal(view_running(v), 0);
+	apply(v, "{'seq':8,'ts':'2026-01-01T10:00:07.000Z','type':'operator.command',"
+		 "'command':'rerun','step_id':'s1'}");
+	apply(v, "{'seq':9,'ts':'2026-01-01T10:00:07.000Z','type':'step.state','step_id':'s3',"
+		 "'state':'stale','reason':'s1 runs again','cause':'s1','by_seq':8}");
+	assert_int_equal(v->steps[2].status, VS_STALE);
+	assert_string_equal(view_status_name(v->steps[2].status), "stale");
+	assert_non_null(find_line(&v->steps[2].log, "Now stale \xe2\x80\x94 s1 runs again"));
+	assert_non_null(find_line(&v->steps[0].log, "Operator: rerun s1"));
+	apply(v, "{'seq':10,'ts':'2026-01-01T10:00:08.000Z','type':'step.state','step_id':'s3',"
+		 "'state':'pending'}");
+	assert_int_equal(v->steps[2].status, VS_PENDING);
+	view_free(v);
+}
+
+/* A criterion the verifier left out is a row of its own, neither passed nor failed. */
+static void test_not_judged_criterion(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'verify.verdict',"
+		 "'step_id':'s2','attempt':1,'stage':'model','action':'retry','overall_pass':false,"
+		 "'criteria':[{'criterion':'c2a','passed':true},"
+		 "{'criterion':'c2b','passed':false,'not_judged':true}],'feedback':'judge c2b'}");
+	assert_int_equal(v->n_verdicts, 1);
+	assert_int_equal(v->verdicts[0].n_criteria, 2);
+	assert_false(v->verdicts[0].criteria[0].not_judged);
+	assert_true(v->verdicts[0].criteria[1].not_judged);
+	assert_non_null(find_line(&v->steps[1].log, "c2b (not judged)"));
+	assert_null(find_line(&v->steps[1].log, "\xe2\x9c\x97 c2b"));
+	view_free(v);
+}
+
+/* A finished run reopened by a re-run is live again; the run log says why. */
+static void test_reopen_after_end(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'run.end','status':'aborted',"
+		 "'exit_code':3,'reason':'budget'}");
+	assert_state(v, "finished \xe2\x80\x94 aborted");
+	assert_int_equal(view_pause_action(v), VP_NONE);
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:20.000Z','type':'run.reopen','by_seq':null,"
+		 "'reason':'resume'}");
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:20.000Z','type':'run.resume',"
+		 "'policy':{'budget_usd':2}}");
+	assert_state(v, "running");
+	assert_true(v->rs.budget_usd > 1.99 && v->rs.budget_usd < 2.01);
+	assert_int_equal(view_pause_action(v), VP_PAUSE);
+	assert_non_null(find_line(&v->runlog, "Run reopened (resume)"));
+	/* The clock runs again from the first start of the run. */
+	assert_true(view_elapsed(v, v->rs.started + 30) > 29.9);
 	view_free(v);
 }
 
@@ -599,12 +679,14 @@ int main(void)
 		cmocka_unit_test(test_hostile_text_sanitized),
 		cmocka_unit_test(test_malformed_fields_ignored),
 		cmocka_unit_test(test_dependency_cycle_bounded),
-		cmocka_unit_test(test_parse_ts),
 		cmocka_unit_test(test_pause_cancel_resume),
 		cmocka_unit_test(test_tool_retry_notice_in_step_log),
 		cmocka_unit_test(test_shell_gate),
 		cmocka_unit_test(test_budget_gate),
 		cmocka_unit_test(test_replay_predicates),
+		cmocka_unit_test(test_step_state_events_shown),
+		cmocka_unit_test(test_not_judged_criterion),
+		cmocka_unit_test(test_reopen_after_end),
 	};
 
 	if (!setlocale(LC_ALL, "C.UTF-8"))

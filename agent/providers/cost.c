@@ -428,3 +428,15 @@ double cost_estimate_plan(const struct plan *p, const char *const models[3], boo
 			FINAL_IN_BASE + FINAL_IN_PER_STEP * (long)p->n_steps, FINAL_OUT, known);
 	return total;
 }
+
+double cost_estimate_call(const char *model, size_t input_chars, int max_tokens, bool *known)
+{
+	/* About four characters a token; the answer is assumed to be a typical one, 500
+	 * tokens (or half the limit when that is less): a reservation, not a bound. The real
+	 * cost settles it, so the cap holds to within the calls in flight. */
+	long in = (long)(input_chars / 4) + 1;
+	long out = max_tokens > 0 && max_tokens / 2 < 500 ? max_tokens / 2 : 500;
+
+	*known = true;
+	return priced(model, in, out, known);
+}

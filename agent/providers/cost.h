@@ -4,6 +4,7 @@
 #define PEVTUI_COST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct llm_usage;
 struct plan;
@@ -65,5 +66,9 @@ double cost_of_call(const char *model, const struct llm_usage *u, bool *known);
 double cost_estimate_plan(const struct plan *p, const char *const models[3], bool *known);
 /* The same for one step (executor and verifier; no final check). */
 double cost_estimate_step(const struct plan_step *s, const char *const models[3], bool *known);
+
+/* The cost reserved against the budget before one call: its input (characters) and its
+ * answer's limit. *known false (and 0) when the model has no price. */
+double cost_estimate_call(const char *model, size_t input_chars, int max_tokens, bool *known);
 
 #endif

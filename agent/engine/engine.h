@@ -1,0 +1,368 @@
+/*
+ * engine — what the engine's files share (private to agent/engine/). The engine is one
+ * event loop (loop.c): worker results, operator commands, gate answers and budget notices
+ * are messages in one inbox, taken one at a time by engine_step; nothing in it blocks.
+ * Model calls run as jobs on a pool of worker threads that live as long as the run
+ * (worker.c); a gate is a pending request with a continuation (gates.c).
+ */
+#ifndef PEVTUI_ENGINE_H
+#define PEVTUI_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fold.h"
+#include "gate.h"
+#include "pev.h"
+#include "plan.h"
+#include "prompts.h"
+#include "provider.h"
+#include "strbuf.h"
+
+struct budget;
+struct cJSON;
+struct journal;
+struct verdict;
+
+#define MAX_TOOL_ROUNDS 8
+#define MAX_TOKENS_PLAN 8192
+#define MAX_TOKENS_STEP 4096
+#define SUMMARY_LEN 200
+
+/* ------------------------------------------------------------------ state */
+
+/* The engine's view of one step. Statuses are the fold's (FS_VERIFYING is the worker's
+ * business: for the scheduler a verifying step is running). */
+struct step_state {
+	enum fstep_state status;
+	int attempts;             /* across the whole run, for this step id */
+	int round_attempts;       /* since the step was (re)planned, edited or made stale */
+	struct strvec critiques;  /* feedback of failed attempts, oldest first */
+	char *result_json;        /* last executor result (normalized), or NULL */
+	char *output_json;        /* its step_output, handed to dependents */
+	unsigned gen;             /* bumped by edits, re-runs, staleness: older results lapse */
+	bool approved;            /* its step/high gate approved for this generation */
+	bool force;               /* the next run skips the reuse of identical results */
+	bool twin_wait;           /* an identical step is running: wait and reuse its result */
+	bool skip_requested;      /* skip asked while it ran */
+	bool job_live;            /* a job of this step has not come back yet: one at a time */
+	unsigned long gate_id;    /* its open step/high gate, 0 when none */
+};
+
+/* A passed result that an identical step (same definition and inputs) may reuse. */
+struct reuse_entry {
+	char *key;
+	char *result_json;
+	char *output_json;
+};
+
+struct role_usage {
+	int calls;
+	long input, output, cached, cache_write;
+	double cost;
+	bool cost_unknown;
+};
+
+/* Where the run is. Steps run only in PH_EXECUTING. */
+enum phase {
+	PH_START,        /* before the first message */
+	PH_PLANNING,     /* the planner drafts the first plan */
+	PH_PLAN_GATE,    /* the first plan waits for approval */
+	PH_EXECUTING,
+	PH_REPLANNING,   /* the planner revises the plan (nothing else runs) */
+	PH_REPLAN_GATE,
+	PH_FINISHING,    /* whole-plan check and synthesis */
+	PH_ENDING,       /* waiting for jobs to come back before run.end */
+	PH_ENDED,        /* run.end written; an edit or a re-run reopens (linger) */
+};
+
+/* ------------------------------------------------------------------- jobs */
+
+enum job_kind { JOB_STEP, JOB_PLAN, JOB_FINISH };
+
+/* How one attempt ended; the engine routes it (retry, replan, pass). */
+enum attempt_outcome { OUT_PASSED, OUT_RETRY, OUT_REPLAN, OUT_CANCELLED, OUT_ERROR };
+
+/*
+ * One unit of work for a pool thread. A step job owns a snapshot of everything it reads
+ * (definition, dependency outputs, critiques), so the engine may change the plan meanwhile;
+ * its results come back in a MSG_JOB_DONE message.
+ */
+struct job {
+	enum job_kind kind;
+	struct pev *e;
+	atomic_bool cancel;   /* edit, staleness, pause-cancel, abort: stop the call in flight */
+	struct job *next;     /* in the pool's queue, then in e->jobs (in flight) */
+	struct job *next_live;
+
+	/* JOB_STEP */
+	char *goal;
+	struct plan_step step;
+	struct prompt_dep *deps; /* strings owned by the job */
+	size_t n_deps;
+	struct strvec critiques; /* snapshot of earlier attempts' critiques */
+	int attempt;             /* the attempt this job makes (1-based, over the run) */
+	unsigned gen;            /* the step's generation when dispatched */
+	char *reuse_key;         /* the identity of its work (engine_reuse_key) */
+	unsigned long chaos_state;
+	enum attempt_outcome outcome;
+	char *result_json;
+	char *output_json;
+	char *failure;           /* RETRY/REPLAN: the critique; ERROR: the provider's sentence */
+	/* the shell gate round trip (under e->pool_lock) */
+	bool shell_waiting, shell_answered;
+	enum gate_decision shell_decision;
+	char *shell_command;     /* in: asked; out: the command to run (maybe edited) */
+
+	/* JOB_PLAN */
+	enum llm_purpose purpose;
+	char *prompt;            /* taken by the job */
+	struct plan *plan;       /* out: a valid plan, or NULL */
+	char *why;               /* out: still invalid after the re-ask */
+	char *err;               /* out: the call failed */
+
+	/* JOB_FINISH */
+	struct strvec results, gaps;
+	bool check_done, check_passed;
+	char *check_feedback;
+	char *answer;            /* out: NULL when cancelled or failed (then err) */
+};
+
+/* ---------------------------------------------------------------- messages */
+
+enum msg_kind {
+	MSG_START,          /* begin (or resume) the run */
+	MSG_CMD,            /* an operator command (pev_post) */
+	MSG_ANSWER,         /* a gate answer (pev_answer) */
+	MSG_JOB_DONE,       /* a job came back */
+	MSG_SHELL_ASK,      /* a step job asks the shell gate */
+	MSG_BUDGET_BLOCKED, /* a call's reservation did not fit under the cap */
+};
+
+struct msg {
+	enum msg_kind kind;
+	enum pev_cmd cmd;
+	char *step_id;
+	char *json;
+	unsigned long gate_id;
+	enum gate_decision decision;
+	struct job *job;
+	double amount;
+	struct msg *next;
+};
+
+/* An open gate: what it is about and how the answer continues the run. */
+struct egate {
+	unsigned long id;
+	enum gate_kind kind;
+	char *step_id;        /* its step (step/high/shell/replan), or NULL */
+	unsigned gen;         /* step gates: the step's generation when asked */
+	struct job *job;      /* shell gates: the job waiting for the answer */
+};
+
+struct pev {
+	/* configuration, fixed after pev_new */
+	char *task;
+	char *scenario;
+	char *models[ROLE__COUNT];
+	struct provider *prov[ROLE__COUNT];
+	int max_retries, max_replans;
+	double threshold, chaos;
+	struct strvec shell_allow;
+	int shell_timeout_s;
+	size_t http_max_bytes;
+	bool demo, yes, linger;
+	int parallel;
+	unsigned gate_mask;
+	enum gate_mode gate_mode;
+	struct bus *bus;
+	struct gatekeeper *gatekeeper;
+	char *run_dir, *run_id, *workspace;
+	int ws_fd;
+	struct journal *journal;
+	bool resume;
+	unsigned long chaos_seed;
+
+	/* engine state (engine thread only) */
+	enum phase phase;
+	struct plan *plan;
+	struct step_state *st;
+	int *dep_idx;       /* dependency indexes of every step, flattened */
+	size_t *dep_off;    /* step i's are dep_idx[dep_off[i] .. dep_off[i + 1]) */
+	int revision;
+	int replans;
+	struct reuse_entry *reuse;
+	size_t n_reuse, cap_reuse;
+	struct plan *proposal;   /* at the plan or replan gate */
+	int proposal_rev;
+	char *proposal_reason;   /* initial, replan, edit */
+	char *replan_step;       /* a failure that asks for a replan once steps finish */
+	char *replan_why;
+	struct egate *gates;
+	size_t n_gates, cap_gates;
+	unsigned long next_gate_id;
+	bool budget_gate_open;
+	bool paused;
+	struct job *plan_job, *finish_job; /* the current ones; others that return are stale */
+	int n_step_jobs;         /* step jobs in flight */
+	int n_jobs;              /* all jobs in flight */
+	int max_in_flight;       /* the most step jobs at once (metrics, tests) */
+	enum pev_exit exit_code;
+	char *end_reason;
+	bool quit;               /* no run.end: leave the run resumable */
+	bool stop_loop;          /* leave the event loop */
+	bool final_done;         /* resume: run.final is in the journal already */
+	bool reopen_on_start;    /* resume of a run whose last segment ended */
+	unsigned long cmd_seq;   /* seq of the operator.command being applied, 0 none */
+	char *resume_summary;    /* what was kept and what starts over */
+
+	/* accounting (acct lock), shared by every worker */
+	pthread_mutex_t acct;
+	struct role_usage usage[ROLE__COUNT];
+	struct budget *budget;
+
+	/* the inbox (lock) */
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct msg *inbox, **inbox_tail;
+	unsigned long *open_ids;  /* gate ids that pev_answer may answer (under lock) */
+	size_t n_open_ids, cap_open_ids;
+	atomic_bool aborting;     /* abort or quit posted: workers stop asking */
+
+	/* the pool (pool_lock) */
+	pthread_mutex_t pool_lock;
+	pthread_cond_t pool_cond; /* new job, shutdown, shell answers, cancellations */
+	pthread_t *threads;
+	int n_threads;
+	struct job *queue, **queue_tail;
+	struct job *live;         /* every job not yet applied (for cancellation) */
+	bool pool_stop;
+};
+
+/* loop.c */
+void engine_post(struct pev *e, struct msg *m);   /* any thread; m taken */
+/* Applies one message (engine thread; the unit tests call it directly). */
+void engine_step(struct pev *e, struct msg *m);
+void engine_msg_free(struct msg *m);
+/* Ends the run segment: cancels jobs, withdraws gates, then (once jobs are back) run.end. */
+void engine_end(struct pev *e, enum pev_exit code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A notice the screen acts on (`kind`: pause, resume_run, abort, step_cancelled, …). */
+void engine_control(struct pev *e, const char *kind, const char *step_id, bool cancel,
+		    const char *message);
+void engine_write_plan(struct pev *e);
+long engine_now_ms(void);
+
+/* scheduler.c */
+void sched_index_plan(struct pev *e);
+void sched_release_state(struct step_state *s);
+/* Publishes step.state for step i with a reason (and the command behind it). */
+void sched_set_state(struct pev *e, size_t i, enum fstep_state s, const char *cause,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void sched_publish_end(struct pev *e, size_t i, bool reused);
+/* Dispatches ready steps, replans, finishes: whatever the state allows now. */
+void sched_run(struct pev *e);
+/* A step job came back. */
+void sched_job_done(struct pev *e, struct job *j);
+/* Edit or re-run of step i: it and its transitive dependents go stale (see DESIGN.md). */
+void sched_invalidate(struct pev *e, size_t i, bool edited, const char *why);
+/* The step/high gate of step i was answered (continuation). */
+void sched_gate_answered(struct pev *e, size_t i, enum gate_decision d);
+void sched_fail_accept(struct pev *e, size_t i, const char *why);
+char *sched_reuse_key(struct pev *e, const struct plan *p, size_t i);
+void sched_reuse_add(struct pev *e, char *key, const char *result, const char *output);
+void sched_apply_edit(struct pev *e, const char *step_id, const char *json);
+
+/* gates.c */
+/* Opens a gate (publishes gate.open with `payload`'s members, taken). With nobody to ask
+ * the policy answers at once (the continuation runs before this returns). Returns the
+ * gate id, or 0 when the kind is not enabled (then nothing was published: go on). */
+unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, unsigned gen,
+			 struct job *job, struct cJSON *payload);
+bool gates_enabled(const struct pev *e, enum gate_kind k);
+/* An answer for gate `id` (operator or policy): publishes gate.decision and continues. */
+void gates_decide(struct pev *e, unsigned long id, enum gate_decision d, const char *by,
+		  const char *reason, const char *json);
+/* Withdraws an open gate (its question no longer stands). */
+void gates_withdraw(struct pev *e, unsigned long id, const char *reason);
+void gates_withdraw_all(struct pev *e, const char *reason);
+struct egate *gates_find(struct pev *e, unsigned long id);
+
+/* planning.c */
+void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */
+void planning_job_done(struct pev *e, struct job *j);
+void planning_replan(struct pev *e);        /* e->replan_step failed: revise the plan */
+void planning_gate_answered(struct pev *e, enum gate_kind k, enum gate_decision d);
+void planning_edit_plan(struct pev *e, const char *json);
+/* An edit of one step of the proposal at a plan or replan gate; false if no proposal. */
+bool planning_edit_proposal_step(struct pev *e, const char *step_id, const char *json);
+void planning_adopt(struct pev *e, struct plan *np, int revision);
+void planning_resubmit(struct pev *e);      /* after a pause cancelled the planner */
+void planning_job_run(struct job *j);        /* pool thread: ask, validate, re-ask once */
+
+/* calls.c */
+typedef void *(*engine_read_fn)(void *ctx, const char *text, bool last, char **why);
+int engine_call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
+		      const atomic_bool *cancel, char **err);
+void *engine_ask_and_read(struct pev *e, struct llm_request *req, char *prompt,
+			  const atomic_bool *cancel, engine_read_fn read, void *ctx,
+			  char *(*fix)(void *ctx, const char *why), char **why, char **err);
+void engine_publish_verdict(struct pev *e, const char *id, int attempt, const char *stage,
+			    const struct verdict *v, size_t not_judged_from);
+
+/* worker.c */
+void pool_start(struct pev *e);
+void pool_stop(struct pev *e);
+void pool_submit(struct pev *e, struct job *j);
+struct job *job_new(struct pev *e, enum job_kind k);
+void job_free(struct job *j);
+void job_cancel(struct pev *e, struct job *j);
+void pool_cancel_all(struct pev *e, bool steps_only);
+void pool_cancel_step(struct pev *e, const char *step_id);
+/* The engine's answer to a job waiting at its shell gate. */
+void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const char *json);
+/* A job for the next attempt of step i (the engine has counted the attempt). */
+struct job *job_new_step(struct pev *e, size_t i);
+/* One attempt: execute with tools, verify (deterministic, then the model). */
+void job_run_step(struct job *j);
+/* A step job asks the shell gate and waits for its own answer (only it waits). */
+bool job_confirm_shell(struct job *j, char **command);
+
+/* verify.c */
+struct exec_result;
+
+/* What the tools did in one attempt: stage 1 checks that every error was addressed. */
+struct tool_record {
+	char *tool;
+	bool ok;
+	char *summary;
+};
+
+struct attempt_log {
+	struct tool_record *v;
+	size_t n, cap;
+	struct strbuf text; /* for the verifier: what the tools did */
+};
+
+void attempt_log_release(struct attempt_log *l);
+/* Stage 1 (deterministic, free) and stage 2 (the verifier model) for one attempt.
+ * verify_model returns NULL when the call failed (*err) or was cancelled; criteria the
+ * model left out, even after one re-ask, are appended from *not_judged_from on, failed. */
+struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
+				     const char *parse_err, const struct attempt_log *log);
+struct verdict *verify_model(struct job *j, int attempt, const char *result_json,
+			     const char *tools_text, size_t *not_judged_from, char **err);
+
+/* finish.c */
+void finish_start(struct pev *e);
+void finish_job_run(struct job *j);
+void finish_job_done(struct pev *e, struct job *j);
+
+/* rebuild.c */
+bool rebuild_from_journal(struct pev *e, char **err);
+
+#endif

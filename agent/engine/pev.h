@@ -1,0 +1,73 @@
+/* pev — the Plan-Execute-Verify engine: runs a task in its own thread, publishing events. */
+#ifndef PEVTUI_PEV_H
+#define PEVTUI_PEV_H
+
+#include <stdbool.h>
+
+#include "gate.h"
+#include "provider.h"
+
+struct bus;
+struct settings;
+
+/* Exit status of a run (DESIGN.md). */
+enum pev_exit { PEV_EXIT_OK = 0, PEV_EXIT_ERROR = 1, PEV_EXIT_PARTIAL = 2, PEV_EXIT_ABORTED = 3 };
+
+struct pev;
+
+/*
+ * Prepares a run. `s` is copied; `providers[role]` are borrowed (the same provider may
+ * serve several roles) and must outlive the run; `bus` and `gates` are borrowed.
+ * `run_dir` is the run's directory (journal, plan.json, report.md, default workspace).
+ * When `resume` is true the engine rebuilds its state from run_dir/journal.jsonl first.
+ * NULL + *err on a setup failure (workspace, journal).
+ */
+struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__COUNT],
+		    struct bus *bus, struct gatekeeper *gates, const char *run_dir, bool resume,
+		    char **err);
+void pev_free(struct pev *e);
+
+/* Starts the engine thread (the event loop) and its workers. */
+void pev_start(struct pev *e);
+/* Waits for the engine thread; returns the exit status of the last run segment. */
+enum pev_exit pev_join(struct pev *e);
+/* Interactive runs stay open after run.end, so an edit or a re-run can reopen them, until
+ * PEV_CMD_QUIT. Headless runs (the default) leave the loop at run.end. Before pev_start. */
+void pev_set_linger(struct pev *e, bool linger);
+
+/* Operator commands (any thread). Each is a message to the engine's inbox, taken in
+ * order, journaled as an operator.command event, then applied; none of them waits. */
+enum pev_cmd {
+	PEV_CMD_PAUSE,   /* no new step starts; running calls finish */
+	PEV_CMD_RESUME,
+	PEV_CMD_ABORT,   /* cancels in-flight calls, withdraws open gates, run.end, exit 3 */
+	PEV_CMD_RERUN,   /* step_id: run it again, with every transitive dependent (stale) */
+	PEV_CMD_RERUN_FORCE, /* the same, skipping the reuse of an identical passed result */
+	PEV_CMD_SKIP,    /* step_id: mark skipped (its dependents run without its output) */
+	PEV_CMD_EDIT,    /* step_id + json: replace the step's definition (in the proposal at
+			  * a plan or replan gate); its dependents go stale; never answers a gate */
+	PEV_CMD_EDIT_PLAN, /* json: replace the proposal waiting at the plan or replan gate */
+	PEV_CMD_QUIT,    /* stop now without run.end, leaving the run resumable (exit 3) */
+	PEV_CMD_CANCEL_RUNNING, /* pause, and cancel the calls in flight (the planner's too):
+				 * those steps start over (a new attempt) when the run resumes */
+	PEV_CMD_BUDGET,  /* json: {"budget_usd": N}: the new cap; blocked calls go on */
+};
+void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
+
+/*
+ * Answers the open gate `gate_id` (any thread). `json` (copied, may be NULL) goes with
+ * GATE_EDIT at a shell gate ({"command": "…"} or a JSON string: the command that runs
+ * instead) and with GATE_APPROVE at a budget gate ({"budget_usd": N}, the new cap;
+ * without it the cap grows by half). false when no such gate is open (answered
+ * elsewhere, withdrawn, or never opened); the first answer wins.
+ */
+bool pev_answer(struct pev *e, unsigned long gate_id, enum gate_decision d, const char *json);
+
+/* The run id (the run directory's last component). */
+const char *pev_run_id(const struct pev *e);
+/* Why the run ended when it did not pass (a sentence), or NULL. Valid after pev_join. */
+const char *pev_end_reason(const struct pev *e);
+/* A fresh run directory path RUNS_DIR/<run-id> (not created). Caller frees. */
+char *pev_new_run_dir(const char *runs_dir);
+
+#endif

@@ -1,0 +1,182 @@
+/* rebuild — the engine's state from a journal, for --resume: the journal is folded by the
+ * same fold as the screen, the report and the headless printer (agent/run/fold.c), and
+ * the engine takes its plan, step states, results, critiques, spend and open proposal
+ * from the run state. An attempt that was in flight starts over. */
+#include "config.h"
+
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget.h"
+#include "bus.h"
+#include "events.h"
+#include "journal.h"
+#include "xalloc.h"
+
+static bool visit(void *ctx, const struct event *ev)
+{
+	fold_apply(ctx, ev);
+	return true;
+}
+
+static struct plan *parse_plan(const char *json)
+{
+	struct strvec errors = STRVEC_INIT;
+	struct plan *p = json ? plan_parse(json, &errors) : NULL;
+
+	strvec_clear(&errors);
+	return p;
+}
+
+/* The engine's state of step i from the folded step `fs`. */
+static void take_step(struct pev *e, size_t i, const struct fstep *fs, struct strvec *kept,
+		      struct strvec *again)
+{
+	struct step_state *s = &e->st[i];
+
+	s->attempts = fs->attempts;
+	s->round_attempts = fs->round_attempts;
+	for (size_t c = 0; c < fs->critiques.n; c++)
+		strvec_push(&s->critiques, fs->critiques.v[c]);
+	s->result_json = xstrdup(fs->result_json);
+	s->output_json = xstrdup(fs->output_json);
+	switch (fs->state) {
+	case FS_RUNNING:
+	case FS_VERIFYING:
+		/* The attempt in flight never got a verdict: it does not use up a retry. */
+		if (s->round_attempts > 0)
+			s->round_attempts--;
+		s->status = FS_PENDING;
+		strvec_push(again, fs->id);
+		break;
+	case FS_WAITING:
+		s->status = FS_PENDING; /* its gate opens again when it is dispatched */
+		break;
+	case FS_PASSED:
+	case FS_FAIL_ACCEPTED:
+	case FS_SKIPPED:
+		s->status = fs->state;
+		strvec_push(kept, fs->id);
+		if (fs->state == FS_PASSED)
+			sched_reuse_add(e, sched_reuse_key(e, e->plan, i), s->result_json,
+					s->output_json);
+		break;
+	default:
+		s->status = fs->state;
+		if (fs->state == FS_STALE)
+			strvec_push(again, fs->id);
+		break;
+	}
+}
+
+static char *summary(const struct strvec *kept, const struct strvec *again, bool gate)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *k = strvec_join(kept, ", "), *a = strvec_join(again, ", ");
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "%zu step%s kept%s%s", kept->n, kept->n == 1 ? "" : "s",
+		    kept->n ? " (" : "", kept->n ? k : "");
+	if (kept->n)
+		strbuf_addc(&sb, ')');
+	if (again->n)
+		strbuf_addf(&sb, "; starting over: %s", a);
+	if (gate)
+		strbuf_adds(&sb, "; the proposed plan waits at its gate again");
+	free(k);
+	free(a);
+	return strbuf_detach(&sb);
+}
+
+bool rebuild_from_journal(struct pev *e, char **err)
+{
+	char *path = xasprintf("%s/journal.jsonl", e->run_dir);
+	struct journal_load_info info = {0};
+	struct run_state rs;
+	struct strvec kept = STRVEC_INIT, again = STRVEC_INIT;
+	bool ok;
+
+	fold_init(&rs);
+	ok = journal_load(path, visit, &rs, &info, err);
+	if (ok && rs.ended && rs.end_status &&
+	    (!strcmp(rs.end_status, "passed") || !strcmp(rs.end_status, "partial"))) {
+		*err = xasprintf("run %s already finished (%s); use --replay to browse it",
+				 e->run_id, rs.end_status);
+		ok = false;
+	}
+	if (ok && info.torn_tail && !journal_repair(path, &info, err))
+		ok = false;
+	if (!ok)
+		goto out;
+
+	bus_set_next_seq(e->bus, info.last_seq + 1);
+	e->next_gate_id = rs.max_gate_id + 1;
+	if (rs.task) {
+		free(e->task);
+		e->task = xstrdup(rs.task);
+	}
+	e->replans = rs.replans;
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		e->usage[r].calls = (int)rs.roles[r].calls;
+		e->usage[r].input = rs.roles[r].tokens_in;
+		e->usage[r].output = rs.roles[r].tokens_out;
+		e->usage[r].cached = rs.roles[r].tokens_cached;
+		e->usage[r].cost = rs.roles[r].usd;
+		e->usage[r].cost_unknown = rs.roles[r].unknown;
+	}
+	budget_settle(e->budget, 0, rs.spent_usd);
+	/* A cap raised at a budget gate stands unless a higher --budget is given now. */
+	if (rs.budget_usd > budget_cap(e->budget))
+		budget_set_cap(e->budget, rs.budget_usd);
+
+	if (rs.plan_adopted && rs.plan_json) {
+		e->plan = parse_plan(rs.plan_json);
+		if (!e->plan) {
+			*err = xasprintf("the journal's current plan cannot be read back");
+			ok = false;
+			goto out;
+		}
+		e->revision = rs.revision;
+		e->st = xcalloc(e->plan->n_steps ? e->plan->n_steps : 1, sizeof(*e->st));
+		sched_index_plan(e);
+		/* In topological order, so reuse keys see their inputs' outputs. */
+		{
+			size_t *order = plan_topo_order(e->plan);
+			for (size_t k = 0; k < e->plan->n_steps; k++) {
+				size_t i = order[k];
+				int f = fold_find_step(&rs, e->plan->steps[i].id);
+				if (f >= 0)
+					take_step(e, i, &rs.steps[f], &kept, &again);
+			}
+			free(order);
+		}
+	}
+	if (rs.proposed_json) {
+		e->proposal = parse_plan(rs.proposed_json);
+		e->proposal_rev = rs.proposed_revision;
+		e->proposal_reason = xstrdup(rs.proposed_reason);
+		if (e->proposal && e->plan && rs.proposed_failed) {
+			e->replan_step = xstrdup(rs.proposed_failed);
+			e->replan_why = xstrdup(rs.proposed_failure);
+		} else if (e->plan) {
+			/* A proposal with nothing to replan is not waiting for anything. */
+			plan_free(e->proposal);
+			e->proposal = NULL;
+		}
+	}
+	if (rs.final_seen && !rs.ended) {
+		/* Killed between run.final and run.end: nothing is asked or paid again. */
+		e->final_done = true;
+		e->exit_code = rs.partial ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
+	}
+	e->reopen_on_start = rs.ended;
+	e->resume_summary = summary(&kept, &again, e->proposal != NULL);
+out:
+	strvec_clear(&kept);
+	strvec_clear(&again);
+	fold_release(&rs);
+	free(path);
+	return ok;
+}

@@ -1,0 +1,570 @@
+/* worker — the pool of threads that run the engine's jobs (steps, planner, finish) and
+ * live as long as the run, and a step's attempt loop: execute with tools, verify, route.
+ * A job touches only its own snapshot, the bus and the accounting; it comes back to the
+ * engine as a message. */
+#include "config.h"
+
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "budget.h"
+#include "bus.h"
+#include "jsonx.h"
+#include "result.h"
+#include "sandbox.h"
+#include "tool.h"
+#include "xalloc.h"
+
+/* ------------------------------------------------------------------- jobs */
+
+struct job *job_new(struct pev *e, enum job_kind k)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	j->kind = k;
+	j->e = e;
+	atomic_init(&j->cancel, false);
+	return j;
+}
+
+void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	plan_step_free_fields(&j->step);
+	for (size_t d = 0; d < j->n_deps; d++) {
+		free((char *)j->deps[d].step_id);
+		free((char *)j->deps[d].output_json);
+	}
+	free(j->deps);
+	strvec_clear(&j->critiques);
+	free(j->goal);
+	free(j->reuse_key);
+	free(j->result_json);
+	free(j->output_json);
+	free(j->failure);
+	free(j->shell_command);
+	free(j->prompt);
+	plan_free(j->plan);
+	free(j->why);
+	free(j->err);
+	strvec_clear(&j->results);
+	strvec_clear(&j->gaps);
+	free(j->check_feedback);
+	free(j->answer);
+	free(j);
+}
+
+/* Engine thread: the job is in flight until its MSG_JOB_DONE is applied. */
+void pool_submit(struct pev *e, struct job *j)
+{
+	e->n_jobs++;
+	pthread_mutex_lock(&e->pool_lock);
+	j->next_live = e->live;
+	e->live = j;
+	j->next = NULL;
+	*e->queue_tail = j;
+	e->queue_tail = &j->next;
+	pthread_cond_broadcast(&e->pool_cond);
+	pthread_mutex_unlock(&e->pool_lock);
+}
+
+static void unlink_live(struct pev *e, struct job *j)
+{
+	pthread_mutex_lock(&e->pool_lock);
+	for (struct job **pp = &e->live; *pp; pp = &(*pp)->next_live) {
+		if (*pp == j) {
+			*pp = j->next_live;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->pool_lock);
+}
+
+/* Sets the flag and wakes whatever the job may be blocked in: its shell gate (the pool's
+ * condition), a budget reservation, or a provider call (which polls the flag). */
+void job_cancel(struct pev *e, struct job *j)
+{
+	atomic_store(&j->cancel, true);
+	pthread_mutex_lock(&e->pool_lock);
+	pthread_cond_broadcast(&e->pool_cond);
+	pthread_mutex_unlock(&e->pool_lock);
+	budget_wake(e->budget);
+}
+
+void pool_cancel_all(struct pev *e, bool steps_only)
+{
+	pthread_mutex_lock(&e->pool_lock);
+	for (struct job *j = e->live; j; j = j->next_live)
+		if (!steps_only || j->kind == JOB_STEP)
+			atomic_store(&j->cancel, true);
+	pthread_cond_broadcast(&e->pool_cond);
+	pthread_mutex_unlock(&e->pool_lock);
+	budget_wake(e->budget);
+}
+
+void pool_cancel_step(struct pev *e, const char *step_id)
+{
+	pthread_mutex_lock(&e->pool_lock);
+	for (struct job *j = e->live; j; j = j->next_live)
+		if (j->kind == JOB_STEP && !strcmp(j->step.id, step_id))
+			atomic_store(&j->cancel, true);
+	pthread_cond_broadcast(&e->pool_cond);
+	pthread_mutex_unlock(&e->pool_lock);
+	budget_wake(e->budget);
+}
+
+static void *pool_main(void *arg)
+{
+	struct pev *e = arg;
+
+	for (;;) {
+		struct job *j;
+		struct msg *m;
+
+		pthread_mutex_lock(&e->pool_lock);
+		while (!e->queue && !e->pool_stop)
+			pthread_cond_wait(&e->pool_cond, &e->pool_lock);
+		if (!e->queue) {
+			pthread_mutex_unlock(&e->pool_lock);
+			return NULL;
+		}
+		j = e->queue;
+		e->queue = j->next;
+		if (!e->queue)
+			e->queue_tail = &e->queue;
+		pthread_mutex_unlock(&e->pool_lock);
+
+		if (j->kind == JOB_STEP)
+			job_run_step(j);
+		else if (j->kind == JOB_FINISH)
+			finish_job_run(j);
+		else
+			planning_job_run(j);
+		unlink_live(e, j);
+		m = xcalloc(1, sizeof(*m));
+		m->kind = MSG_JOB_DONE;
+		m->job = j;
+		engine_post(e, m);
+	}
+}
+
+/* One thread per parallel step, and one for the planner and the final check: the engine
+ * never runs more step jobs than --parallel, so a planner job never waits behind them. */
+void pool_start(struct pev *e)
+{
+	e->n_threads = e->parallel + 1;
+	e->threads = xcalloc((size_t)e->n_threads, sizeof(*e->threads));
+	for (int t = 0; t < e->n_threads; t++)
+		if (pthread_create(&e->threads[t], NULL, pool_main, e))
+			fatal("cannot start a worker thread");
+}
+
+void pool_stop(struct pev *e)
+{
+	pthread_mutex_lock(&e->pool_lock);
+	e->pool_stop = true;
+	pthread_cond_broadcast(&e->pool_cond);
+	pthread_mutex_unlock(&e->pool_lock);
+	for (int t = 0; t < e->n_threads; t++)
+		pthread_join(e->threads[t], NULL);
+	e->n_threads = 0;
+}
+
+/* --------------------------------------------------------------- the shell */
+
+void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const char *json)
+{
+	pthread_mutex_lock(&e->pool_lock);
+	if (j->shell_waiting && !j->shell_answered) {
+		j->shell_answered = true;
+		j->shell_decision = d;
+		if (d == GATE_EDIT && json) {
+			cJSON *o = cJSON_Parse(json);
+			const char *c = cJSON_IsString(o) ? o->valuestring : jsonx_str(o, "command");
+			if (c && *c) {
+				free(j->shell_command);
+				j->shell_command = xstrdup(c);
+			}
+			cJSON_Delete(o);
+		}
+		pthread_cond_broadcast(&e->pool_cond);
+	}
+	pthread_mutex_unlock(&e->pool_lock);
+}
+
+/* The shell gate, asked by the step's own job: only this job waits for the operator.
+ * Approve runs the command, edit runs the edited one, skip refuses it (the model is told),
+ * reject aborts the run; a cancelled job runs nothing. */
+bool job_confirm_shell(struct job *j, char **command)
+{
+	struct pev *e = j->e;
+	struct msg *m = xcalloc(1, sizeof(*m));
+	enum gate_decision d;
+
+	pthread_mutex_lock(&e->pool_lock);
+	free(j->shell_command);
+	j->shell_command = xstrdup(*command);
+	j->shell_waiting = true;
+	j->shell_answered = false;
+	pthread_mutex_unlock(&e->pool_lock);
+	m->kind = MSG_SHELL_ASK;
+	m->job = j;
+	engine_post(e, m);
+
+	pthread_mutex_lock(&e->pool_lock);
+	while (!j->shell_answered && !atomic_load(&j->cancel))
+		pthread_cond_wait(&e->pool_cond, &e->pool_lock);
+	j->shell_waiting = false;
+	d = j->shell_answered ? j->shell_decision : GATE_REJECT;
+	if (d == GATE_EDIT) {
+		free(*command);
+		*command = xstrdup(j->shell_command);
+	}
+	pthread_mutex_unlock(&e->pool_lock);
+	return (d == GATE_APPROVE || d == GATE_EDIT) && !atomic_load(&j->cancel);
+}
+
+static bool confirm_shell(void *ctx, char **command)
+{
+	return job_confirm_shell(ctx, command);
+}
+
+/* ------------------------------------------------------------- step jobs */
+
+/* xorshift: reproducible chaos from --chaos-seed. */
+static double chaos_next(unsigned long *state)
+{
+	unsigned long x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return (double)(x >> 11) / (double)(1UL << 53);
+}
+
+/* Each job draws from its own generator, seeded by --chaos-seed, the step id and the
+ * attempt, so a rehearsal replays the same failures whatever the scheduling. */
+static unsigned long chaos_seed_for(unsigned long seed, const char *step_id, int attempts)
+{
+	unsigned long h = 1469598103934665603UL ^ seed;
+
+	for (const unsigned char *p = (const unsigned char *)step_id; *p; p++)
+		h = (h ^ *p) * 1099511628211UL;
+	h ^= (unsigned long)attempts * 0x9E3779B97F4A7C15UL;
+	return h ? h : 1;
+}
+
+static bool inject_chaos(void *ctx, const char *tool)
+{
+	struct job *j = ctx;
+
+	(void)tool;
+	return chaos_next(&j->chaos_state) < j->e->chaos;
+}
+
+static char *summarize(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n <= SUMMARY_LEN)
+		return xstrdup(text);
+	n = SUMMARY_LEN; /* cut on a UTF-8 boundary */
+	while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+		n--;
+	return xasprintf("%.*s…", (int)n, text);
+}
+
+static cJSON *parse_or_string(const char *json)
+{
+	cJSON *v = json ? cJSON_Parse(json) : NULL;
+
+	return v ? v : cJSON_CreateString(json ? json : "");
+}
+
+static const struct tool_def **offered_tools(struct pev *e, size_t *n)
+{
+	size_t total;
+	const struct tool_def *const *all = tool_registry(&total);
+	const struct tool_def **out = xcalloc(total ? total : 1, sizeof(*out));
+
+	*n = 0;
+	for (size_t i = 0; i < total; i++)
+		if (!all[i]->demo_only || e->demo)
+			out[(*n)++] = all[i];
+	return out;
+}
+
+static void on_tool_retry(void *ctx, const char *tool, int attempt, int max, long wait_ms,
+			  const char *reason)
+{
+	struct job *j = ctx;
+	cJSON *f = cJSON_CreateObject();
+	char *msg = xasprintf("%s — retrying %s in %.1f s (%d/%d)",
+			      reason ? reason : "transient error", tool, wait_ms / 1000.0, attempt,
+			      max);
+
+	cJSON_AddStringToObject(f, "level", "warn");
+	cJSON_AddStringToObject(f, "kind", "tool_retry");
+	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	cJSON_AddStringToObject(f, "tool", tool);
+	cJSON_AddNumberToObject(f, "wait_ms", (double)wait_ms);
+	cJSON_AddStringToObject(f, "message", msg);
+	free(msg);
+	bus_publish(j->e->bus, EV_NOTICE, f);
+}
+
+static void run_tool(struct job *j, int attempt, const struct llm_tool_call *call,
+		     struct llm_tool_result *res, struct attempt_log *log)
+{
+	struct pev *e = j->e;
+	const char *step_id = j->step.id;
+	const struct tool_def *t = tool_find(call->name);
+	struct tool_env env = {.ws_fd = e->ws_fd,
+			       .ws_path = e->workspace,
+			       .demo = e->demo,
+			       .hook_ctx = j,
+			       .confirm_shell = confirm_shell,
+			       .on_tool_retry = on_tool_retry,
+			       .shell_allow = &e->shell_allow,
+			       .inject_failure = e->chaos > 0 ? inject_chaos : NULL,
+			       .cancel = &j->cancel,
+			       .shell_timeout_s = e->shell_timeout_s,
+			       .http_max_bytes = e->http_max_bytes};
+	struct strbuf out = STRBUF_INIT;
+	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
+	cJSON *f = cJSON_CreateObject();
+	bool ok = false;
+	char *summary;
+
+	strbuf_init(&out);
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
+	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
+	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
+	bus_publish(e->bus, EV_TOOL_CALL, f);
+
+	if (!t || (t->demo_only && !e->demo))
+		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
+	else if (!input || !cJSON_IsObject(input))
+		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
+	else
+		ok = tool_invoke(t, &env, input, &out);
+	cJSON_Delete(input);
+
+	summary = summarize(out.buf);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
+	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
+	cJSON_AddBoolToObject(f, "ok", ok);
+	cJSON_AddStringToObject(f, "summary", summary);
+	cJSON_AddNumberToObject(f, "bytes", (double)out.len);
+	bus_publish(e->bus, EV_TOOL_RESULT, f);
+
+	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
+	log->v[log->n].tool = xstrdup(call->name ? call->name : "");
+	log->v[log->n].ok = ok;
+	log->v[log->n].summary = xstrdup(summary);
+	log->n++;
+	strbuf_addf(&log->text, "- %s %s → %s: %s\n", call->name ? call->name : "?",
+		    call->input_json ? call->input_json : "{}", ok ? "ok" : "ERROR", summary);
+	free(summary);
+
+	res->call_id = xstrdup(call->id);
+	res->content = strbuf_detach(&out);
+	res->is_error = !ok;
+}
+
+/* Snapshot of step i for a job: definition, dependency outputs only, critiques. */
+struct job *job_new_step(struct pev *e, size_t i)
+{
+	struct job *j = job_new(e, JOB_STEP);
+	const struct plan_step *s = &e->plan->steps[i];
+
+	j->goal = xstrdup(e->plan->goal ? e->plan->goal : "");
+	plan_step_copy(&j->step, s);
+	j->deps = xcalloc(s->deps.n ? s->deps.n : 1, sizeof(*j->deps));
+	for (size_t d = 0; d < s->deps.n; d++) {
+		int di = plan_find(e->plan, s->deps.v[d]);
+		const char *out;
+		if (di < 0)
+			continue;
+		if (e->st[di].status == FS_SKIPPED)
+			out = "(skipped by the operator: no output)";
+		else
+			out = e->st[di].output_json ? e->st[di].output_json : "(no output)";
+		j->deps[j->n_deps].step_id = xstrdup(e->plan->steps[di].id);
+		j->deps[j->n_deps++].output_json = xstrdup(out);
+	}
+	for (size_t c = 0; c < e->st[i].critiques.n; c++)
+		strvec_push(&j->critiques, e->st[i].critiques.v[c]);
+	j->attempt = e->st[i].attempts;
+	j->gen = e->st[i].gen;
+	j->chaos_state = chaos_seed_for(e->chaos_seed, s->id, j->attempt - 1);
+	atomic_store(&j->cancel, atomic_load(&e->aborting));
+	return j;
+}
+
+/* The executor's tool loop for one attempt. The final text (caller frees), or NULL when
+ * the call was cancelled or failed (then *err may hold the provider's sentence). */
+static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log, char **err)
+{
+	struct pev *e = j->e;
+	const struct plan_step *step = &j->step;
+	struct llm_msg *msgs = xcalloc(2 * MAX_TOOL_ROUNDS + 2, sizeof(*msgs));
+	size_t n_msgs = 1, n_tools;
+	const struct tool_def **tools = offered_tools(e, &n_tools);
+	char *step_json = plan_step_to_string(step, false);
+	char *final = NULL;
+
+	msgs[0].kind = LLM_MSG_USER;
+	msgs[0].text = prompt_execute(j->goal, step, j->deps, j->n_deps, &j->critiques, attempt);
+	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
+		/* The last round offers no tools: the executor must answer. */
+		struct llm_request req = {.role = ROLE_EXECUTOR,
+					  .purpose = PURPOSE_EXECUTE,
+					  .step_id = step->id,
+					  .attempt = attempt,
+					  .step_json = step_json,
+					  .system = prompt_system_executor(),
+					  .msgs = msgs,
+					  .n_msgs = n_msgs,
+					  .tools = tools,
+					  .n_tools = round < MAX_TOOL_ROUNDS ? n_tools : 0,
+					  .max_tokens = MAX_TOKENS_STEP};
+		struct llm_response res = {0};
+
+		if (engine_call_model(e, &req, &res, &j->cancel, err) != PROVIDER_OK) {
+			llm_response_release(&res);
+			break;
+		}
+		if (!res.n_calls || round == MAX_TOOL_ROUNDS) {
+			final = res.text ? res.text : xstrdup("");
+			res.text = NULL;
+			llm_response_release(&res);
+			break;
+		}
+		/* The assistant turn keeps the calls; the next turn carries their results. */
+		msgs[n_msgs].kind = LLM_MSG_ASSISTANT;
+		msgs[n_msgs].text = res.text;
+		msgs[n_msgs].calls = res.calls;
+		msgs[n_msgs].n_calls = res.n_calls;
+		res.text = NULL;
+		res.calls = NULL;
+		res.n_calls = 0;
+		llm_response_release(&res);
+		{
+			struct llm_msg *am = &msgs[n_msgs++];
+			struct llm_msg *rm = &msgs[n_msgs++];
+			rm->kind = LLM_MSG_TOOL_RESULTS;
+			rm->results = xcalloc(am->n_calls, sizeof(*rm->results));
+			rm->n_results = am->n_calls;
+			for (size_t c = 0; c < am->n_calls; c++)
+				run_tool(j, attempt, &am->calls[c], &rm->results[c], log);
+		}
+		if (atomic_load(&j->cancel))
+			break;
+	}
+	for (size_t m = 0; m < n_msgs; m++)
+		llm_msg_release(&msgs[m]);
+	free(msgs);
+	free((void *)tools);
+	free(step_json);
+	if (final && atomic_load(&j->cancel)) {
+		free(final);
+		final = NULL;
+	}
+	return final;
+}
+
+static void publish_verifying(struct job *j, int attempt)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	cJSON_AddStringToObject(f, "state", fold_state_name(FS_VERIFYING));
+	cJSON_AddStringToObject(f, "reason", "the verifier checks the attempt");
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	bus_publish(j->e->bus, EV_STEP_STATE, f);
+}
+
+/* One attempt of one step: execute, then verify (deterministic, then the model). The
+ * engine published its step.start and routes what comes back (pass, retry, replan). */
+void job_run_step(struct job *j)
+{
+	struct pev *e = j->e;
+	const char *id = j->step.id;
+	struct attempt_log log = {0};
+	struct exec_result *r;
+	struct verdict *v;
+	char *text, *perr = NULL, *err = NULL;
+	size_t not_judged = (size_t)-1;
+	int attempt = j->attempt;
+	cJSON *f;
+
+	if (atomic_load(&j->cancel)) {
+		j->outcome = OUT_CANCELLED;
+		return;
+	}
+	strbuf_init(&log.text);
+	text = execute_attempt(j, attempt, &log, &err);
+	if (!text) {
+		attempt_log_release(&log);
+		j->outcome = err ? OUT_ERROR : OUT_CANCELLED;
+		j->failure = err;
+		return;
+	}
+	r = exec_result_parse(text, &perr);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "step_id", id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	if (r)
+		cJSON_AddItemToObject(f, "result", parse_or_string(r->json));
+	else
+		cJSON_AddStringToObject(f, "result", text);
+	bus_publish(e->bus, EV_STEP_OUTPUT, f);
+	if (r) {
+		cJSON *ro = cJSON_Parse(r->json);
+		cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
+		j->result_json = xstrdup(r->json);
+		j->output_json = so ? jsonx_print(so) : xstrdup(r->json);
+		cJSON_Delete(ro);
+	}
+	free(text);
+
+	publish_verifying(j, attempt);
+	v = verify_deterministic(e, r, perr, &log);
+	engine_publish_verdict(e, id, attempt, "deterministic", v, (size_t)-1);
+	if (v->action == VERDICT_PASS) {
+		verdict_free(v);
+		v = verify_model(j, attempt, r->json, log.text.buf, &not_judged, &err);
+		if (v)
+			engine_publish_verdict(e, id, attempt, "model", v, not_judged);
+	}
+	exec_result_free(r);
+	free(perr);
+	attempt_log_release(&log);
+	if (!v) {
+		j->outcome = err ? OUT_ERROR : OUT_CANCELLED;
+		j->failure = err;
+		return;
+	}
+	if (atomic_load(&j->cancel))
+		j->outcome = OUT_CANCELLED;
+	else if (v->action == VERDICT_PASS)
+		j->outcome = OUT_PASSED;
+	else
+		j->outcome = v->action == VERDICT_REPLAN ? OUT_REPLAN : OUT_RETRY;
+	if (j->outcome == OUT_RETRY || j->outcome == OUT_REPLAN)
+		j->failure = xstrdup(v->feedback ? v->feedback : "verification failed");
+	verdict_free(v);
+}

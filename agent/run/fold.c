@@ -1,0 +1,912 @@
+/* fold — events → run state: the one reading of a journal (see fold.h for the contract). */
+#include "config.h"
+
+#include "fold.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "events.h"
+#include "xalloc.h"
+
+/* A larger attempt number is not believed: it would size the per-attempt spend array. */
+#define ATTEMPT_MAX 1000
+
+/* ---- getters for untrusted objects: every one checks the type ---- */
+
+static const cJSON *jget(const cJSON *o, const char *k)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+	const cJSON *it = jget(o, k);
+
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static bool jnum(const cJSON *o, const char *k, double *out)
+{
+	const cJSON *it = jget(o, k);
+
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+		return false;
+	*out = it->valuedouble;
+	return true;
+}
+
+/* A whole number in [lo, hi], else `def`: the bound is checked before the cast. */
+static long jlong(const cJSON *o, const char *k, long lo, long hi, long def)
+{
+	double d;
+
+	if (!jnum(o, k, &d) || d < (double)lo || d > (double)hi)
+		return def;
+	return (long)d;
+}
+
+static bool jbool(const cJSON *o, const char *k, bool def)
+{
+	const cJSON *it = jget(o, k);
+
+	return cJSON_IsBool(it) ? cJSON_IsTrue(it) : def;
+}
+
+static bool jis(const cJSON *o, const char *k, const char *want)
+{
+	const char *s = jstr(o, k);
+
+	return s && strcmp(s, want) == 0;
+}
+
+/* Compact JSON of any value; NULL for NULL. */
+static char *print_json(const cJSON *it)
+{
+	char *p, *r;
+
+	if (!it)
+		return NULL;
+	p = cJSON_PrintUnformatted(it);
+	if (!p)
+		fatal("fold: out of memory printing JSON");
+	r = xstrdup(p);
+	cJSON_free(p);
+	return r;
+}
+
+static void set_str(char **dst, const char *val)
+{
+	char *c = xstrdup(val);
+
+	free(*dst);
+	*dst = c;
+}
+
+static void set_own(char **dst, char *val)
+{
+	free(*dst);
+	*dst = val;
+}
+
+static bool in_list(const cJSON *arr, const char *id)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsArray(arr))
+		return false;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (cJSON_IsString(it) && strcmp(it->valuestring, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* ---- time ---- */
+
+double fold_parse_ts(const char *ts)
+{
+	struct tm tm;
+	int y, mo, d, h, mi, n = 0;
+	double sec;
+	time_t t;
+
+	if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
+		return 0;
+	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
+	    mi < 0 || mi > 59 || !(sec >= 0 && sec < 61))
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return 0;
+	return (double)t + sec;
+}
+
+/* ---- states ---- */
+
+static const char *const state_names[FS__COUNT] = {
+	[FS_PENDING] = "pending",     [FS_WAITING] = "waiting", [FS_RUNNING] = "running",
+	[FS_VERIFYING] = "verifying", [FS_STALE] = "stale",     [FS_PASSED] = "passed",
+	[FS_FAIL_ACCEPTED] = "fail_accepted", [FS_SKIPPED] = "skipped",
+};
+
+const char *fold_state_name(enum fstep_state s)
+{
+	return ((int)s >= 0 && s < FS__COUNT) ? state_names[s] : "unknown";
+}
+
+int fold_state_from_name(const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; i < FS__COUNT; i++)
+		if (strcmp(state_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+bool fold_state_settled(enum fstep_state s)
+{
+	return s == FS_PASSED || s == FS_FAIL_ACCEPTED || s == FS_SKIPPED;
+}
+
+/* ---- lifetime ---- */
+
+void fold_init(struct run_state *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->estimate_usd = -1;
+	rs->exit_code = -1;
+	rs->proposed_revision = -1;
+}
+
+static void step_release(struct fstep *s)
+{
+	free(s->id);
+	free(s->name);
+	free(s->description);
+	free(s->complexity);
+	strvec_clear(&s->criteria);
+	strvec_clear(&s->deps);
+	strvec_clear(&s->outputs);
+	free(s->json);
+	free(s->state_reason);
+	strvec_clear(&s->critiques);
+	free(s->result_json);
+	free(s->output_json);
+	free(s->attempt_usd);
+	memset(s, 0, sizeof(*s));
+}
+
+static void verdict_release(struct fverdict *v)
+{
+	free(v->step_id);
+	free(v->stage);
+	free(v->action);
+	free(v->severity);
+	free(v->feedback);
+	for (size_t i = 0; i < v->n_criteria; i++) {
+		free(v->criteria[i].text);
+		free(v->criteria[i].evidence);
+		free(v->criteria[i].feedback);
+	}
+	free(v->criteria);
+}
+
+static void gate_release(struct fgate *g)
+{
+	free(g->step_id);
+	free(g->json);
+}
+
+static void proposal_clear(struct run_state *rs)
+{
+	free(rs->proposed_json);
+	free(rs->proposed_reason);
+	free(rs->proposed_failed);
+	free(rs->proposed_failure);
+	rs->proposed_json = rs->proposed_reason = NULL;
+	rs->proposed_failed = rs->proposed_failure = NULL;
+}
+
+void fold_release(struct run_state *rs)
+{
+	free(rs->run_id);
+	free(rs->task);
+	free(rs->provider);
+	free(rs->workspace);
+	free(rs->scenario);
+	for (int i = 0; i < 3; i++)
+		free(rs->models[i]);
+	free(rs->goal);
+	free(rs->plan_json);
+	for (size_t i = 0; i < rs->n_steps; i++)
+		step_release(&rs->steps[i]);
+	free(rs->steps);
+	proposal_clear(rs);
+	for (size_t i = 0; i < rs->n_verdicts; i++)
+		verdict_release(&rs->verdicts[i]);
+	free(rs->verdicts);
+	for (size_t i = 0; i < rs->n_gates; i++)
+		gate_release(&rs->gates[i]);
+	free(rs->gates);
+	free(rs->answer);
+	free(rs->end_status);
+	free(rs->end_reason);
+	fold_init(rs);
+}
+
+/* ---- queries ---- */
+
+int fold_find_step(const struct run_state *rs, const char *id)
+{
+	if (!id)
+		return -1;
+	for (size_t i = 0; i < rs->n_steps; i++)
+		if (strcmp(rs->steps[i].id, id) == 0)
+			return (int)i;
+	return -1;
+}
+
+static struct fstep *find_step(struct run_state *rs, const char *id)
+{
+	int i = fold_find_step(rs, id);
+
+	return i < 0 ? NULL : &rs->steps[i];
+}
+
+const struct fgate *fold_find_gate(const struct run_state *rs, unsigned long id)
+{
+	for (size_t i = 0; i < rs->n_gates; i++)
+		if (rs->gates[i].id == id)
+			return &rs->gates[i];
+	return NULL;
+}
+
+double fold_step_seconds(const struct fstep *s, double now)
+{
+	double t = s->run_seconds;
+
+	if (s->run_since > 0 && now > s->run_since)
+		t += now - s->run_since;
+	return t;
+}
+
+double fold_total_usd(const struct run_state *rs, bool *unknown)
+{
+	if (unknown)
+		*unknown = rs->spent_unknown;
+	return rs->spent_usd;
+}
+
+/* ---- step clocks ---- */
+
+/* A step's clock runs while it runs or is verified; waiting at a gate, pending or stale
+ * it stands still. A bad timestamp (0) opens nothing and adds nothing. */
+static void clock_open(struct fstep *s, double ts)
+{
+	if (s->run_since <= 0 && ts > 0)
+		s->run_since = ts;
+}
+
+static void clock_close(struct fstep *s, double ts)
+{
+	if (s->run_since <= 0)
+		return;
+	if (ts >= s->run_since)
+		s->run_seconds += ts - s->run_since;
+	s->run_since = 0;
+}
+
+/* A fresh round: the step was (re)planned, edited or made stale, so earlier critiques
+ * were about another definition or other inputs. */
+static void new_round(struct fstep *s)
+{
+	s->round_attempts = 0;
+	strvec_clear(&s->critiques);
+}
+
+static void set_state(struct fstep *s, enum fstep_state st, double ts)
+{
+	s->state = st;
+	if (st == FS_RUNNING || st == FS_VERIFYING)
+		clock_open(s, ts);
+	else
+		clock_close(s, ts);
+	s->ended = fold_state_settled(st) ? ts : 0;
+}
+
+/* ---- the plan ---- */
+
+static void strvec_from(struct strvec *sv, const cJSON *arr)
+{
+	const cJSON *it;
+
+	strvec_clear(sv);
+	if (!cJSON_IsArray(arr))
+		return;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (cJSON_IsString(it))
+			strvec_push(sv, it->valuestring);
+	}
+}
+
+/* The definition fields of `s` from a plan step object (its id is kept). */
+static void step_define(struct fstep *s, const cJSON *o)
+{
+	const char *cx = jstr(o, "estimated_complexity");
+
+	set_str(&s->name, jstr(o, "name"));
+	set_str(&s->description, jstr(o, "description"));
+	set_str(&s->complexity, cx ? cx : jstr(o, "complexity"));
+	strvec_from(&s->criteria, jget(o, "acceptance_criteria"));
+	strvec_from(&s->deps, jget(o, "dependencies"));
+	strvec_from(&s->outputs, jget(o, "expected_outputs"));
+	set_own(&s->json, print_json(o));
+}
+
+static const char *step_object_id(const cJSON *o)
+{
+	const char *id = jstr(o, "step_id");
+
+	return id ? id : jstr(o, "id");
+}
+
+static bool id_taken(const struct fstep *v, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].id, id) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Moves what `src` knows into the new step `dst` (same id). Spend, time and attempt
+ * numbers belong to the id for the whole run. With `whole`, so does the rest (a kept step,
+ * or a proposal shown before adoption); otherwise the step was replanned: it starts
+ * pending, with no result and a fresh round.
+ */
+static void carry(struct fstep *dst, struct fstep *src, bool whole, double ts)
+{
+	if (!whole)
+		clock_close(src, ts);
+	dst->attempts = src->attempts;
+	dst->first_start = src->first_start;
+	dst->run_seconds = src->run_seconds;
+	dst->cost = src->cost;
+	dst->attempt_usd = src->attempt_usd;
+	dst->n_attempt_usd = src->n_attempt_usd;
+	src->attempt_usd = NULL;
+	if (!whole)
+		return;
+	dst->state = src->state;
+	dst->state_reason = src->state_reason;
+	dst->round_attempts = src->round_attempts;
+	dst->critiques = src->critiques;
+	dst->result_json = src->result_json;
+	dst->output_json = src->output_json;
+	dst->reused = src->reused;
+	dst->ended = src->ended;
+	dst->run_since = src->run_since;
+	src->state_reason = src->result_json = src->output_json = NULL;
+	memset(&src->critiques, 0, sizeof(src->critiques));
+}
+
+/*
+ * Replaces the steps with those of `plan`. Before adoption (`adopt` false) a step keeping
+ * its id keeps everything; at an adoption only the ids in `kept` keep their state and
+ * result. A plan without a steps array changes nothing. Steps without an id are left out;
+ * a duplicate id (a bad plan) gets a prime so it cannot take the first one's state.
+ */
+static void replace_steps(struct run_state *rs, const cJSON *plan, const cJSON *kept, bool adopt,
+			  double ts)
+{
+	const cJSON *arr = jget(plan, "steps"), *o;
+	struct fstep *nv = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!cJSON_IsArray(arr))
+		return;
+	cJSON_ArrayForEach(o, arr)
+	{
+		const char *id = step_object_id(o);
+		struct fstep *s, *old;
+		char *sid;
+
+		if (!cJSON_IsObject(o) || !id || !*id)
+			continue;
+		sid = xstrdup(id);
+		while (id_taken(nv, n, sid)) {
+			char *d = xasprintf("%s'", sid);
+
+			free(sid);
+			sid = d;
+		}
+		nv = xgrow(nv, &cap, n + 1, sizeof(*nv));
+		s = &nv[n++];
+		memset(s, 0, sizeof(*s));
+		s->id = sid;
+		old = find_step(rs, sid);
+		if (old)
+			carry(s, old, !adopt || in_list(kept, sid), ts);
+		step_define(s, o);
+	}
+	for (size_t i = 0; i < rs->n_steps; i++)
+		step_release(&rs->steps[i]);
+	free(rs->steps);
+	rs->steps = nv;
+	rs->n_steps = n;
+}
+
+/* Replaces the step `id` inside a plan's JSON text with `step`; the text is unchanged when
+ * it does not parse or holds no such step. */
+static void patch_plan(char **plan_json, const char *id, const cJSON *step)
+{
+	cJSON *plan = *plan_json ? cJSON_Parse(*plan_json) : NULL;
+	cJSON *arr = plan ? cJSON_GetObjectItemCaseSensitive(plan, "steps") : NULL, *o;
+
+	if (cJSON_IsArray(arr)) {
+		cJSON_ArrayForEach(o, arr)
+		{
+			const char *sid = step_object_id(o);
+			cJSON *dup;
+
+			if (!sid || strcmp(sid, id) != 0)
+				continue;
+			dup = cJSON_Duplicate(step, 1);
+			if (!dup)
+				fatal("fold: out of memory copying a step");
+			cJSON_ReplaceItemViaPointer(arr, o, dup);
+			set_own(plan_json, print_json(plan));
+			break;
+		}
+	}
+	cJSON_Delete(plan);
+}
+
+/* ---- usage ---- */
+
+static int role_index(const char *role)
+{
+	static const char *const roles[3] = {"planner", "executor", "verifier"};
+
+	for (int i = 0; role && i < 3; i++)
+		if (strcmp(role, roles[i]) == 0)
+			return i;
+	return -1;
+}
+
+static void usage_add(struct fusage *u, const cJSON *o, bool priced, double usd)
+{
+	u->calls++;
+	u->tokens_in += jlong(o, "input_tokens", 0, 1000000000000L, 0);
+	u->tokens_out += jlong(o, "output_tokens", 0, 1000000000000L, 0);
+	u->tokens_cached += jlong(o, "cached_tokens", 0, 1000000000000L, 0);
+	if (priced)
+		u->usd += usd;
+	else
+		u->unknown = true;
+}
+
+/* ---- event handlers ---- */
+
+struct ctx {
+	struct run_state *rs;
+	const cJSON *o;
+	double ts;
+	struct fstep *step; /* the step the event names, when the plan has it */
+};
+
+static void policy_apply(struct run_state *rs, const cJSON *pol)
+{
+	const cJSON *b = jget(pol, "budget_usd");
+	double d;
+
+	if (!cJSON_IsObject(pol))
+		return;
+	/* null is "no budget"; a missing key leaves the cap as it was. */
+	if (cJSON_IsNull(b))
+		rs->budget_usd = 0;
+	else if (jnum(pol, "budget_usd", &d))
+		rs->budget_usd = d > 0 ? d : 0;
+	rs->max_retries = (int)jlong(pol, "max_retries", 0, 1000, rs->max_retries);
+	rs->max_replans = (int)jlong(pol, "max_replans", 0, 1000, rs->max_replans);
+	rs->parallel = (int)jlong(pol, "parallel", 1, 1000, rs->parallel);
+}
+
+static void on_run_start(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	const cJSON *models = jget(c->o, "models");
+	static const char *const roles[3] = {"planner", "executor", "verifier"};
+
+	set_str(&rs->run_id, jstr(c->o, "run_id"));
+	set_str(&rs->task, jstr(c->o, "task"));
+	set_str(&rs->provider, jstr(c->o, "provider"));
+	set_str(&rs->workspace, jstr(c->o, "workspace"));
+	set_str(&rs->scenario, jstr(c->o, "scenario"));
+	rs->simulated = jbool(c->o, "simulated", false);
+	for (int i = 0; i < 3; i++)
+		set_str(&rs->models[i], jstr(models, roles[i]));
+	policy_apply(rs, jget(c->o, "policy"));
+	if (rs->started <= 0)
+		rs->started = c->ts;
+	rs->segments++;
+}
+
+static void on_run_resume(struct ctx *c)
+{
+	policy_apply(c->rs, jget(c->o, "policy"));
+}
+
+static void on_plan_proposed(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	const cJSON *plan = jget(c->o, "plan");
+	double est;
+
+	if (!cJSON_IsObject(plan))
+		return;
+	set_own(&rs->proposed_json, print_json(plan));
+	rs->proposed_revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
+	set_str(&rs->proposed_reason, jstr(c->o, "reason"));
+	set_str(&rs->proposed_failed, jstr(c->o, "failed_step"));
+	set_str(&rs->proposed_failure, jstr(c->o, "failure"));
+	rs->estimate_usd = jnum(c->o, "estimate_usd", &est) ? est : -1;
+	if (jis(c->o, "reason", "replan"))
+		rs->replans++;
+	if (!rs->plan_adopted) {
+		replace_steps(rs, plan, NULL, false, c->ts);
+		set_str(&rs->goal, jstr(plan, "goal"));
+	}
+}
+
+static void on_plan_adopted(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	const cJSON *plan = jget(c->o, "plan");
+
+	if (!cJSON_IsObject(plan))
+		return;
+	replace_steps(rs, plan, jget(c->o, "kept"), true, c->ts);
+	set_own(&rs->plan_json, print_json(plan));
+	set_str(&rs->goal, jstr(plan, "goal"));
+	rs->revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
+	rs->plan_adopted = true;
+	proposal_clear(rs);
+	rs->proposed_revision = -1;
+}
+
+static void on_step_edit(struct ctx *c)
+{
+	const cJSON *after = jget(c->o, "after");
+	struct fstep *s = c->step;
+
+	if (!s || !cJSON_IsObject(after))
+		return;
+	step_define(s, after);
+	s->edited = true;
+	new_round(s);
+	patch_plan(c->rs->plan_adopted ? &c->rs->plan_json : &c->rs->proposed_json, s->id, after);
+}
+
+static void on_step_state(struct ctx *c)
+{
+	struct fstep *s = c->step;
+	int st = fold_state_from_name(jstr(c->o, "state"));
+
+	if (!s || st < 0)
+		return;
+	set_state(s, (enum fstep_state)st, c->ts);
+	set_str(&s->state_reason, jstr(c->o, "reason"));
+	if (st == FS_STALE)
+		new_round(s);
+}
+
+static void on_step_start(struct ctx *c)
+{
+	struct fstep *s = c->step;
+	long attempt = jlong(c->o, "attempt", 1, ATTEMPT_MAX, 0);
+
+	if (!s)
+		return;
+	set_state(s, FS_RUNNING, c->ts);
+	set_str(&s->state_reason, NULL);
+	if (attempt > s->attempts)
+		s->attempts = (int)attempt;
+	else if (attempt == 0 && s->attempts < ATTEMPT_MAX)
+		s->attempts++; /* no usable number: count it anyway */
+	s->round_attempts++;
+	if (s->first_start <= 0)
+		s->first_start = c->ts;
+}
+
+static void on_step_end(struct ctx *c)
+{
+	struct fstep *s = c->step;
+	int st = fold_state_from_name(jstr(c->o, "status"));
+	long attempts = jlong(c->o, "attempts", 0, ATTEMPT_MAX, 0);
+
+	if (!s || st < 0 || !fold_state_settled((enum fstep_state)st))
+		return;
+	set_state(s, (enum fstep_state)st, c->ts);
+	set_str(&s->state_reason, NULL);
+	if (attempts > s->attempts)
+		s->attempts = (int)attempts;
+	s->reused = jbool(c->o, "reused", false);
+}
+
+static void on_step_output(struct ctx *c)
+{
+	struct fstep *s = c->step;
+	const cJSON *r = jget(c->o, "result");
+	const cJSON *so = jget(r, "step_output");
+
+	if (!s || !r)
+		return;
+	set_own(&s->result_json, print_json(r));
+	/* As the engine hands it on: the step_output, or the whole result without one. */
+	set_own(&s->output_json, so ? print_json(so) : xstrdup(s->result_json));
+}
+
+static void on_verdict(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	const cJSON *crit = jget(c->o, "criteria"), *it;
+	struct fverdict *v;
+	double d;
+
+	rs->verdicts = xgrow(rs->verdicts, &rs->cap_verdicts, rs->n_verdicts + 1,
+			     sizeof(*rs->verdicts));
+	v = &rs->verdicts[rs->n_verdicts++];
+	memset(v, 0, sizeof(*v));
+	v->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
+	v->step_id = xstrdup(jstr(c->o, "step_id"));
+	v->stage = xstrdup(jstr(c->o, "stage"));
+	v->action = xstrdup(jstr(c->o, "action"));
+	v->severity = xstrdup(jstr(c->o, "severity"));
+	v->feedback = xstrdup(jstr(c->o, "feedback"));
+	v->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
+	v->overall_pass = jbool(c->o, "overall_pass", v->action && !strcmp(v->action, "pass"));
+	if (cJSON_IsArray(crit)) {
+		v->criteria = xcalloc((size_t)cJSON_GetArraySize(crit) + 1, sizeof(*v->criteria));
+		cJSON_ArrayForEach(it, crit)
+		{
+			struct fcriterion *cr = &v->criteria[v->n_criteria];
+
+			if (!cJSON_IsObject(it))
+				continue;
+			cr->text = xstrdup(jstr(it, "criterion"));
+			cr->evidence = xstrdup(jstr(it, "evidence"));
+			cr->feedback = xstrdup(jstr(it, "feedback"));
+			cr->passed = jbool(it, "passed", false);
+			cr->not_judged = jbool(it, "not_judged", false);
+			cr->confidence = jnum(it, "confidence", &d) ? d : -1;
+			v->n_criteria++;
+		}
+	}
+	/* The next attempt must address what this one was blamed for. */
+	if (c->step && v->action && strcmp(v->action, "pass") != 0)
+		strvec_push(&c->step->critiques, v->feedback ? v->feedback : "verification failed");
+}
+
+static void on_llm_call(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	int r = role_index(jstr(c->o, "role"));
+	struct fstep *s = c->step;
+	double usd = 0;
+	/* cost_usd null (or anything but a number) is an unknown price, never free. */
+	bool priced = jnum(c->o, "cost_usd", &usd);
+
+	if (priced)
+		rs->spent_usd += usd;
+	else
+		rs->spent_unknown = true;
+	if (r >= 0)
+		usage_add(&rs->roles[r], c->o, priced, usd);
+	if (!s)
+		return;
+	usage_add(&s->cost, c->o, priced, usd);
+	if (priced) {
+		long att = jlong(c->o, "attempt", 1, ATTEMPT_MAX, s->attempts);
+
+		if (att < 1)
+			return;
+		if (att > s->n_attempt_usd) {
+			s->attempt_usd = xrealloc(s->attempt_usd, (size_t)att * sizeof(double));
+			for (long i = s->n_attempt_usd; i < att; i++)
+				s->attempt_usd[i] = 0;
+			s->n_attempt_usd = (int)att;
+		}
+		s->attempt_usd[att - 1] += usd;
+	}
+}
+
+static void on_gate_open(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	int kind = gate_kind_from_name(jstr(c->o, "gate"));
+	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
+	struct fgate *g = NULL;
+
+	if (kind < 0)
+		return; /* a gate nobody could answer here */
+	rs->gates_opened[kind]++;
+	for (size_t i = 0; i < rs->n_gates && !g; i++)
+		if (rs->gates[i].id == id)
+			g = &rs->gates[i]; /* opened again (a resumed run): the latest wins */
+	if (g) {
+		gate_release(g);
+	} else {
+		rs->gates = xgrow(rs->gates, &rs->cap_gates, rs->n_gates + 1, sizeof(*rs->gates));
+		g = &rs->gates[rs->n_gates++];
+	}
+	memset(g, 0, sizeof(*g));
+	g->id = id;
+	g->kind = (enum gate_kind)kind;
+	g->step_id = xstrdup(jstr(c->o, "step_id"));
+	g->json = print_json(c->o);
+	g->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
+	if (id > rs->max_gate_id)
+		rs->max_gate_id = id;
+}
+
+static void gate_remove(struct run_state *rs, size_t i)
+{
+	gate_release(&rs->gates[i]);
+	memmove(&rs->gates[i], &rs->gates[i + 1], (rs->n_gates - i - 1) * sizeof(*rs->gates));
+	rs->n_gates--;
+}
+
+static void on_gate_decision(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
+	int kind = gate_kind_from_name(jstr(c->o, "gate"));
+	double b;
+
+	for (size_t i = 0; i < rs->n_gates; i++) {
+		if (rs->gates[i].id == id) {
+			kind = (int)rs->gates[i].kind;
+			gate_remove(rs, i);
+			break;
+		}
+	}
+	/* Continuing past the budget names the new cap. */
+	if (kind == GATE_BUDGET && jis(c->o, "decision", "approve") &&
+	    jnum(c->o, "budget_usd", &b) && b > 0)
+		rs->budget_usd = b;
+}
+
+void fold_forget_gates(struct run_state *rs)
+{
+	while (rs->n_gates)
+		gate_remove(rs, rs->n_gates - 1);
+}
+
+static void on_operator_command(struct ctx *c)
+{
+	double b;
+
+	if (jis(c->o, "command", "budget") && jnum(c->o, "budget_usd", &b))
+		c->rs->budget_usd = b > 0 ? b : 0;
+}
+
+static void on_notice(struct ctx *c)
+{
+	const char *kind = jstr(c->o, "kind");
+
+	if (!kind)
+		return;
+	if (strcmp(kind, "pause") == 0)
+		c->rs->paused = true;
+	else if (strcmp(kind, "resume_run") == 0 || strcmp(kind, "unpause") == 0)
+		c->rs->paused = false;
+}
+
+static void on_run_final(struct ctx *c)
+{
+	c->rs->final_seen = true;
+	c->rs->partial = jbool(c->o, "partial", false);
+	set_str(&c->rs->answer, jstr(c->o, "answer"));
+}
+
+static void on_run_end(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+
+	rs->ended = true;
+	set_str(&rs->end_status, jstr(c->o, "status"));
+	set_str(&rs->end_reason, jstr(c->o, "reason"));
+	rs->exit_code = (int)jlong(c->o, "exit_code", 0, 255, -1);
+	rs->ended_at = c->ts;
+	rs->paused = false;
+	for (size_t i = 0; i < rs->n_steps; i++)
+		clock_close(&rs->steps[i], c->ts);
+	/* A segment that ended asks nothing any more, whether or not each gate's withdrawal
+	 * was journaled (journals from before `withdrawn` do not have it). */
+	fold_forget_gates(rs);
+}
+
+static void on_run_reopen(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+
+	rs->ended = false;
+	rs->final_seen = false;
+	rs->partial = false;
+	set_str(&rs->answer, NULL);
+	set_str(&rs->end_status, NULL);
+	set_str(&rs->end_reason, NULL);
+	rs->exit_code = -1;
+	rs->ended_at = 0;
+	rs->segments++;
+}
+
+typedef void (*handler_fn)(struct ctx *c);
+
+static const handler_fn handlers[EV__COUNT] = {
+	[EV_RUN_START] = on_run_start,
+	[EV_RUN_RESUME] = on_run_resume,
+	[EV_PLAN_PROPOSED] = on_plan_proposed,
+	[EV_PLAN_ADOPTED] = on_plan_adopted,
+	[EV_GATE_OPEN] = on_gate_open,
+	[EV_GATE_DECISION] = on_gate_decision,
+	[EV_STEP_START] = on_step_start,
+	[EV_STEP_STATE] = on_step_state,
+	[EV_STEP_END] = on_step_end,
+	[EV_STEP_EDIT] = on_step_edit,
+	[EV_STEP_OUTPUT] = on_step_output,
+	[EV_VERIFY_VERDICT] = on_verdict,
+	[EV_LLM_CALL] = on_llm_call,
+	[EV_OPERATOR_COMMAND] = on_operator_command,
+	[EV_NOTICE] = on_notice,
+	[EV_RUN_FINAL] = on_run_final,
+	[EV_RUN_END] = on_run_end,
+	[EV_RUN_REOPEN] = on_run_reopen,
+};
+
+void fold_apply_json(struct run_state *rs, int type, const cJSON *o)
+{
+	struct ctx c;
+	long seq;
+
+	if (!cJSON_IsObject(o))
+		return;
+	rs->events++;
+	seq = jlong(o, "seq", 0, 9007199254740992L, 0);
+	if (seq > 0)
+		rs->last_seq = (unsigned long)seq;
+	if (type < 0 || type >= EV__COUNT || !handlers[type])
+		return;
+	c.rs = rs;
+	c.o = o;
+	c.ts = fold_parse_ts(jstr(o, "ts"));
+	c.step = find_step(rs, jstr(o, "step_id"));
+	handlers[type](&c);
+}
+
+void fold_apply(struct run_state *rs, const struct event *ev)
+{
+	cJSON *o;
+
+	if (!ev || !ev->json)
+		return;
+	o = cJSON_Parse(ev->json);
+	fold_apply_json(rs, (int)ev->type, o);
+	cJSON_Delete(o);
+}
