@@ -298,6 +298,10 @@ void planning_job_done(struct pev *e, struct job *j);
 void planning_replan(struct pev *e);        /* e->replan_step failed: revise the plan */
 void planning_gate_answered(struct pev *e, enum gate_kind k, enum gate_decision d);
 void planning_edit_plan(struct pev *e, const char *json);
+/* A validated copy of `p` with step `step_id` replaced by the edited JSON (its id kept),
+ * or NULL after a notice naming what is wrong. */
+struct plan *planning_with_edit(struct pev *e, const struct plan *p, const char *step_id,
+				const char *json);
 /* An edit of one step of the proposal at a plan or replan gate; false if no proposal. */
 bool planning_edit_proposal_step(struct pev *e, const char *step_id, const char *json);
 void planning_adopt(struct pev *e, struct plan *np, int revision);

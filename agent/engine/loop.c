@@ -596,6 +596,9 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->gate_mask = gatekeeper_mask(gates);
 	e->gate_mode = gatekeeper_mode(gates);
 	e->run_dir = xstrdup(run_dir);
+	/* "runs/ID/" names the same run as "runs/ID": its id is the last component. */
+	for (size_t n = strlen(e->run_dir); n > 1 && e->run_dir[n - 1] == '/'; n--)
+		e->run_dir[n - 1] = '\0';
 	slash = strrchr(e->run_dir, '/');
 	e->run_id = xstrdup(slash ? slash + 1 : e->run_dir);
 	e->workspace = s->workspace ? xstrdup(s->workspace) : xasprintf("%s/workspace", run_dir);

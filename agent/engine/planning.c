@@ -420,17 +420,21 @@ void planning_edit_plan(struct pev *e, const char *json)
 		replace_proposal(e, np);
 }
 
-bool planning_edit_proposal_step(struct pev *e, const char *step_id, const char *json)
+struct plan *planning_with_edit(struct pev *e, const struct plan *p, const char *step_id,
+				const char *json)
 {
-	int i = e->proposal && step_id ? plan_find(e->proposal, step_id) : -1;
+	int i = p && step_id ? plan_find(p, step_id) : -1;
 	struct strvec errors = STRVEC_INIT;
 	struct plan_step ns;
 	struct plan *trial;
 	char *perr = NULL;
 	cJSON *obj;
 
-	if (i < 0)
-		return false;
+	if (i < 0) {
+		bus_notice(e->bus, "error", step_id, "cannot edit unknown step %s",
+			   step_id ? step_id : "(none)");
+		return NULL;
+	}
 	obj = json ? jsonx_extract(json, PLAN_MAX_JSON_DEPTH, &perr) : NULL;
 	if (!obj || !plan_step_from_json(obj, &ns, &errors)) {
 		char *joined = strvec_join(&errors, "; ");
@@ -440,12 +444,13 @@ bool planning_edit_proposal_step(struct pev *e, const char *step_id, const char 
 		free(perr);
 		strvec_clear(&errors);
 		cJSON_Delete(obj);
-		return true;
+		return NULL;
 	}
 	cJSON_Delete(obj);
+	/* The id is the step's identity: an edit never renames it. */
 	free(ns.id);
 	ns.id = xstrdup(step_id);
-	trial = plan_clone(e->proposal);
+	trial = plan_clone(p);
 	plan_step_free_fields(&trial->steps[i]);
 	trial->steps[i] = ns;
 	if (!plan_validate(trial, &errors)) {
@@ -455,8 +460,19 @@ bool planning_edit_proposal_step(struct pev *e, const char *step_id, const char 
 		free(joined);
 		strvec_clear(&errors);
 		plan_free(trial);
-		return true;
+		return NULL;
 	}
-	replace_proposal(e, trial);
+	return trial;
+}
+
+bool planning_edit_proposal_step(struct pev *e, const char *step_id, const char *json)
+{
+	struct plan *trial;
+
+	if (!e->proposal || !step_id || plan_find(e->proposal, step_id) < 0)
+		return false;
+	trial = planning_with_edit(e, e->proposal, step_id, json);
+	if (trial)
+		replace_proposal(e, trial);
 	return true;
 }

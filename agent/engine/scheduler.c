@@ -538,57 +538,28 @@ void sched_invalidate(struct pev *e, size_t i, bool edited, const char *why)
 void sched_apply_edit(struct pev *e, const char *step_id, const char *json)
 {
 	int i = plan_find(e->plan, step_id);
-	struct strvec errors = STRVEC_INIT;
-	struct plan_step ns;
-	char *perr = NULL;
-	cJSON *obj = json ? jsonx_extract(json, PLAN_MAX_JSON_DEPTH, &perr) : NULL;
-	struct plan *trial;
+	struct plan *trial = planning_with_edit(e, e->plan, step_id, json);
 	cJSON *f;
 
-	if (!obj || !plan_step_from_json(obj, &ns, &errors)) {
-		char *joined = strvec_join(&errors, "; ");
-		bus_notice(e->bus, "error", step_id, "the edited step %s is invalid: %s", step_id,
-			   *joined ? joined : perr ? perr : "not a JSON object");
-		free(joined);
-		free(perr);
-		strvec_clear(&errors);
-		cJSON_Delete(obj);
+	if (!trial)
 		return;
-	}
-	cJSON_Delete(obj);
-	/* The id is the step's identity: an edit never renames it. */
-	free(ns.id);
-	ns.id = xstrdup(step_id);
-	trial = plan_clone(e->plan);
-	plan_step_free_fields(&trial->steps[i]);
-	plan_step_copy(&trial->steps[i], &ns);
-	if (!plan_validate(trial, &errors)) {
-		char *joined = strvec_join(&errors, "; ");
-		bus_notice(e->bus, "error", step_id, "the edited step %s breaks the plan: %s",
-			   step_id, joined);
-		free(joined);
-		strvec_clear(&errors);
-		plan_free(trial);
-		plan_step_free_fields(&ns);
-		return;
-	}
-	plan_free(trial);
-	if (plan_step_equal(&ns, &e->plan->steps[i])) {
+	if (plan_step_equal(&trial->steps[i], &e->plan->steps[i])) {
 		bus_notice(e->bus, "info", step_id, "step %s is unchanged; nothing was edited",
 			   step_id);
-		plan_step_free_fields(&ns);
+		plan_free(trial);
 		return;
 	}
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "step_id", step_id);
 	cJSON_AddItemToObject(f, "before", plan_step_to_json(&e->plan->steps[i]));
-	cJSON_AddItemToObject(f, "after", plan_step_to_json(&ns));
+	cJSON_AddItemToObject(f, "after", plan_step_to_json(&trial->steps[i]));
 	cJSON_AddStringToObject(f, "by", "operator");
 	if (e->cmd_seq)
 		cJSON_AddNumberToObject(f, "by_seq", (double)e->cmd_seq);
 	bus_publish(e->bus, EV_STEP_EDIT, f);
-	plan_step_free_fields(&e->plan->steps[i]);
-	e->plan->steps[i] = ns;
+	/* The same plan but for the step: its states keep their indexes. */
+	plan_free(e->plan);
+	e->plan = trial;
 	sched_index_plan(e);
 	sched_invalidate(e, (size_t)i, true, "edited by the operator");
 	engine_write_plan(e);
