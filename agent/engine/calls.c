@@ -173,6 +173,8 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 				rc == PROVIDER_OK ? "ok"
 						  : rc == PROVIDER_CANCELLED ? "cancelled" : "error");
 	cJSON_AddNumberToObject(f, "http_status", rc == PROVIDER_OK ? out->http_status : 0);
+	if (rc == PROVIDER_OK && out->stop_reason)
+		cJSON_AddStringToObject(f, "stop_reason", out->stop_reason);
 	if (rc == PROVIDER_ERROR)
 		cJSON_AddStringToObject(f, "error", *err ? *err : "model call failed");
 	bus_publish(e->bus, EV_LLM_CALL, f);

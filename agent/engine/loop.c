@@ -693,6 +693,7 @@ void pev_free(struct pev *e)
 	free(e->dep_off);
 	plan_free(e->plan);
 	plan_free(e->proposal);
+	free(e->proposal_reason);
 	for (size_t r = 0; r < e->n_reuse; r++) {
 		free(e->reuse[r].key);
 		free(e->reuse[r].result_json);

@@ -524,15 +524,63 @@ char *http_clean_text(const char *s)
 	return strbuf_detach(&sb);
 }
 
+/* FastAPI's `detail`: a string, or a list of validation objects whose `msg` we join. */
+static void add_detail(struct strbuf *out, const cJSON *detail)
+{
+	const cJSON *it;
+
+	if (cJSON_IsString(detail)) {
+		strbuf_adds(out, detail->valuestring);
+		return;
+	}
+	cJSON_ArrayForEach(it, detail)
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "msg");
+
+		if (!cJSON_IsString(m))
+			continue;
+		if (out->len)
+			strbuf_adds(out, "; ");
+		strbuf_adds(out, m->valuestring);
+	}
+}
+
+/* An HTML error page (a proxy, a web server on the wrong port) is cut to its <title>. */
+static bool html_title(const char *body, size_t len, struct strbuf *out)
+{
+	char *copy = xstrndup(body, len), *t, *end;
+	bool ok = false;
+
+	for (char *p = copy; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	t = strstr(copy, "<title>");
+	end = t ? strstr(t, "</title>") : NULL;
+	if (t && end) {
+		t += 7;
+		strbuf_add(out, body + (t - copy), (size_t)(end - t));
+		ok = out->len > 0;
+	}
+	free(copy);
+	return ok;
+}
+
 char *http_describe_error(int status, const char *body, size_t len, char **kind)
 {
-	struct strbuf sb = STRBUF_INIT;
-	cJSON *root = body && len ? cJSON_ParseWithLength(body, len) : NULL;
+	struct strbuf sb = STRBUF_INIT, words = STRBUF_INIT;
+	cJSON *root;
 	const cJSON *err = NULL, *obj = NULL;
 	char *type = NULL;
 	const char *message = NULL;
 
 	strbuf_init(&sb);
+	strbuf_init(&words);
+	/* A JSON body may start with a UTF-8 byte-order mark. */
+	if (body && len >= 3 && !memcmp(body, "\xEF\xBB\xBF", 3)) {
+		body += 3;
+		len -= 3;
+	}
+	root = body && len ? cJSON_ParseWithLength(body, len) : NULL;
 	if (status)
 		strbuf_addf(&sb, "HTTP %d", status);
 	else
@@ -543,13 +591,36 @@ char *http_describe_error(int status, const char *body, size_t len, char **kind)
 		root = NULL;
 	}
 	if (root) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+		const cJSON *title = cJSON_GetObjectItemCaseSensitive(root, "title");
+		const cJSON *detail = cJSON_GetObjectItemCaseSensitive(root, "detail");
+
 		err = cJSON_GetObjectItemCaseSensitive(root, "error");
-		if (cJSON_IsObject(err))
+		if (cJSON_IsObject(err)) {
 			obj = err; /* {"error":{…}} (Anthropic, OpenAI, llama.cpp) */
-		else if (cJSON_IsString(err))
-			message = err->valuestring; /* Ollama: {"error":"…"} */
-		else
+		} else if (cJSON_IsString(err) && cJSON_IsString(m) && m->valuestring[0]) {
+			/* Gateways: {"error":"Bad Request","message":"…"}: the words are in
+			 * `message`; `error` names the kind. */
+			type = xstrdup(err->valuestring);
+			message = m->valuestring;
+		} else if (cJSON_IsString(err)) {
+			message = err->valuestring; /* Ollama, LM Studio: {"error":"…"} */
+		} else if (cJSON_IsString(title) && title->valuestring[0]) {
+			/* RFC 7807 problem details: `type` is a URI nobody can act on; the
+			 * title and the detail are the sentence. */
+			strbuf_adds(&words, title->valuestring);
+			if (cJSON_IsString(detail) && detail->valuestring[0]) {
+				strbuf_adds(&words, ": ");
+				strbuf_adds(&words, detail->valuestring);
+			}
+			message = words.buf;
+		} else if (detail && !cJSON_IsString(m)) {
+			add_detail(&words, detail); /* FastAPI: {"detail":"Not Found"} */
+			if (words.len)
+				message = words.buf;
+		} else {
 			obj = root; /* vLLM's flat {"object":"error","message",…} */
+		}
 	}
 	if (obj) {
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "type");
@@ -579,17 +650,56 @@ char *http_describe_error(int status, const char *body, size_t len, char **kind)
 		strbuf_adds(&sb, ": ");
 		add_oneline(&sb, message, strlen(message));
 	} else if (!root && body && len) {
+		struct strbuf t = STRBUF_INIT;
+
+		strbuf_init(&t);
 		strbuf_adds(&sb, ": ");
-		add_oneline(&sb, body, len);
+		if (html_title(body, len, &t))
+			add_oneline(&sb, t.buf, t.len);
+		else
+			add_oneline(&sb, body, len);
+		strbuf_release(&t);
 	} else if (!type) {
 		strbuf_adds(&sb, " (no error message)");
 	}
 	cJSON_Delete(root);
+	strbuf_release(&words);
 	if (kind)
 		*kind = type;
 	else
 		free(type);
 	return strbuf_detach(&sb);
+}
+
+int http_error_code(const char *body, size_t len)
+{
+	cJSON *root;
+	const cJSON *obj, *code;
+	int n = 0;
+
+	if (body && len >= 3 && !memcmp(body, "\xEF\xBB\xBF", 3)) {
+		body += 3;
+		len -= 3;
+	}
+	root = body && len ? cJSON_ParseWithLength(body, len) : NULL;
+	obj = cJSON_GetObjectItemCaseSensitive(root, "error");
+	if (!cJSON_IsObject(obj))
+		obj = root;
+	code = cJSON_GetObjectItemCaseSensitive(obj, "code");
+	if (cJSON_IsNumber(code) && code->valuedouble >= 100 && code->valuedouble < 600)
+		n = (int)code->valuedouble;
+	else if (cJSON_IsString(code) && strlen(code->valuestring) == 3 &&
+		 strspn(code->valuestring, "0123456789") == 3)
+		n = atoi(code->valuestring);
+	if (n < 100 || n >= 600)
+		n = 0;
+	cJSON_Delete(root);
+	return n;
+}
+
+bool http_code_transient(int code)
+{
+	return code == 408 || code == 409 || code == 429 || code >= 500;
 }
 
 char *http_endpoint(const char *base, const char *fallback, const char *strip, const char *path,

@@ -88,6 +88,14 @@ long http_parse_retry_after(const char *value, long now_epoch_s);
  */
 char *http_describe_error(int status, const char *body, size_t len, char **kind);
 
+/* The HTTP-like status an error body carries in `error.code` or a flat `code` (an
+ * integer, or a string of three digits as OpenRouter may send); 0 when none. */
+int http_error_code(const char *body, size_t len);
+
+/* The SDK rule for a status without headers: 408, 409, 429 and 5xx are worth a retry;
+ * other 4xx are the request's fault and would fail again. */
+bool http_code_transient(int code);
+
 /* Outside text made fit for one line of an error: control characters replaced, at most
  * 300 bytes (then "…"). Caller frees. */
 char *http_clean_text(const char *s);

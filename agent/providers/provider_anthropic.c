@@ -50,6 +50,7 @@ struct parse {
 	size_t n_blocks, cap_blocks;
 	bool started;
 	char *error_type, *error_msg;
+	char *explanation; /* a refusal's stop_details.explanation */
 };
 
 /* One call; the phttp_wire callbacks and the SSE parser get a struct call *. */
@@ -75,6 +76,8 @@ static void parse_clear(void *ctx)
 	free(ps->error_type);
 	free(ps->error_msg);
 	ps->error_type = ps->error_msg = NULL;
+	free(ps->explanation);
+	ps->explanation = NULL;
 	ps->started = false;
 }
 
@@ -134,7 +137,7 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 {
 	struct parse *ps = &((struct call *)ctx)->ps;
 	cJSON *obj = cJSON_ParseWithLength(data, len);
-	const cJSON *type, *delta, *cb;
+	const cJSON *type, *delta, *cb, *details;
 	struct block *b;
 	int rc = 0;
 
@@ -145,6 +148,16 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 	}
 	type = cJSON_GetObjectItemCaseSensitive(obj, "type");
 	const char *t = cJSON_IsString(type) ? type->valuestring : event;
+
+	/* A bare JSON line or an `error:` field (sse.h): an error only if it says so. */
+	if (!strcmp(event, SSE_EVENT_RAW) || !strcmp(event, SSE_EVENT_ERROR)) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(obj, "error");
+
+		if (e && !cJSON_IsNull(e))
+			t = "error";
+		else if (!strcmp(event, SSE_EVENT_RAW))
+			t = "";
+	}
 
 	if (!strcmp(t, "message_start")) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "message");
@@ -194,6 +207,9 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 		delta = cJSON_GetObjectItemCaseSensitive(obj, "delta");
 		phttp_set_str(&ps->h.stop_reason,
 			      cJSON_GetObjectItemCaseSensitive(delta, "stop_reason"));
+		details = cJSON_GetObjectItemCaseSensitive(delta, "stop_details");
+		phttp_set_str(&ps->explanation,
+			      cJSON_GetObjectItemCaseSensitive(details, "explanation"));
 		take_usage(ps, cJSON_GetObjectItemCaseSensitive(obj, "usage"));
 	} else if (!strcmp(t, "message_stop")) {
 		ps->h.complete = true;
@@ -312,9 +328,21 @@ static bool body_error(void *ctx, int status, char **msg, enum http_verdict *ver
 {
 	struct parse *ps = &((struct call *)ctx)->ps;
 	char *t, *m;
+	size_t n_tools = 0;
+	bool refused;
 
-	if (!ps->error_type)
-		return false;
+	if (!ps->error_type) {
+		/* No text and no tool use, with a reason (refusal, max_tokens): say why. */
+		for (size_t i = 0; i < ps->n_blocks; i++)
+			n_tools += ps->blocks[i].is_tool;
+		if (!ps->h.complete || ps->h.text.len || n_tools)
+			return false;
+		refused = ps->h.stop_reason && !strcmp(ps->h.stop_reason, "refusal");
+		*msg = phttp_empty_answer_reason(status, ps->h.stop_reason,
+						 refused ? ps->explanation : NULL);
+		*verdict = HTTP_FAIL;
+		return *msg != NULL;
+	}
 	t = http_clean_text(ps->error_type);
 	m = http_clean_text(ps->error_msg ? ps->error_msg : "(no message)");
 	*msg = xasprintf("HTTP %d then error event %s: %s%s", status, t, m,
@@ -359,14 +387,33 @@ static void add_tools(cJSON *root, const struct llm_request *req)
 
 static cJSON *tool_input(const char *json)
 {
-	cJSON *v = json ? cJSON_Parse(json) : NULL;
+	bool bad;
+	char *fixed = phttp_repair_args(json, &bad);
+	cJSON *v = cJSON_Parse(fixed);
 
-	/* The API insists on an object; a model's broken arguments are sent back as {}. */
+	/* The API insists on an object; a model's broken arguments are sent back repaired. */
+	free(fixed);
 	if (!cJSON_IsObject(v)) {
 		cJSON_Delete(v);
 		v = cJSON_CreateObject();
 	}
 	return v;
+}
+
+/* The call a tool result answers, among the turns before message `before`. */
+static const struct llm_tool_call *call_of(const struct llm_request *req, size_t before,
+					   const char *id)
+{
+	for (size_t i = before; id && i-- > 0;) {
+		const struct llm_msg *m = &req->msgs[i];
+
+		if (m->kind != LLM_MSG_ASSISTANT)
+			continue;
+		for (size_t k = 0; k < m->n_calls; k++)
+			if (m->calls[k].id && !strcmp(m->calls[k].id, id))
+				return &m->calls[k];
+	}
+	return NULL;
 }
 
 static char *build_body(const struct anthropic *a, const struct llm_request *req)
@@ -429,13 +476,19 @@ static char *build_body(const struct anthropic *a, const struct llm_request *req
 			content = cJSON_AddArrayToObject(o, "content");
 			for (size_t k = 0; k < m->n_results; k++) {
 				const struct llm_tool_result *r = &m->results[k];
+				const struct llm_tool_call *tc = call_of(req, i, r->call_id);
+				bool bad = false;
+				char *sent = phttp_repair_args(tc ? tc->input_json : NULL, &bad);
+				char *text = tc && bad ? phttp_bad_args_note(tc->name, sent, r->content)
+						       : xstrdup(r->content ? r->content : "");
 
 				blk = cJSON_CreateObject();
 				cJSON_AddStringToObject(blk, "type", "tool_result");
 				cJSON_AddStringToObject(blk, "tool_use_id",
 							r->call_id ? r->call_id : "");
-				cJSON_AddStringToObject(blk, "content",
-							r->content ? r->content : "");
+				cJSON_AddStringToObject(blk, "content", text);
+				free(text);
+				free(sent);
 				if (r->is_error)
 					cJSON_AddTrueToObject(blk, "is_error");
 				cJSON_AddItemToArray(content, blk);

@@ -56,6 +56,7 @@ static void phttp_clear(struct phttp *h)
 	h->shown = 0;
 	h->stream = h->want_stream;
 	h->sniffed = false;
+	h->bom = 0;
 	if (h->sse)
 		sse_reset(h->sse);
 }
@@ -118,8 +119,23 @@ static bool call_body(void *ctx, const char *buf, size_t n)
 	struct phttp *h = ctx;
 
 	if (!h->sniffed) {
+		static const char bom[3] = {'\xEF', '\xBB', '\xBF'};
 		size_t k = 0;
 
+		/* A UTF-8 byte-order mark (some Windows and .NET servers) is not the start of
+		 * the answer: drop it, or a JSON answer reads as a broken stream and a stream
+		 * loses its first event. It may come split across writes. */
+		while (h->bom < 3 && k < n && buf[k] == bom[h->bom]) {
+			h->bom++;
+			k++;
+		}
+		if (h->bom > 0 && h->bom < 3 && k < n)
+			h->bom = 3; /* not a BOM: the bytes are lost, and the parse will say so */
+		if (h->bom > 0 && h->bom < 3)
+			return true;
+		buf += k;
+		n -= k;
+		k = 0;
 		while (k < n &&
 		       (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r' || buf[k] == '\n'))
 			k++;
@@ -175,6 +191,16 @@ static enum http_verdict call_judge(void *ctx, const struct http_result *res, ch
 		v = HTTP_RETRY;
 	} else if (res->status < 200 || res->status >= 300) {
 		*msg = http_describe_error(res->status, res->body.buf, res->body.len, &kind);
+		/* A 404 that is not an API's error object (FastAPI's {"detail":"Not Found"}, an
+		 * HTML page) means the URL is wrong, not the model: name the URL tried. */
+		if (res->status == 404 && !kind) {
+			char *m = xasprintf("%s (POST %s: is the base URL right? often a missing "
+					    "/v1)",
+					    *msg, h->cf->url);
+
+			free(*msg);
+			*msg = m;
+		}
 		v = http_status_retryable(res) ? HTTP_RETRY : HTTP_FAIL;
 		v = h->wire->status_verdict(h->ctx, res, kind, v);
 		free(kind);
@@ -270,4 +296,140 @@ int phttp_parse(struct phttp *h, const char *body, size_t len, struct llm_respon
 	phttp_release(h);
 	strbuf_release(&res.body);
 	return v == HTTP_DONE ? PROVIDER_OK : PROVIDER_ERROR;
+}
+
+/* ---- what a model stopped for --------------------------------------------------------- */
+
+char *phttp_empty_answer_reason(int status, const char *stop_reason, const char *refusal)
+{
+	if (refusal && *refusal) {
+		char *r = http_clean_text(refusal), *m;
+
+		m = xasprintf("HTTP %d: the model refused: %s", status, r);
+		free(r);
+		return m;
+	}
+	if (!stop_reason)
+		return NULL;
+	if (!strcmp(stop_reason, "length") || !strcmp(stop_reason, "max_tokens"))
+		return xasprintf("HTTP %d: the answer was cut off at the token limit (stop reason "
+				 "\"%s\") before any text: raise max_tokens",
+				 status, stop_reason);
+	if (!strcmp(stop_reason, "content_filter"))
+		return xasprintf("HTTP %d: the server's content filter stopped the answer (stop "
+				 "reason \"content_filter\") before any text",
+				 status);
+	if (!strcmp(stop_reason, "refusal"))
+		return xasprintf("HTTP %d: the model refused to answer (stop reason \"refusal\")",
+				 status);
+	if (!strcmp(stop_reason, "model_context_window_exceeded"))
+		return xasprintf("HTTP %d: the model's context window is full (stop reason "
+				 "\"model_context_window_exceeded\") before any text",
+				 status);
+	return NULL;
+}
+
+/* ---- tool-call arguments a model broke ------------------------------------------------- */
+
+/* Rewrites almost-JSON the way models break it: single-quoted strings, trailing commas,
+ * and text cut off inside a string, after a key or with brackets left open. */
+static char *mend(const char *s)
+{
+	struct strbuf out = STRBUF_INIT;
+	char stack[64];
+	size_t depth = 0;
+	char quote = 0;
+
+	strbuf_init(&out);
+	for (const char *p = s; *p; p++) {
+		char c = *p;
+
+		if (quote) {
+			if (c == '\\' && p[1]) {
+				if (quote == '\'' && p[1] == '\'') {
+					strbuf_addc(&out, '\'');
+				} else {
+					strbuf_addc(&out, c);
+					strbuf_addc(&out, p[1]);
+				}
+				p++;
+			} else if (c == quote) {
+				strbuf_addc(&out, '"');
+				quote = 0;
+			} else if (c == '"') {
+				strbuf_adds(&out, "\\\""); /* inside a single-quoted string */
+			} else if (c == '\n') {
+				strbuf_adds(&out, "\\n");
+			} else {
+				strbuf_addc(&out, c);
+			}
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			quote = c;
+			strbuf_addc(&out, '"');
+		} else if (c == '{' || c == '[') {
+			if (depth == sizeof(stack))
+				break;
+			stack[depth++] = c == '{' ? '}' : ']';
+			strbuf_addc(&out, c);
+		} else if (c == '}' || c == ']') {
+			/* A trailing comma before a closing bracket. */
+			while (out.len && strchr(", ", out.buf[out.len - 1]))
+				out.buf[--out.len] = '\0';
+			if (depth)
+				depth--;
+			strbuf_addc(&out, c);
+		} else {
+			strbuf_addc(&out, c);
+		}
+	}
+	if (quote)
+		strbuf_addc(&out, '"');
+	while (out.len && strchr(", \t\r\n", out.buf[out.len - 1]))
+		out.buf[--out.len] = '\0';
+	if (out.len && out.buf[out.len - 1] == ':')
+		strbuf_adds(&out, "null");
+	while (depth)
+		strbuf_addc(&out, stack[--depth]);
+	return strbuf_detach(&out);
+}
+
+char *phttp_repair_args(const char *json, bool *was_bad)
+{
+	cJSON *v;
+	char *fixed, *out;
+
+	*was_bad = false;
+	if (!json || !*json)
+		return xstrdup("{}");
+	v = cJSON_Parse(json);
+	if (cJSON_IsObject(v)) {
+		cJSON_Delete(v);
+		return xstrdup(json);
+	}
+	cJSON_Delete(v);
+	*was_bad = true;
+	fixed = mend(json);
+	v = cJSON_Parse(fixed);
+	free(fixed);
+	if (!cJSON_IsObject(v)) {
+		cJSON_Delete(v);
+		return xstrdup("{}");
+	}
+	out = cJSON_PrintUnformatted(v);
+	cJSON_Delete(v);
+	if (!out)
+		fatal("cJSON_PrintUnformatted failed");
+	fixed = xstrdup(out);
+	cJSON_free(out);
+	return fixed;
+}
+
+char *phttp_bad_args_note(const char *name, const char *sent, const char *content)
+{
+	return xasprintf("Your arguments for %s were not valid JSON; they were replaced by %s. "
+			 "Call the tool again with a valid JSON object.%s%s",
+			 name && *name ? name : "the tool", sent, content && *content ? "\n" : "",
+			 content ? content : "");
 }

@@ -72,6 +72,7 @@ struct phttp {
 	bool want_stream;       /* what was asked for */
 	bool stream;            /* what is being parsed (a server may answer whole JSON) */
 	bool sniffed;           /* the first non-blank byte of this attempt was seen */
+	unsigned bom;           /* bytes of a leading UTF-8 BOM skipped; 3: done */
 	struct sse_parser *sse; /* NULL when not asked to stream */
 	struct strbuf raw;      /* non-streamed body */
 	struct strbuf text;
@@ -111,5 +112,26 @@ const char *phttp_discarded(const struct phttp *h);
 void phttp_set_str(char **dst, const cJSON *v);
 /* A token count in obj[key]; `fallback` when missing, negative or absurd. */
 long phttp_num_field(const cJSON *obj, const char *key, long fallback);
+
+/*
+ * Why an answer with no text and no tool calls is no answer: a refusal (its words), a
+ * cut-off at the token limit (`length`, `max_tokens`), a content filter, a full context.
+ * One sentence (caller frees), or NULL when the stop reason explains nothing.
+ */
+char *phttp_empty_answer_reason(int status, const char *stop_reason, const char *refusal);
+
+/*
+ * Tool-call arguments to send back to the server, which insists on a JSON object (Ollama
+ * and vLLM refuse the next request with HTTP 400 otherwise): `json` itself when it is an
+ * object, else a repaired object (quotes, trailing commas, a cut-off end mended) or "{}".
+ * *was_bad tells whether it had to be repaired. Caller frees.
+ */
+char *phttp_repair_args(const char *json, bool *was_bad);
+
+/*
+ * The tool result a model gets for a call whose arguments were repaired: it says that
+ * they were not valid JSON and what was sent instead, then `content`. Caller frees.
+ */
+char *phttp_bad_args_note(const char *name, const char *sent, const char *content);
 
 #endif

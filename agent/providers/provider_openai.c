@@ -53,6 +53,8 @@ struct parse {
 	size_t n_slots, cap_slots;
 	char *error;        /* a mid-stream or in-body error, described */
 	char *error_kind;
+	int error_code;     /* its HTTP-like `code`, 0 when none */
+	struct strbuf refusal; /* api.openai.com's `refusal` deltas */
 };
 
 /* One call; the phttp_wire callbacks and the SSE parser get a struct call *. */
@@ -79,6 +81,9 @@ static void parse_clear(void *ctx)
 	free(ps->error);
 	free(ps->error_kind);
 	ps->error = ps->error_kind = NULL;
+	ps->error_code = 0;
+	strbuf_release(&ps->refusal);
+	strbuf_init(&ps->refusal);
 }
 
 static void take_usage(struct parse *ps, const cJSON *u)
@@ -177,13 +182,16 @@ static void take_error(struct parse *ps, const char *json, size_t len)
 	free(ps->error_kind);
 	ps->error_kind = NULL;
 	ps->error = http_describe_error(0, json, len, &ps->error_kind);
+	ps->error_code = http_error_code(json, len);
 }
 
 static void take_chunk(struct parse *ps, const cJSON *obj, const char *json, size_t len)
 {
 	const cJSON *choices, *c0, *delta, *content, *fr;
 
-	if (cJSON_GetObjectItemCaseSensitive(obj, "error")) {
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(obj, "error");
+
+	if (e && !cJSON_IsNull(e)) {
 		take_error(ps, json, len);
 		return;
 	}
@@ -197,6 +205,9 @@ static void take_chunk(struct parse *ps, const cJSON *obj, const char *json, siz
 	content = cJSON_GetObjectItemCaseSensitive(delta, "content");
 	if (cJSON_IsString(content))
 		phttp_add_text(&ps->h, content->valuestring);
+	content = cJSON_GetObjectItemCaseSensitive(delta, "refusal");
+	if (cJSON_IsString(content))
+		strbuf_adds(&ps->refusal, content->valuestring);
 	take_tool_calls(ps, cJSON_GetObjectItemCaseSensitive(delta, "tool_calls"));
 	fr = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
 	phttp_set_str(&ps->h.stop_reason, fr);
@@ -216,6 +227,23 @@ static int on_event(void *ctx, const char *event, const char *data, size_t len)
 	if (ps->h.complete)
 		return 0;
 	obj = cJSON_ParseWithLength(data, len);
+	if (!strcmp(event, SSE_EVENT_ERROR)) {
+		/* Older llama.cpp: `error: {"code":400,"message":…}`, then [DONE]. The call
+		 * failed, whatever follows. */
+		cJSON_Delete(obj);
+		take_error(ps, data, len);
+		return 1;
+	}
+	if (!strcmp(event, SSE_EVENT_RAW)) {
+		/* Ollama: a bare {"error":"…"} line once streaming began. Other bare JSON
+		 * is not ours to read. */
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(obj, "error");
+
+		if (!e || cJSON_IsNull(e)) {
+			cJSON_Delete(obj);
+			return 0;
+		}
+	}
 	if (!cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
 		ps->h.bad_json = true;
@@ -260,11 +288,15 @@ static bool error_kind_transient(const char *kind)
 	static const char *const permanent[] = {
 		"invalid_request_error", "authentication_error", "permission_error",
 		"not_found_error", "insufficient_quota", "context_length_exceeded",
-		"model_not_found", "invalid_api_key", "400", "401", "403", "404",
+		"model_not_found", "invalid_api_key", "exceed_context_size_error",
+		"not_supported_error", "BadRequestError", "NotFoundError",
+		"AuthenticationError", "PermissionDeniedError", "UnprocessableEntityError",
 	};
 
 	if (!kind)
 		return true;
+	if (strspn(kind, "0123456789") == strlen(kind))
+		return http_code_transient(atoi(kind));
 	for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
 		if (!strcmp(kind, permanent[i]))
 			return false;
@@ -285,10 +317,22 @@ static bool body_error(void *ctx, int status, char **msg, enum http_verdict *ver
 {
 	const struct parse *ps = &((struct call *)ctx)->ps;
 
-	if (!ps->error)
-		return false;
+	if (!ps->error) {
+		/* No text and no call, with a reason: not an answer to read. Saying why here
+		 * spares the operator "cannot parse an empty answer". */
+		if (!ps->h.complete || ps->h.text.len || ps->n_slots)
+			return false;
+		*msg = phttp_empty_answer_reason(status, ps->h.stop_reason, ps->refusal.buf);
+		*verdict = HTTP_FAIL;
+		return *msg != NULL;
+	}
 	*msg = xasprintf("HTTP %d then %s%s", status, ps->error, phttp_discarded(&ps->h));
-	*verdict = error_kind_transient(ps->error_kind) ? HTTP_RETRY : HTTP_FAIL;
+	/* A numeric code is a status (vLLM, llama.cpp, OpenRouter): a 400 for a prompt too
+	 * long fails the same way every time. Only codes the SDKs retry are retried. */
+	if (ps->error_code)
+		*verdict = http_code_transient(ps->error_code) ? HTTP_RETRY : HTTP_FAIL;
+	else
+		*verdict = error_kind_transient(ps->error_kind) ? HTTP_RETRY : HTTP_FAIL;
 	return true;
 }
 
@@ -346,6 +390,22 @@ static void add_tools(cJSON *root, const struct llm_request *req)
 	}
 }
 
+/* The call a tool result answers, among the assistant turns before message `before`. */
+static const struct llm_tool_call *call_of(const struct llm_request *req, size_t before,
+					   const char *id)
+{
+	for (size_t i = before; id && i-- > 0;) {
+		const struct llm_msg *m = &req->msgs[i];
+
+		if (m->kind != LLM_MSG_ASSISTANT)
+			continue;
+		for (size_t k = 0; k < m->n_calls; k++)
+			if (m->calls[k].id && !strcmp(m->calls[k].id, id))
+				return &m->calls[k];
+	}
+	return NULL;
+}
+
 static char *build_body(const struct openai *o, const struct llm_request *req, bool json_mode)
 {
 	cJSON *root = cJSON_CreateObject(), *msgs, *m;
@@ -389,10 +449,14 @@ static char *build_body(const struct openai *o, const struct llm_request *req, b
 					fn = cJSON_AddObjectToObject(tc, "function");
 					cJSON_AddStringToObject(
 					    fn, "name", lm->calls[k].name ? lm->calls[k].name : "");
-					cJSON_AddStringToObject(fn, "arguments",
-								lm->calls[k].input_json
-									? lm->calls[k].input_json
-									: "{}");
+					/* Sent back as they came, they would make Ollama
+					 * and vLLM refuse the request (HTTP 400). */
+					bool bad;
+					char *args = phttp_repair_args(lm->calls[k].input_json,
+								       &bad);
+
+					cJSON_AddStringToObject(fn, "arguments", args);
+					free(args);
 					cJSON_AddItemToArray(calls, tc);
 				}
 			}
@@ -402,10 +466,21 @@ static char *build_body(const struct openai *o, const struct llm_request *req, b
 		case LLM_MSG_TOOL_RESULTS:
 			for (size_t k = 0; k < lm->n_results; k++) {
 				const struct llm_tool_result *r = &lm->results[k];
+				const struct llm_tool_call *tc = call_of(req, i, r->call_id);
 				char *content = r->is_error
 							? xasprintf("ERROR: %s",
 								    r->content ? r->content : "")
 							: xstrdup(r->content ? r->content : "");
+				bool bad = false;
+				char *sent = phttp_repair_args(tc ? tc->input_json : NULL, &bad);
+
+				if (tc && bad) {
+					char *note = phttp_bad_args_note(tc->name, sent, content);
+
+					free(content);
+					content = note;
+				}
+				free(sent);
 
 				m = cJSON_CreateObject();
 				cJSON_AddStringToObject(m, "role", "tool");

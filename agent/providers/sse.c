@@ -1,4 +1,5 @@
-/* sse — an incremental text/event-stream parser (WHATWG framing, lenient about spaces). */
+/* sse — an incremental text/event-stream parser (WHATWG framing, lenient about spaces, and
+ * two deliberate departures for servers that do not speak SSE when they fail). */
 #include "config.h"
 
 #include "sse.h"
@@ -18,6 +19,7 @@ struct sse_parser {
 	struct strbuf data;  /* data: lines joined by \n */
 	bool have_data;      /* a data: field was seen (it may be empty) */
 	bool after_cr;       /* the last byte was CR: a following LF belongs to it */
+	unsigned bom;        /* bytes of a leading UTF-8 BOM matched so far; 3: past it */
 };
 
 struct sse_parser *sse_new(sse_event_fn fn, void *ctx)
@@ -49,6 +51,7 @@ void sse_reset(struct sse_parser *p)
 	strbuf_reset(&p->data);
 	p->have_data = false;
 	p->after_cr = false;
+	p->bom = 0;
 }
 
 static int dispatch(struct sse_parser *p)
@@ -72,6 +75,18 @@ static int take_line(struct sse_parser *p, const char *s, size_t n)
 		return dispatch(p);
 	if (s[0] == ':')
 		return 0; /* comment, e.g. OpenRouter's ": OPENROUTER PROCESSING" */
+	/* Not SSE: Ollama reports a failure after streaming began as a bare JSON line. A spec
+	 * parser would drop it as an unknown field; hand it over whole, as event "raw". */
+	if (s[0] == '{') {
+		struct strbuf raw = STRBUF_INIT;
+		int rc;
+
+		strbuf_init(&raw);
+		strbuf_add(&raw, s, n);
+		rc = p->fn(p->ctx, SSE_EVENT_RAW, raw.buf, raw.len);
+		strbuf_release(&raw);
+		return rc;
+	}
 	colon = memchr(s, ':', n);
 	if (colon) {
 		flen = (size_t)(colon - s);
@@ -93,6 +108,17 @@ static int take_line(struct sse_parser *p, const char *s, size_t n)
 			return SSE_TOO_LARGE;
 		strbuf_add(&p->data, val, vlen);
 		p->have_data = true;
+	} else if (flen == 5 && !memcmp(s, "error", 5)) {
+		/* llama.cpp before PR #16109 sent `error: {json}`: a field the specification
+		 * ignores, which hid the failure. Taken as the data of an "error" event. */
+		if (p->have_data)
+			strbuf_addc(&p->data, '\n');
+		if (p->data.len + vlen > SSE_MAX_EVENT)
+			return SSE_TOO_LARGE;
+		strbuf_add(&p->data, val, vlen);
+		p->have_data = true;
+		strbuf_reset(&p->event);
+		strbuf_adds(&p->event, SSE_EVENT_ERROR);
 	} else if (flen == 5 && !memcmp(s, "event", 5)) {
 		strbuf_reset(&p->event);
 		strbuf_add(&p->event, val, vlen < 256 ? vlen : 256);
@@ -101,10 +127,38 @@ static int take_line(struct sse_parser *p, const char *s, size_t n)
 	return 0;
 }
 
+/* Skips a UTF-8 byte-order mark at the very start of the stream (split anywhere); returns
+ * how many bytes of buf it took. A partial match that fails is given back as line text. */
+static size_t skip_bom(struct sse_parser *p, const char *buf, size_t n)
+{
+	static const char bom[3] = {'\xEF', '\xBB', '\xBF'};
+	size_t i = 0;
+
+	while (p->bom < 3 && i < n && buf[i] == bom[p->bom]) {
+		p->bom++;
+		i++;
+	}
+	if (p->bom < 3 && i < n) {
+		/* Not a BOM after all: the bytes matched belong to the first line. */
+		strbuf_add(&p->line, bom, p->bom);
+		p->bom = 3;
+	}
+	return i;
+}
+
 int sse_feed(struct sse_parser *p, const char *buf, size_t n)
 {
 	size_t i = 0;
 	int rc;
+
+	if (p->bom < 3) {
+		size_t k = skip_bom(p, buf, n);
+
+		buf += k;
+		n -= k;
+		if (p->bom < 3)
+			return 0; /* all of it a BOM prefix so far */
+	}
 
 	if (p->after_cr && n && buf[0] == '\n')
 		i = 1;
@@ -146,6 +200,10 @@ int sse_finish(struct sse_parser *p)
 {
 	int rc = 0;
 
+	if (p->bom > 0 && p->bom < 3) {
+		strbuf_add(&p->line, "\xEF\xBB\xBF", p->bom);
+		p->bom = 3;
+	}
 	if (p->line.len) {
 		rc = take_line(p, p->line.buf, p->line.len);
 		strbuf_reset(&p->line);

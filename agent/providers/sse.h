@@ -10,6 +10,15 @@
  * Both are borrowed for the duration of the call. Return 0 to go on, anything else to stop
  * the parse (sse_feed then returns that value).
  */
+/*
+ * Two departures from the specification, both for servers that break SSE when they fail:
+ * an `error:` field (older llama.cpp) is taken as data of an event named SSE_EVENT_ERROR,
+ * and a line starting with '{' (Ollama's raw JSON error) is handed over at once, alone, as
+ * an event named SSE_EVENT_RAW. A leading UTF-8 byte-order mark is dropped.
+ */
+#define SSE_EVENT_ERROR "error"
+#define SSE_EVENT_RAW "raw"
+
 typedef int (*sse_event_fn)(void *ctx, const char *event, const char *data, size_t len);
 
 struct sse_parser;

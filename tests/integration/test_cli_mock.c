@@ -261,6 +261,143 @@ static void test_key_from_api_key_cmd(void **state)
 	free(tmp);
 }
 
+/* Runs the binary against an OpenAI-compatible mock at base URL `suffix`; the caller has
+ * scripted the mock. Returns the process; *run_dir is the run folder (NULL when none). */
+static struct cli_proc run_openai(struct mock *m, const char *suffix, char **tmp,
+				  char **run_dir)
+{
+	char *url = mock_url(m, suffix), *env_url = xasprintf("OPENAI_BASE_URL=%s", url);
+	char *runs;
+	const char *env[] = {env_url, NULL};
+	struct cli_proc p;
+
+	*tmp = cli_tmpdir();
+	runs = xasprintf("%s/runs", *tmp);
+	p = cli_run(env, "--headless", "--yes", "--model", "m", "--runs-dir", runs,
+		    "count the words", NULL);
+	*run_dir = NULL;
+	{
+		char *cmd = xasprintf("test -d '%s' && [ \"$(ls '%s' | wc -l)\" = 1 ]", runs, runs);
+		if (system(cmd) == 0)
+			*run_dir = cli_only_run(runs);
+		free(cmd);
+	}
+	free(runs);
+	free(env_url);
+	free(url);
+	return p;
+}
+
+/* Every answer as a real server may frame it: a byte-order mark, OpenRouter's keep-alive
+ * comments, api.openai.com's extra fields. The run succeeds, and the journal says why
+ * each model stopped. */
+static void test_openai_compatible_quirks_and_stop_reason_journaled(void **state)
+{
+	const char *texts[5] = {plan_text, result_text, verdict_text, verdict_text, answer_text};
+	struct mock *m = mock_start();
+	char *tmp, *run_dir;
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *ev;
+	int calls = 0;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		char *sse = mock_openai_text_sse("m", texts[i], 100, 50);
+		char *body = xasprintf("\xEF\xBB\xBF: OPENROUTER PROCESSING\n\n%s", sse);
+		struct mock_reply r = {.body = body, .chunk = 5};
+
+		mock_push(m, &r);
+		free(body);
+		free(sse);
+	}
+	p = run_openai(m, "/v1", &tmp, &run_dir);
+	if (p.status != 0)
+		fail_msg("exit %d\n%s\n%s", p.status, p.out, p.err);
+	assert_non_null(strstr(p.out, "There are 42 words."));
+	assert_non_null(run_dir);
+	events = cli_load_journal(run_dir);
+	cJSON_ArrayForEach(ev, events)
+	{
+		if (strcmp(jsonx_str(ev, "type"), "llm.call"))
+			continue;
+		assert_string_equal(jsonx_str(ev, "status"), "ok");
+		assert_string_equal(jsonx_str(ev, "stop_reason"), "stop");
+		calls++;
+	}
+	assert_int_equal(calls, 5);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(run_dir);
+	free(tmp);
+}
+
+/* An older llama.cpp: `error: {…}` then [DONE] with HTTP 200. Once an ok call with an
+ * empty answer; now a failed call with the server's sentence, and a 400 is not retried. */
+static void test_llamacpp_old_error_reported_not_retried(void **state)
+{
+	struct mock *m = mock_start();
+	char *body = mock_read_file(TOP_SRCDIR "/tests/mock/fixtures/llamacpp-old-error.sse");
+	struct mock_reply r = {.body = body};
+	char *tmp, *run_dir;
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *call;
+
+	(void)state;
+	mock_set_default(m, &r);
+	p = run_openai(m, "/v1", &tmp, &run_dir);
+	assert_int_equal(p.status, 1);
+	assert_int_equal(mock_request_count(m), 1);
+	assert_non_null(strstr(p.out, "openai: HTTP 200 then error invalid_request_error: the "
+				      "request exceeds the available context size. try "
+				      "increasing the context size or enable context shift"));
+	assert_non_null(run_dir);
+	events = cli_load_journal(run_dir);
+	call = first(events, "llm.call");
+	assert_non_null(call);
+	assert_string_equal(jsonx_str(call, "status"), "error");
+	assert_non_null(strstr(jsonx_str(call, "error"), "exceeds the available context size"));
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(run_dir);
+	free(tmp);
+	free(body);
+}
+
+/* vLLM or LiteLLM on a base URL without /v1: FastAPI's {"detail":"Not Found"} becomes
+ * "Not Found" and the URL tried, not "no error message". */
+static void test_fastapi_not_found_names_the_url(void **state)
+{
+	struct mock *m = mock_start();
+	struct mock_reply r = {.status = 404, .body = "{\"detail\":\"Not Found\"}"};
+	char *tmp, *run_dir, *want, *url = mock_url(m, "/chat/completions");
+	struct cli_proc p;
+
+	(void)state;
+	mock_set_default(m, &r);
+	p = run_openai(m, "", &tmp, &run_dir);
+	assert_int_equal(p.status, 1);
+	assert_int_equal(mock_request_count(m), 1);
+	want = xasprintf("openai: HTTP 404: Not Found (POST %s: is the base URL right? often a "
+			 "missing /v1)",
+			 url);
+	if (!strstr(p.out, want))
+		fail_msg("want %s in\n%s", want, p.out);
+	assert_null(strstr(p.out, "no error message"));
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(run_dir);
+	free(want);
+	free(url);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +405,9 @@ int main(void)
 		cmocka_unit_test(test_anthropic_from_environment),
 		cmocka_unit_test(test_bad_key_fails_once_with_the_providers_message),
 		cmocka_unit_test(test_key_from_api_key_cmd),
+		cmocka_unit_test(test_openai_compatible_quirks_and_stop_reason_journaled),
+		cmocka_unit_test(test_llamacpp_old_error_reported_not_retried),
+		cmocka_unit_test(test_fastapi_not_found_names_the_url),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -583,6 +583,316 @@ static void test_openrouter_comment_lines(void **state)
 	obs_release(&o);
 }
 
+/* ---- what real OpenAI-compatible servers send (WIRE.md, last section) ------------------- */
+
+/* Calls once and expects a failure with exactly `want` and no retry. */
+static void expect_failure_no_retry(struct fx *f, const char *want)
+{
+	struct llm_request req = basic_req("m");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL;
+	size_t before = mock_request_count(f->m);
+
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_ERROR);
+	if (!err || strcmp(err, want))
+		fail_msg("got  %s\nwant %s", err ? err : "(null)", want);
+	assert_int_equal(o.n_retries, 0);
+	assert_int_equal(mock_request_count(f->m), before + 1);
+	free(err);
+	obs_release(&o);
+}
+
+static void test_ollama_raw_error_line_after_stream_began(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("llama3.1");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL, *ok = mock_openai_text_sse("llama3.1", "fine", 1, 1);
+
+	/* An error, not a truncated stream: the server's words, retried as a runner crash. */
+	push_file(f->m, FIX("ollama-stream-error.sse"), 7);
+	push_body(f->m, 200, NULL, ok);
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_int_equal(o.n_retries, 1);
+	assert_string_equal(o.retries[0].reason,
+			    "HTTP 200 then error: an error was encountered while running the "
+			    "model: unexpected EOF; partial text discarded");
+	assert_string_equal(out.text, "fine");
+	llm_response_release(&out);
+	obs_release(&o);
+	free(ok);
+	/* Before the first token: a whole JSON body, also the server's words. */
+	push_body(f->m, 200, NULL, "{\"error\":\"model 'llama9' not found\"}");
+	push_body(f->m, 200, NULL, "{\"error\":\"model 'llama9' not found\"}");
+	push_body(f->m, 200, NULL, "{\"error\":\"model 'llama9' not found\"}");
+	push_body(f->m, 200, NULL, "{\"error\":\"model 'llama9' not found\"}");
+	push_body(f->m, 200, NULL, "{\"error\":\"model 'llama9' not found\"}");
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "openai: HTTP 200 then error: model 'llama9' not found (gave up "
+				 "after 5 attempts)");
+	free(err);
+	obs_release(&o);
+}
+
+static void test_llamacpp_old_error_field_then_done(void **state)
+{
+	struct fx *f = *state;
+
+	/* Once journaled as an ok call with an empty answer; a 400: no retry. */
+	push_file(f->m, FIX("llamacpp-old-error.sse"), 0);
+	expect_failure_no_retry(f, "openai: HTTP 200 then error invalid_request_error: the request "
+				   "exceeds the available context size. try increasing the "
+				   "context size or enable context shift; partial text "
+				   "discarded");
+	/* The Sep–Oct 2025 builds: the context error as data, then [DONE]. */
+	push_file(f->m, FIX("llamacpp-context-error.sse"), 0);
+	expect_failure_no_retry(f, "openai: HTTP 200 then error exceed_context_size_error: the "
+				   "request exceeds the available context size, try increasing "
+				   "it");
+	/* Newer: a plain HTTP status before the first token. */
+	push_body(f->m, 400, NULL,
+		  "{\"error\":{\"code\":400,\"message\":\"request (9000 tokens) exceeds the "
+		  "available context size (8192 tokens), try increasing it\",\"type\":"
+		  "\"exceed_context_size_error\",\"n_prompt_tokens\":9000,\"n_ctx\":8192}}");
+	expect_failure_no_retry(f, "openai: HTTP 400 exceed_context_size_error: request (9000 "
+				   "tokens) exceeds the available context size (8192 tokens), "
+				   "try increasing it");
+}
+
+static void test_llamacpp_reasoning_and_timings(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("qwen3-8b");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL;
+
+	push_file(f->m, FIX("llamacpp-reasoning.sse"), 13);
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	/* Reasoning is kept apart from the answer; timings are ignored. */
+	assert_string_equal(out.text, "Hello there.");
+	assert_string_equal(o.deltas.buf, "Hello there.");
+	assert_string_equal(out.stop_reason, "stop");
+	assert_string_equal(out.model, "qwen3-8b");
+	assert_int_equal(out.usage.input_tokens, 30);
+	assert_int_equal(out.usage.output_tokens, 12);
+	llm_response_release(&out);
+	obs_release(&o);
+}
+
+static void test_vllm_error_chunk_then_done_not_retried(void **state)
+{
+	struct fx *f = *state;
+
+	push_file(f->m, FIX("vllm-error-done.sse"), 0);
+	expect_failure_no_retry(f, "openai: HTTP 200 then error BadRequestError: This model's "
+				   "maximum context length is 32768 tokens. However, you "
+				   "requested 40000 tokens. Please reduce the length of the "
+				   "messages or completion.");
+	/* The flag vLLM needs for tools, named by its own sentence. */
+	push_body(f->m, 400, NULL,
+		  "{\"error\":{\"message\":\"\\\"auto\\\" tool choice requires "
+		  "--enable-auto-tool-choice and --tool-call-parser to be set\",\"type\":"
+		  "\"BadRequestError\",\"param\":null,\"code\":400}}");
+	expect_failure_no_retry(f, "openai: HTTP 400 BadRequestError: \"auto\" tool choice "
+				   "requires --enable-auto-tool-choice and --tool-call-parser to "
+				   "be set");
+}
+
+static void test_openrouter_midstream_errors_int_and_string_codes(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("meta-llama/llama-3.3-70b-instruct");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL, *ok = mock_openai_text_sse("m", "Sure.", 1, 1);
+
+	/* 502 from the upstream provider: transient, retried (no [DONE] after it). */
+	push_file(f->m, FIX("openrouter-error-int.sse"), 16);
+	push_body(f->m, 200, NULL, ok);
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_int_equal(o.n_retries, 1);
+	assert_string_equal(o.retries[0].reason, "HTTP 200 then error 502: Provider returned "
+						 "error; partial text discarded");
+	assert_string_equal(out.text, "Sure.");
+	llm_response_release(&out);
+	obs_release(&o);
+	free(ok);
+	/* A code "400" as a string: the request's fault, not retried. */
+	push_file(f->m, FIX("openrouter-error-str.sse"), 0);
+	expect_failure_no_retry(f, "openai: HTTP 200 then error 400: Input validation failed: "
+				   "messages[2].content is empty");
+}
+
+static void test_lmstudio_rejects_json_object_response_format(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("qwen2.5-7b-instruct");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL, *ok = mock_openai_text_sse("qwen2.5-7b-instruct", "{\"ok\":true}", 1, 1);
+	cJSON *j;
+
+	req.want_json = true;
+	push_body(f->m, 400, NULL,
+		  "{\"error\":\"'response_format.type' must be 'json_schema' or 'text'\"}");
+	push_body(f->m, 200, NULL, ok);
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_string_equal(out.text, "{\"ok\":true}");
+	assert_true(provider_openai_json_mode_disabled(f->oai));
+	assert_int_equal(mock_request_count(f->m), 2);
+	j = request_json(f->m, 1);
+	assert_null(path_get(j, "response_format"));
+	cJSON_Delete(j);
+	llm_response_release(&out);
+	obs_release(&o);
+	free(ok);
+}
+
+static void test_api_openai_usage_chunk_extra_fields_and_length(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("gpt-5-mini");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL;
+
+	push_file(f->m, FIX("openai-extra-fields.sse"), 64);
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_string_equal(out.text, "Forty-two words.");
+	/* Cut off at the token limit: an answer, and the reason goes with it. */
+	assert_string_equal(out.stop_reason, "length");
+	assert_true(out.usage.reported);
+	assert_int_equal(out.usage.input_tokens, 120);
+	assert_int_equal(out.usage.output_tokens, 64);
+	assert_string_equal(out.model, "gpt-5-mini-2025-08-07");
+	llm_response_release(&out);
+	obs_release(&o);
+}
+
+static void test_error_bodies_keep_their_message(void **state)
+{
+	struct fx *f = *state;
+	char *url = mock_url(f->m, "/v1/chat/completions"), *want;
+
+	push_body(f->m, 404, NULL, "{\"detail\":\"Not Found\"}");
+	want = xasprintf("openai: HTTP 404: Not Found (POST %s: is the base URL right? often a "
+			 "missing /v1)",
+			 url);
+	expect_failure_no_retry(f, want);
+	free(want);
+	free(url);
+	push_body(f->m, 400, NULL,
+		  "{\"error\":\"Bad Request\",\"message\":\"messages: at least one message is "
+		  "required\"}");
+	expect_failure_no_retry(f, "openai: HTTP 400 Bad Request: messages: at least one "
+				   "message is required");
+	push_body(f->m, 403, "content-type: application/problem+json\n",
+		  "{\"type\":\"https://gateway.example/problems/forbidden-model\",\"title\":"
+		  "\"Forbidden\",\"status\":403,\"detail\":\"Model gpt-5 is not enabled for this "
+		  "team.\"}");
+	expect_failure_no_retry(f, "openai: HTTP 403: Forbidden: Model gpt-5 is not enabled for "
+				   "this team.");
+	push_body(f->m, 422, NULL,
+		  "{\"detail\":[{\"type\":\"missing\",\"loc\":[\"body\",\"model\"],\"msg\":"
+		  "\"Field required\",\"input\":{}}]}");
+	expect_failure_no_retry(f, "openai: HTTP 422: Field required");
+}
+
+static void test_bom_before_stream_and_before_json(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("m");
+	struct llm_response out;
+	struct obs o;
+	char *err = NULL, *sse = mock_openai_text_sse("m", "first chunk kept", 1, 1);
+	char *bom_sse = xasprintf("\xEF\xBB\xBF%s", sse);
+	struct mock_reply r = {.status = 200, .body = bom_sse, .chunk = 1};
+
+	mock_push(f->m, &r); /* one byte per write: the mark arrives split */
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_string_equal(out.text, "first chunk kept");
+	llm_response_release(&out);
+	obs_release(&o);
+	push_body(f->m, 200, "content-type: application/json\n",
+		  "\xEF\xBB\xBF{\"model\":\"m\",\"choices\":[{\"message\":{\"content\":\"whole\"},"
+		  "\"finish_reason\":\"stop\"}]}");
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_string_equal(out.text, "whole");
+	llm_response_release(&out);
+	obs_release(&o);
+	free(bom_sse);
+	free(sse);
+}
+
+/* A model's broken arguments: passed to the engine as written, sent back repaired, and the
+ * model is told in the tool result. Ollama and vLLM refuse the raw text with HTTP 400. */
+static void test_broken_tool_arguments_sent_back_repaired(void **state)
+{
+	struct fx *f = *state;
+	struct llm_request req = basic_req("Qwen/Qwen2.5-7B-Instruct");
+	struct llm_response out, second;
+	struct obs o;
+	char *err = NULL, *ok = mock_openai_text_sse("m", "done", 1, 1);
+	struct llm_msg msgs[3] = {{0}};
+	struct llm_tool_result res = {0};
+	cJSON *j;
+	const char *content;
+
+	push_file(f->m, FIX("vllm-tool-fragments.sse"), 32);
+	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
+	assert_int_equal(out.n_calls, 1);
+	assert_string_equal(out.calls[0].name, "write_file");
+	assert_string_equal(out.calls[0].input_json,
+			    "{\"path\": \"notes.txt\", \"content\": 'hello', }");
+	assert_string_equal(out.stop_reason, "tool_calls");
+	obs_release(&o);
+
+	msgs[0] = user_msg;
+	msgs[1].kind = LLM_MSG_ASSISTANT;
+	msgs[1].calls = out.calls;
+	msgs[1].n_calls = out.n_calls;
+	res.call_id = out.calls[0].id;
+	res.content = (char *)"the arguments of write_file are not a JSON object";
+	res.is_error = true;
+	msgs[2].kind = LLM_MSG_TOOL_RESULTS;
+	msgs[2].results = &res;
+	msgs[2].n_results = 1;
+	req.msgs = msgs;
+	req.n_msgs = 3;
+	push_body(f->m, 200, NULL, ok);
+	assert_int_equal(call(f->oai, &req, &o, &second, &err), PROVIDER_OK);
+	llm_response_release(&second);
+	obs_release(&o);
+	/* The same turns to Anthropic: a repaired `input` object, and the same note. */
+	push_file(f->m, FIX("anthropic-text.sse"), 0);
+	req.model = "claude-sonnet-4-5";
+	assert_int_equal(call(f->ant, &req, &o, &second, &err), PROVIDER_OK);
+	llm_response_release(&second);
+	llm_response_release(&out);
+	obs_release(&o);
+	j = request_json(f->m, 2);
+	assert_string_equal(path_str(j, "messages.1.content.0.input.content"), "hello");
+	assert_non_null(path_str(j, "messages.2.content.0.content"));
+	assert_true(strncmp(path_str(j, "messages.2.content.0.content"),
+			    "Your arguments for write_file were not valid JSON;", 50) == 0);
+	cJSON_Delete(j);
+	j = request_json(f->m, 1);
+	assert_string_equal(path_str(j, "messages.2.tool_calls.0.function.arguments"),
+			    "{\"path\":\"notes.txt\",\"content\":\"hello\"}");
+	content = path_str(j, "messages.3.content");
+	assert_non_null(content);
+	assert_string_equal(content,
+			    "Your arguments for write_file were not valid JSON; they were "
+			    "replaced by {\"path\":\"notes.txt\",\"content\":\"hello\"}. Call the "
+			    "tool again with a valid JSON object.\n"
+			    "ERROR: the arguments of write_file are not a JSON object");
+	cJSON_Delete(j);
+	free(ok);
+}
+
 /* ---- the fault matrix ----------------------------------------------------------------- */
 
 static void test_429_retry_after_seconds(void **state)
@@ -750,7 +1060,7 @@ static void test_truncated_stream_is_retried(void **state)
 	llm_response_release(&out);
 	obs_release(&o);
 
-	/* Ollama: a raw {"error":…} line instead of an event, then the end: truncated. */
+	/* Ollama: a raw {"error":…} line instead of an event: its words, not "truncated". */
 	push_body(f->m, 200, NULL,
 		  "data: {\"model\":\"llama3.1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
 		  "\"so\"}}]}\n\n{\"error\":\"model runner crashed\"}\n");
@@ -758,7 +1068,8 @@ static void test_truncated_stream_is_retried(void **state)
 	req.model = "llama3.1";
 	assert_int_equal(call(f->oai, &req, &o, &out, &err), PROVIDER_OK);
 	assert_int_equal(o.n_retries, 1);
-	assert_non_null(strstr(o.retries[0].reason, "truncated"));
+	assert_string_equal(o.retries[0].reason, "HTTP 200 then error: model runner crashed; "
+						 "partial text discarded");
 	llm_response_release(&out);
 	obs_release(&o);
 	free(full);
@@ -1213,6 +1524,16 @@ int main(void)
 		T(test_openai_whole_answer),
 		T(test_whole_json_answer_to_a_stream_request),
 		T(test_openrouter_comment_lines),
+		T(test_ollama_raw_error_line_after_stream_began),
+		T(test_llamacpp_old_error_field_then_done),
+		T(test_llamacpp_reasoning_and_timings),
+		T(test_vllm_error_chunk_then_done_not_retried),
+		T(test_openrouter_midstream_errors_int_and_string_codes),
+		T(test_lmstudio_rejects_json_object_response_format),
+		T(test_api_openai_usage_chunk_extra_fields_and_length),
+		T(test_error_bodies_keep_their_message),
+		T(test_bom_before_stream_and_before_json),
+		T(test_broken_tool_arguments_sent_back_repaired),
 		T(test_429_retry_after_seconds),
 		T(test_500_then_success_with_backoff),
 		T(test_529_overloaded_retry_after_ms),

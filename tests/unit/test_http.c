@@ -4,8 +4,10 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@
 
 #include "http.h"
 #include "provider.h"
+#include "provider_http.h"
 #include "provider_anthropic.h"
 #include "provider_openai.h"
 #include "strbuf.h"
@@ -211,11 +214,11 @@ static void test_anthropic_refusal_and_unknown_events(void **state)
 	struct llm_response r;
 	char *err = NULL;
 
-	assert_int_equal(provider_anthropic_parse(s, strlen(s), true, &r, &err), PROVIDER_OK);
-	assert_string_equal(r.stop_reason, "refusal");
-	assert_string_equal(r.text, "");
-	assert_int_equal(r.n_calls, 0);
-	llm_response_release(&r);
+	/* No text, no tool use, stopped for refusal: not an answer to parse. */
+	assert_int_equal(provider_anthropic_parse(s, strlen(s), true, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "anthropic: HTTP 200: the model refused to answer (stop reason "
+				 "\"refusal\")");
+	free(err);
 }
 
 static void test_parsers_refuse_incomplete_answers(void **state)
@@ -258,6 +261,189 @@ static void test_openai_usage_and_cached_tokens(void **state)
 	llm_response_release(&r);
 }
 
+static void test_error_bodies_that_lost_their_message(void **state)
+{
+	/* Gateways: the kind in `error`, the words in `message`. */
+	check_error(400, "{\"error\":\"Bad Request\",\"message\":\"max_tokens must be positive\"}",
+		    "HTTP 400 Bad Request: max_tokens must be positive", "Bad Request");
+	/* FastAPI on a wrong path (vLLM, LiteLLM). */
+	check_error(404, "{\"detail\":\"Not Found\"}", "HTTP 404: Not Found", NULL);
+	/* FastAPI validation errors: the `msg` of each. */
+	check_error(422,
+		    "{\"detail\":[{\"loc\":[\"body\",\"messages\"],\"msg\":\"field required\","
+		    "\"type\":\"value_error.missing\"},{\"loc\":[\"body\",\"model\"],\"msg\":"
+		    "\"str type expected\"}]}",
+		    "HTTP 422: field required; str type expected", NULL);
+	/* RFC 7807: title and detail, never the type URI. */
+	check_error(429,
+		    "{\"type\":\"https://example.com/probs/rate-limit\",\"title\":\"Too Many "
+		    "Requests\",\"status\":429,\"detail\":\"Try again in 20 seconds.\"}",
+		    "HTTP 429: Too Many Requests: Try again in 20 seconds.", NULL);
+	check_error(503, "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\"}",
+		    "HTTP 503: Service Unavailable", NULL);
+	/* An HTML page is cut to its title. */
+	check_error(502,
+		    "<!DOCTYPE html><html><head><TITLE>502 Bad Gateway</TITLE></head><body>"
+		    "<h1>Bad Gateway</h1>...</body></html>",
+		    "HTTP 502: 502 Bad Gateway", NULL);
+	/* LM Studio's plain string. */
+	check_error(400, "{\"error\":\"'response_format.type' must be 'json_schema' or 'text'\"}",
+		    "HTTP 400: 'response_format.type' must be 'json_schema' or 'text'", NULL);
+	/* A byte-order mark before the JSON. */
+	check_error(401, "\xEF\xBB\xBF{\"error\":{\"message\":\"bad key\",\"type\":\"auth\"}}",
+		    "HTTP 401 auth: bad key", "auth");
+}
+
+static void test_error_codes_as_statuses(void **state)
+{
+	const char *a = "{\"error\":{\"code\":400,\"message\":\"x\"}}";
+	const char *b = "{\"error\":{\"code\":\"502\",\"message\":\"x\"}}";
+	const char *c = "{\"object\":\"error\",\"code\":404}";
+	const char *d = "{\"error\":{\"code\":\"rate_limit_exceeded\"}}";
+
+	assert_int_equal(http_error_code(a, strlen(a)), 400);
+	assert_int_equal(http_error_code(b, strlen(b)), 502);
+	assert_int_equal(http_error_code(c, strlen(c)), 404);
+	assert_int_equal(http_error_code(d, strlen(d)), 0);
+	assert_int_equal(http_error_code("nope", 4), 0);
+	assert_false(http_code_transient(400));
+	assert_false(http_code_transient(404));
+	assert_false(http_code_transient(402));
+	assert_true(http_code_transient(408));
+	assert_true(http_code_transient(409));
+	assert_true(http_code_transient(429));
+	assert_true(http_code_transient(502));
+}
+
+static void check_repair(const char *in, const char *want, bool want_bad)
+{
+	bool bad = !want_bad;
+	char *got = phttp_repair_args(in, &bad);
+
+	assert_string_equal(got, want);
+	assert_int_equal(bad, want_bad);
+	free(got);
+}
+
+static void test_broken_tool_arguments_repaired(void **state)
+{
+	check_repair("{\"path\": \"a.txt\"}", "{\"path\": \"a.txt\"}", false);
+	check_repair(NULL, "{}", false);
+	check_repair("", "{}", false);
+	/* Cut off inside a string, inside an array, after a key. */
+	check_repair("{\"path\": \"a.txt", "{\"path\":\"a.txt\"}", true);
+	check_repair("{\"lines\": [\"a\", \"b", "{\"lines\":[\"a\",\"b\"]}", true);
+	check_repair("{\"path\": \"a\", \"mode\":", "{\"path\":\"a\",\"mode\":null}", true);
+	/* Trailing commas and single quotes. */
+	check_repair("{\"a\": [1, 2,], \"b\": 3,}", "{\"a\":[1,2],\"b\":3}", true);
+	check_repair("{'text': 'say \"hi\"'}", "{\"text\":\"say \\\"hi\\\"\"}", true);
+	check_repair("{'cmd': 'ls -l'}", "{\"cmd\":\"ls -l\"}", true);
+	/* Hopeless, or not an object: an empty object. */
+	check_repair("path=a.txt", "{}", true);
+	check_repair("[1,2]", "{}", true);
+}
+
+static const char bom_stream[] =
+	"\xEF\xBB\xBF"
+	"data: {\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":"
+	"\"stop\"}]}\n\n"
+	"data: [DONE]\n\n";
+
+static void test_bom_before_stream_and_json(void **state)
+{
+	const char *whole = "\xEF\xBB\xBF{\"model\":\"m\",\"choices\":[{\"message\":{\"content\":"
+			    "\"hi\"},\"finish_reason\":\"stop\"}]}";
+	struct llm_response r;
+	char *err = NULL;
+
+	assert_int_equal(provider_openai_parse(bom_stream, strlen(bom_stream), true, &r, &err),
+			 PROVIDER_OK);
+	assert_string_equal(r.text, "Hello"); /* the first chunk is not lost */
+	llm_response_release(&r);
+	/* Asked to stream, answered with one JSON object behind a BOM. */
+	assert_int_equal(provider_openai_parse(whole, strlen(whole), true, &r, &err), PROVIDER_OK);
+	assert_string_equal(r.text, "hi");
+	llm_response_release(&r);
+	assert_int_equal(provider_openai_parse(whole, strlen(whole), false, &r, &err),
+			 PROVIDER_OK);
+	assert_string_equal(r.text, "hi");
+	llm_response_release(&r);
+}
+
+static void test_openai_answers_that_are_not_answers(void **state)
+{
+	const char *cut = "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":"
+			  "\"thinking...\"}}]}\n\n"
+			  "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+			  "\"length\"}]}\n\ndata: [DONE]\n\n";
+	const char *refused = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":null,"
+			      "\"refusal\":\"I can't\"}}]}\n\n"
+			      "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\" help with "
+			      "that.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+	const char *filtered = "{\"choices\":[{\"message\":{\"content\":null},"
+			       "\"finish_reason\":\"content_filter\"}]}";
+	const char *some = "{\"choices\":[{\"message\":{\"content\":\"{\\\"a\\\":\"},"
+			   "\"finish_reason\":\"length\"}]}";
+	struct llm_response r;
+	char *err = NULL;
+
+	assert_int_equal(provider_openai_parse(cut, strlen(cut), true, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "openai: HTTP 200: the answer was cut off at the token limit "
+				 "(stop reason \"length\") before any text: raise max_tokens");
+	free(err);
+	assert_int_equal(provider_openai_parse(refused, strlen(refused), true, &r, &err),
+			 PROVIDER_ERROR);
+	assert_string_equal(err, "openai: HTTP 200: the model refused: I can't help with that.");
+	free(err);
+	assert_int_equal(provider_openai_parse(filtered, strlen(filtered), false, &r, &err),
+			 PROVIDER_ERROR);
+	assert_string_equal(err, "openai: HTTP 200: the server's content filter stopped the "
+				 "answer (stop reason \"content_filter\") before any text");
+	free(err);
+	/* Some text: an answer, cut off; the stop reason travels with it to the journal. */
+	assert_int_equal(provider_openai_parse(some, strlen(some), false, &r, &err), PROVIDER_OK);
+	assert_string_equal(r.stop_reason, "length");
+	assert_string_equal(r.text, "{\"a\":");
+	llm_response_release(&r);
+}
+
+static void test_anthropic_max_tokens_before_any_text(void **state)
+{
+	const char *s = "{\"type\":\"message\",\"model\":\"m\",\"content\":[],\"stop_reason\":"
+			"\"max_tokens\",\"usage\":{\"input_tokens\":1,\"output_tokens\":8}}";
+	struct llm_response r;
+	char *err = NULL;
+
+	assert_int_equal(provider_anthropic_parse(s, strlen(s), false, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "anthropic: HTTP 200: the answer was cut off at the token limit "
+				 "(stop reason \"max_tokens\") before any text: raise max_tokens");
+	free(err);
+}
+
+static void test_anthropic_recorded_refusal_explained(void **state)
+{
+	char *path = xasprintf("%s/tests/mock/fixtures/anthropic-refusal.sse", TOP_SRCDIR);
+	struct strbuf sb = STRBUF_INIT;
+	struct llm_response r;
+	char *err = NULL;
+	FILE *f = fopen(path, "rb");
+	char buf[4096];
+	size_t n;
+
+	assert_non_null(f);
+	strbuf_init(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&sb, buf, n);
+	fclose(f);
+	assert_int_equal(provider_anthropic_parse(sb.buf, sb.len, true, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "anthropic: HTTP 200: the model refused: This request was "
+				 "refused due to policy.");
+	free(err);
+	strbuf_release(&sb);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +457,13 @@ int main(void)
 		cmocka_unit_test(test_anthropic_refusal_and_unknown_events),
 		cmocka_unit_test(test_parsers_refuse_incomplete_answers),
 		cmocka_unit_test(test_openai_usage_and_cached_tokens),
+		cmocka_unit_test(test_error_bodies_that_lost_their_message),
+		cmocka_unit_test(test_error_codes_as_statuses),
+		cmocka_unit_test(test_broken_tool_arguments_repaired),
+		cmocka_unit_test(test_bom_before_stream_and_json),
+		cmocka_unit_test(test_openai_answers_that_are_not_answers),
+		cmocka_unit_test(test_anthropic_max_tokens_before_any_text),
+		cmocka_unit_test(test_anthropic_recorded_refusal_explained),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

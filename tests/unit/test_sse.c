@@ -103,6 +103,97 @@ static void test_last_event_without_blank_line_taken_at_finish(void **state)
 			 "message_stop|{\"type\":\"message_stop\"}\n");
 }
 
+/* ---- the WHATWG specification's own examples (HTML, "Server-sent events", 9.2.6) -------- */
+
+static void test_whatwg_stock_ticker_multiline_data(void **state)
+{
+	check_all_splits("data: YHOO\ndata: +2\ndata: 10\n\n", "|YHOO\n+2\n10\n");
+}
+
+static void test_whatwg_comment_id_and_field_without_colon(void **state)
+{
+	/* "id" alone is a field with an empty value; only one space after the colon goes. */
+	check_all_splits(": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\n"
+			 "data:  third event\n\n",
+			 "|first event\n|second event\n| third event\n");
+}
+
+static void test_whatwg_empty_data_fields(void **state)
+{
+	/* Two events: "" and "\n". The spec discards the last block (no blank line after
+	 * it); sse_finish delivers it on purpose (sse.h), so it shows as a third "". */
+	check_all_splits("data\n\ndata\ndata\n\ndata:", "|\n|\n\n|\n");
+}
+
+static void test_whatwg_data_with_and_without_space(void **state)
+{
+	check_all_splits("data:test\n\ndata: test\n\n", "|test\n|test\n");
+}
+
+static void test_whatwg_event_fields(void **state)
+{
+	check_all_splits("event: add\ndata: 73857293\n\nevent: remove\ndata: 2153\n\n"
+			 "event: add\ndata: 113411\n\n",
+			 "add|73857293\nremove|2153\nadd|113411\n");
+}
+
+static void test_whatwg_line_ends_cr_crlf_lf_mixed(void **state)
+{
+	check_all_splits("data: a\rdata: b\r\ndata: c\n\r\n"
+			 "event: e\r\rdata: d\n\n",
+			 "|a\nb\nc\n|d\n");
+}
+
+/* ---- byte-order mark, and the two departures for failing servers ------------------------ */
+
+static void test_bom_at_start_is_dropped(void **state)
+{
+	/* Split at every byte, so the mark also arrives one byte per feed. */
+	check_all_splits("\xEF\xBB\xBF"
+			 "data: {\"first\":1}\n\ndata: 2\n\n",
+			 "|{\"first\":1}\n|2\n");
+	/* Only at the very start: a later one is text. */
+	check_all_splits("data: 1\n\n\xEF\xBB\xBF"
+			 "data: 2\n\n",
+			 "|1\n");
+}
+
+static void test_bom_prefix_that_is_not_a_bom_is_kept(void **state)
+{
+	check_all_splits("\xEF"
+			 "data: 1\n\n",
+			 "");
+	check_all_splits("data: x\n\n", "|x\n");
+}
+
+static void test_reset_expects_a_bom_again(void **state)
+{
+	struct rec r = {.out = STRBUF_INIT};
+	struct sse_parser *p;
+
+	strbuf_init(&r.out);
+	p = sse_new(record, &r);
+	assert_int_equal(sse_feed(p, "\xEF\xBB\xBF" "data: 1\n\n", 12), 0);
+	sse_reset(p);
+	assert_int_equal(sse_feed(p, "\xEF\xBB\xBF" "data: 2\n\n", 12), 0);
+	assert_string_equal(r.out.buf, "|1\n|2\n");
+	sse_free(p);
+	strbuf_release(&r.out);
+}
+
+static void test_llamacpp_error_field_is_an_error_event(void **state)
+{
+	check_all_splits("data: {\"a\":1}\n\nerror: {\"code\":400,\"message\":\"too long\"}\n\n"
+			 "data: [DONE]\n\n",
+			 "|{\"a\":1}\nerror|{\"code\":400,\"message\":\"too long\"}\n|[DONE]\n");
+}
+
+static void test_raw_json_line_is_handed_over(void **state)
+{
+	check_all_splits("data: {\"a\":1}\n\n{\"error\":\"model 'x' not found\"}\n",
+			 "|{\"a\":1}\nraw|{\"error\":\"model 'x' not found\"}\n");
+}
+
 static void test_callback_can_stop_parse(void **state)
 {
 	struct rec r = {.stop_after = 1};
@@ -201,6 +292,17 @@ int main(void)
 		cmocka_unit_test(test_event_name_does_not_leak_to_next_event),
 		cmocka_unit_test(test_blank_lines_without_data_dispatch_nothing),
 		cmocka_unit_test(test_last_event_without_blank_line_taken_at_finish),
+		cmocka_unit_test(test_whatwg_stock_ticker_multiline_data),
+		cmocka_unit_test(test_whatwg_comment_id_and_field_without_colon),
+		cmocka_unit_test(test_whatwg_empty_data_fields),
+		cmocka_unit_test(test_whatwg_data_with_and_without_space),
+		cmocka_unit_test(test_whatwg_event_fields),
+		cmocka_unit_test(test_whatwg_line_ends_cr_crlf_lf_mixed),
+		cmocka_unit_test(test_bom_at_start_is_dropped),
+		cmocka_unit_test(test_bom_prefix_that_is_not_a_bom_is_kept),
+		cmocka_unit_test(test_reset_expects_a_bom_again),
+		cmocka_unit_test(test_llamacpp_error_field_is_an_error_event),
+		cmocka_unit_test(test_raw_json_line_is_handed_over),
 		cmocka_unit_test(test_callback_can_stop_parse),
 		cmocka_unit_test(test_reset_forgets_partial_event),
 		cmocka_unit_test(test_oversized_line_refused),
