@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -78,6 +80,28 @@ void bus_set_next_seq(struct bus *b, unsigned long seq)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* Gives a built event its seq and the time now: event_build writes "seq" and "ts" first
+ * and "type" after them (events.h), so the header before ,"type": is replaced. */
+static void stamp(struct event *ev, unsigned long seq)
+{
+	const char *rest = strstr(ev->json, ",\"type\":");
+	char ts[40], head[80];
+	size_t n, len;
+	char *json;
+
+	if (!rest)
+		fatal("bus: an event without its header: %.60s", ev->json);
+	event_timestamp(ts, sizeof(ts));
+	n = (size_t)snprintf(head, sizeof(head), "{\"seq\":%lu,\"ts\":\"%s\"", seq, ts);
+	len = strlen(rest);
+	json = xmalloc(n + len + 1);
+	memcpy(json, head, n);
+	memcpy(json + n, rest, len + 1);
+	free(ev->json);
+	ev->json = json;
+	ev->seq = seq;
+}
+
 unsigned long bus_publish(struct bus *b, enum event_type t, cJSON *fields)
 {
 	struct event *ev;
@@ -89,11 +113,14 @@ unsigned long bus_publish(struct bus *b, enum event_type t, cJSON *fields)
 		cJSON_Delete(fields);
 		return 0;
 	}
+	/* Printed outside the lock (the costly part, and publishers on other threads would
+	 * wait for it); numbered and stamped under it, so that seq order and timestamp order
+	 * agree. */
+	ev = event_build(t, 0, fields);
 	pthread_mutex_lock(&b->lock);
 	if (!ephemeral)
 		seq = b->next_seq++;
-	/* Built under the lock so that seq order and timestamp order agree. */
-	ev = event_build(t, seq, fields);
+	stamp(ev, seq);
 	for (size_t i = 0; i < b->n_subs; i++)
 		if (!ephemeral || b->subs[i].ephemeral)
 			b->subs[i].fn(b->subs[i].ctx, ev);
