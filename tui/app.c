@@ -84,6 +84,8 @@ struct app {
 	pthread_mutex_t lock;
 	struct event **q;
 	size_t qn, qcap;
+	size_t qdelta_bytes;     /* of streamed text queued (bounded, see on_event) */
+	unsigned long qdropped;  /* streamed chunks dropped past that bound */
 	int wake[2];
 	unsigned long preload_seq; /* --resume: journaled events up to here are on screen */
 
@@ -144,13 +146,26 @@ static void on_winch(int sig)
 }
 
 /* Bus subscriber: runs in the engine thread with the bus lock held. */
+/* Streamed text the screen may hold back while its thread is busy (an $EDITOR open for
+ * an hour): past this, deltas are dropped — their text comes again whole in step.output
+ * — and journaled events, which the view needs every one of, are always kept. */
+#define QUEUE_DELTA_BYTES (4u << 20)
+
 static void on_event(void *ctx, const struct event *ev)
 {
 	struct app *a = ctx;
-	struct event *d = event_dup(ev);
+	struct event *d;
 
 	if (pthread_mutex_lock(&a->lock))
 		fatal("app: cannot lock the event queue");
+	if (ev->type == EV_LLM_DELTA && a->qdelta_bytes > QUEUE_DELTA_BYTES) {
+		a->qdropped++;
+		pthread_mutex_unlock(&a->lock);
+		return;
+	}
+	d = event_dup(ev);
+	if (ev->type == EV_LLM_DELTA)
+		a->qdelta_bytes += strlen(d->json);
 	a->q = xgrow(a->q, &a->qcap, a->qn + 1, sizeof(*a->q));
 	a->q[a->qn++] = d;
 	pthread_mutex_unlock(&a->lock);
@@ -1514,14 +1529,22 @@ static void drain_events(struct app *a)
 {
 	struct event **q;
 	size_t n;
+	unsigned long dropped;
 
 	if (pthread_mutex_lock(&a->lock))
 		fatal("app: cannot lock the event queue");
 	q = a->q;
 	n = a->qn;
+	dropped = a->qdropped;
 	a->q = NULL;
 	a->qn = a->qcap = 0;
+	a->qdelta_bytes = 0;
+	a->qdropped = 0;
 	pthread_mutex_unlock(&a->lock);
+	if (dropped)
+		set_message(a, "%lu streamed chunks not drawn while the screen was busy; the "
+			       "results show in full",
+			    dropped);
 	for (size_t i = 0; i < n; i++) {
 		/* Whatever the journal held before the engine started is on screen already. */
 		if (!q[i]->seq || q[i]->seq > a->preload_seq)
