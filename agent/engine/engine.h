@@ -208,7 +208,6 @@ struct pev {
 	struct job *plan_job, *finish_job; /* the current ones; others that return are stale */
 	int n_step_jobs;         /* step jobs in flight */
 	int n_jobs;              /* all jobs in flight */
-	int max_in_flight;       /* the most step jobs at once (metrics, tests) */
 	enum pev_exit exit_code;
 	char *end_reason;
 	bool quit;               /* no run.end: leave the run resumable */

@@ -175,8 +175,6 @@ static void start_attempt(struct pev *e, size_t i, char *key)
 	j = job_new_step(e, i);
 	j->reuse_key = key ? key : sched_reuse_key(e, e->plan, i);
 	e->n_step_jobs++;
-	if (e->n_step_jobs > e->max_in_flight)
-		e->max_in_flight = e->n_step_jobs;
 	pool_submit(e, j);
 }
 

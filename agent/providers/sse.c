@@ -101,24 +101,21 @@ static int take_line(struct sse_parser *p, const char *s, size_t n)
 		val = s + n;
 		vlen = 0;
 	}
-	if (flen == 4 && !memcmp(s, "data", 4)) {
+	/* llama.cpp before PR #16109 sent `error: {json}`: a field the specification
+	 * ignores, which hid the failure. Taken as the data of an "error" event. */
+	bool is_error = flen == 5 && !memcmp(s, "error", 5);
+
+	if ((flen == 4 && !memcmp(s, "data", 4)) || is_error) {
 		if (p->have_data)
 			strbuf_addc(&p->data, '\n');
 		if (p->data.len + vlen > SSE_MAX_EVENT)
 			return SSE_TOO_LARGE;
 		strbuf_add(&p->data, val, vlen);
 		p->have_data = true;
-	} else if (flen == 5 && !memcmp(s, "error", 5)) {
-		/* llama.cpp before PR #16109 sent `error: {json}`: a field the specification
-		 * ignores, which hid the failure. Taken as the data of an "error" event. */
-		if (p->have_data)
-			strbuf_addc(&p->data, '\n');
-		if (p->data.len + vlen > SSE_MAX_EVENT)
-			return SSE_TOO_LARGE;
-		strbuf_add(&p->data, val, vlen);
-		p->have_data = true;
-		strbuf_reset(&p->event);
-		strbuf_adds(&p->event, SSE_EVENT_ERROR);
+		if (is_error) {
+			strbuf_reset(&p->event);
+			strbuf_adds(&p->event, SSE_EVENT_ERROR);
+		}
 	} else if (flen == 5 && !memcmp(s, "event", 5)) {
 		strbuf_reset(&p->event);
 		strbuf_add(&p->event, val, vlen < 256 ? vlen : 256);

@@ -13,7 +13,6 @@ struct budget {
 	pthread_cond_t cond;
 	double cap, spent, reserved;
 	unsigned long generation; /* bumped when room may have been made: a new cap, a settle */
-	bool closed;
 };
 
 struct budget *budget_new(double cap, double spent)
@@ -86,9 +85,9 @@ bool budget_wait(struct budget *b, unsigned long gen, const atomic_bool *cancel)
 	bool changed;
 
 	pthread_mutex_lock(&b->lock);
-	while (!b->closed && b->generation == gen && !(cancel && atomic_load(cancel)))
+	while (b->generation == gen && !(cancel && atomic_load(cancel)))
 		pthread_cond_wait(&b->cond, &b->lock);
-	changed = !b->closed && b->generation != gen && !(cancel && atomic_load(cancel));
+	changed = b->generation != gen && !(cancel && atomic_load(cancel));
 	pthread_mutex_unlock(&b->lock);
 	return changed;
 }
@@ -96,14 +95,6 @@ bool budget_wait(struct budget *b, unsigned long gen, const atomic_bool *cancel)
 void budget_wake(struct budget *b)
 {
 	pthread_mutex_lock(&b->lock);
-	pthread_cond_broadcast(&b->cond);
-	pthread_mutex_unlock(&b->lock);
-}
-
-void budget_close(struct budget *b)
-{
-	pthread_mutex_lock(&b->lock);
-	b->closed = true;
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 }

@@ -24,14 +24,13 @@ void budget_settle(struct budget *b, double est, double actual);
 bool budget_would_block(struct budget *b, double est);
 /*
  * Waits until the budget's generation differs from `gen` (from a failed budget_reserve,
- * so a change made meanwhile is not missed; it moves with a new cap and with every settle), `cancel` is set (then budget_wake must be called to
- * wake the waiter) or the budget is closed. Returns true when something changed (try again).
+ * so a change made meanwhile is not missed; it moves with a new cap and with every
+ * settle) or `cancel` is set (then budget_wake must be called to wake the waiter).
+ * Returns true when something changed (try again).
  */
 bool budget_wait(struct budget *b, unsigned long gen, const atomic_bool *cancel);
 /* Wakes every waiter (after setting a cancel flag). */
 void budget_wake(struct budget *b);
-/* Closes the budget: waiters return false and never wait again (end of the run). */
-void budget_close(struct budget *b);
 
 void budget_set_cap(struct budget *b, double cap); /* wakes waiters */
 double budget_cap(struct budget *b);
