@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "strbuf.h"
 #include "xalloc.h"
 
 char *testdir_new(const char *tag)
@@ -36,4 +37,20 @@ bool testdir_remove(const char *dir)
 	/* Depth first, links removed as links: nothing outside the folder is touched. */
 	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	return lstat(dir, &st) != 0;
+}
+
+char *testdir_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	strbuf_init(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&sb, buf, n);
+	fclose(f);
+	return strbuf_detach(&sb);
 }

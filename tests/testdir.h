@@ -9,5 +9,8 @@ char *testdir_new(const char *tag);
 /* Removes the folder and everything below it, without following links and without a
  * shell. true when nothing is left. */
 bool testdir_remove(const char *dir);
+/* A whole file as a string (NUL-terminated; NULs inside stay), or NULL if it cannot be
+ * read. Caller frees. */
+char *testdir_slurp(const char *path);
 
 #endif

@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -35,41 +37,66 @@ static char *slurp_fd(int fd)
 	return strbuf_detach(&sb);
 }
 
+static long file_limit;
+
+void cli_set_file_limit(long bytes)
+{
+	file_limit = bytes;
+}
+
+/* argv for the binary and the arguments (NULL-terminated) */
+static void build_argv(const char **argv, const char *first, va_list ap)
+{
+	int n = 0;
+
+	argv[n++] = getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui";
+	for (const char *a = first; a && n < 62; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	argv[n] = NULL;
+}
+
+/* In the forked child: the environment and limits every run gets, then exec. */
+static void exec_child(const char **argv, const char *const *env, int out, int err)
+{
+	int devnull = open("/dev/null", O_RDONLY);
+
+	dup2(devnull, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	unsetenv("ANTHROPIC_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	unsetenv("OPENAI_BASE_URL");
+	unsetenv("ANTHROPIC_BASE_URL");
+	setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
+	for (int i = 0; env && env[i]; i++)
+		putenv((char *)env[i]);
+	if (file_limit > 0) {
+		struct rlimit rl = {(rlim_t)file_limit, (rlim_t)file_limit};
+		setrlimit(RLIMIT_FSIZE, &rl);
+	}
+	execv(argv[0], (char *const *)argv);
+	_exit(127);
+}
+
 struct cli_proc cli_run(const char *const *env, const char *first, ...)
 {
 	const char *argv[64];
-	const char *bin = getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui";
-	int n = 0, out[2], err[2], st;
+	int out[2], err[2], st;
 	struct cli_proc p = {-1, NULL, NULL};
 	va_list ap;
 	pid_t pid;
 
-	argv[n++] = bin;
 	va_start(ap, first);
-	for (const char *a = first; a && n < 62; a = va_arg(ap, const char *))
-		argv[n++] = a;
+	build_argv(argv, first, ap);
 	va_end(ap);
-	argv[n] = NULL;
 	assert_int_equal(pipe(out), 0);
 	assert_int_equal(pipe(err), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-		dup2(devnull, 0);
-		dup2(out[1], 1);
-		dup2(err[1], 2);
 		close(out[0]);
 		close(err[0]);
-		unsetenv("ANTHROPIC_API_KEY");
-		unsetenv("OPENAI_API_KEY");
-		unsetenv("OPENAI_BASE_URL");
-		unsetenv("ANTHROPIC_BASE_URL");
-		setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
-		for (int i = 0; env && env[i]; i++)
-			putenv((char *)env[i]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
+		exec_child(argv, env, out[1], err[1]);
 	}
 	close(out[1]);
 	close(err[1]);
@@ -81,6 +108,65 @@ struct cli_proc cli_run(const char *const *env, const char *first, ...)
 	waitpid(pid, &st, 0);
 	p.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	return p;
+}
+
+struct cli_bg cli_spawn(const char *const *env, const char *first, ...)
+{
+	const char *argv[64];
+	struct cli_bg b;
+	char *dir = cli_tmpdir();
+	int out, err;
+	va_list ap;
+
+	va_start(ap, first);
+	build_argv(argv, first, ap);
+	va_end(ap);
+	b.out_path = xasprintf("%s/stdout", dir);
+	b.err_path = xasprintf("%s/stderr", dir);
+	free(dir);
+	out = open(b.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	err = open(b.err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(out >= 0 && err >= 0);
+	b.pid = fork();
+	assert_true(b.pid >= 0);
+	if (b.pid == 0)
+		exec_child(argv, env, out, err);
+	close(out);
+	close(err);
+	return b;
+}
+
+struct cli_proc cli_wait(struct cli_bg *b)
+{
+	struct cli_proc p = {-1, NULL, NULL};
+	char *dir = xstrdup(b->out_path);
+	int st;
+
+	assert_int_equal(waitpid(b->pid, &st, 0), b->pid);
+	p.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	p.out = testdir_slurp(b->out_path);
+	p.err = testdir_slurp(b->err_path);
+	assert_non_null(p.out);
+	assert_non_null(p.err);
+	*strrchr(dir, '/') = '\0';
+	cli_rm_rf(dir);
+	free(dir);
+	free(b->out_path);
+	free(b->err_path);
+	return p;
+}
+
+bool cli_wait_until(bool (*pred)(void *ctx), void *ctx, int seconds)
+{
+	struct timespec slice = {0, 20 * 1000000L};
+	long tries = (long)seconds * 50;
+
+	for (long i = 0; i < tries; i++) {
+		if (pred(ctx))
+			return true;
+		nanosleep(&slice, NULL);
+	}
+	return pred(ctx);
 }
 
 void cli_proc_free(struct cli_proc *p)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +99,75 @@ static char *run(struct fx *fx, const char *json, bool *ok)
 	*ok = t->run(&fx->env, in, &out);
 	cJSON_Delete(in);
 	return strbuf_detach(&out);
+}
+
+/* Fails with the whole text when `want` is not in it. */
+static void assert_has(const char *text, const char *want)
+{
+	if (!strstr(text, want))
+		fail_msg("wanted \"%s\" in:\n%s", want, text);
+}
+
+/* Runs {"command": cmd} (and "timeout_s" when > 0) built with cJSON, so cmd may hold any
+ * bytes. */
+static char *run_cmd(struct fx *fx, const char *cmd, int timeout_s, bool *ok)
+{
+	cJSON *in = cJSON_CreateObject();
+	assert_non_null(cJSON_AddStringToObject(in, "command", cmd));
+	if (timeout_s > 0)
+		assert_non_null(cJSON_AddNumberToObject(in, "timeout_s", timeout_s));
+	char *json = cJSON_PrintUnformatted(in);
+	cJSON_Delete(in);
+	char *out = run(fx, json, ok);
+	cJSON_free(json);
+	return out;
+}
+
+static void put_file(struct fx *fx, const char *name, const char *text)
+{
+	char *p = xasprintf("%s/%s", fx->ws, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	free(p);
+}
+
+static bool ws_exists(struct fx *fx, const char *name)
+{
+	char *p = xasprintf("%s/%s", fx->ws, name);
+	bool there = access(p, F_OK) == 0;
+	free(p);
+	return there;
+}
+
+/* The pid a command wrote to a file in the workspace; 0 when there is none yet. */
+static pid_t ws_pid(struct fx *fx, const char *name)
+{
+	char *p = xasprintf("%s/%s", fx->ws, name);
+	FILE *f = fopen(p, "r");
+	free(p);
+	if (!f)
+		return 0;
+	long v = 0;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = 0;
+	fclose(f);
+	return (pid_t)v;
+}
+
+/* Waits, at most 10 s, until a command has written a pid to the named file. */
+static pid_t wait_ws_pid(struct fx *fx, const char *name)
+{
+	pid_t pid = 0;
+	for (int tries = 0; tries < 1000 && (pid = ws_pid(fx, name)) <= 0; tries++)
+		usleep(10000);
+	return pid;
+}
+
+static bool pid_gone(pid_t pid)
+{
+	return kill(pid, 0) == -1 && errno == ESRCH;
 }
 
 static long now_ms(void)
@@ -266,12 +336,19 @@ static void test_secrets_not_passed(void **state)
 	struct fx *fx = *state;
 	setenv("PEVTUI_TEST_API_KEY", "sekrit-value-1", 1);
 	setenv("PEVTUI_TEST_PLAIN", "plain-value-2", 1);
+	/* The operator's agents and sessions are not handed over either. */
+	setenv("SSH_AUTH_SOCK", "/tmp/ssh-agent-value-3", 1);
+	setenv("TMUX", "/tmp/tmux-value-4,1,0", 1);
 	bool ok;
 	char *out = run(fx, "{\"command\":\"env\"}", &ok);
 	unsetenv("PEVTUI_TEST_API_KEY");
 	unsetenv("PEVTUI_TEST_PLAIN");
+	unsetenv("SSH_AUTH_SOCK");
+	unsetenv("TMUX");
 	assert_true(ok);
 	assert_null(strstr(out, "sekrit-value-1"));
+	assert_null(strstr(out, "ssh-agent-value-3"));
+	assert_null(strstr(out, "tmux-value-4"));
 	assert_non_null(strstr(out, "plain-value-2"));
 	free(out);
 }
@@ -289,10 +366,7 @@ static void test_timeout_kills_group(void **state)
 	assert_true(took >= 1000 && took < 5000);
 	pid_t pgid = pid_from(out);
 	assert_int_equal(live_in_group(pgid), 0);
-	/* and once the orphans' reaper has run, the group is gone altogether */
-	int tries = 0;
-	while (kill(-pgid, 0) == 0 && tries++ < 100)
-		usleep(10000);
+	/* and reaped too, by the keeper before run_shell returned: the group is gone */
 	assert_int_equal(kill(-pgid, 0), -1);
 	assert_int_equal(errno, ESRCH);
 	free(out);
@@ -414,11 +488,13 @@ static void test_allow_list(void **state)
 	fx->gate_answer = false;
 	strvec_push(&fx->allow, "echo");
 	strvec_push(&fx->allow, "git status");
+	strvec_push(&fx->allow, "cat");
+	put_file(fx, "words.txt", "allowed-word\n");
 	bool ok;
-	char *out = run(fx, "{\"command\":\"  echo allowed-\\\"\\\"word\"}", &ok);
+	char *out = run(fx, "{\"command\":\"  cat words.txt\"}", &ok);
 	assert_true(ok);
 	assert_int_equal(fx->gate_calls, 0);
-	assert_non_null(strstr(out, "allowed-word"));
+	assert_has(out, "exit status 0\nallowed-word");
 	free(out);
 	/* whole words only */
 	out = run(fx, "{\"command\":\"echox hi\"}", &ok);
@@ -442,12 +518,255 @@ static void test_allow_list(void **state)
 		out = run(fx, chained[i], &ok);
 		assert_false(ok);
 		assert_int_equal(fx->gate_calls, before + 1);
-		assert_non_null(strstr(out, "the operator refused to run: "));
+		assert_has(out, "the operator refused to run: ");
 		free(out);
 	}
 	char *p = xasprintf("%s/x", fx->ws);
 	assert_int_not_equal(access(p, F_OK), 0);
 	free(p);
+}
+
+/* With an allow-listed "grep", only plain words over workspace files skip the gate. */
+static void test_allow_list_plain_words_only(void **state)
+{
+	struct fx *fx = *state;
+	fx->env.confirm_shell = gate;
+	fx->gate_answer = false;
+	strvec_push(&fx->allow, "grep");
+	put_file(fx, "notes.md", "foo in notes\n");
+	char *sub = xasprintf("%s/sub", fx->ws);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	free(sub);
+	put_file(fx, "sub/notes.md", "foo in sub\n");
+	const char *gated[] = {
+		"grep -a -h -o OPENAI_API_KEY=[^[:cntrl:]]* /proc/self/../*/environ",
+		"grep foo *.md",
+		"grep foo note?.md",
+		"grep foo [n]otes.md",
+		"grep foo {notes,x}.md",
+		"grep foo ~/notes.md",
+		"grep 'foo' notes.md",
+		"grep \"foo\" notes.md",
+		"grep foo\\ in notes.md",
+		"grep foo notes.md #",
+		"grep ! notes.md",
+		"grep foo notes.md ^x",
+		"grep\tfoo notes.md",
+		"grep foo notes.md\n",
+		"grep foo /etc/passwd",
+		"grep foo ../notes.md",
+		"grep foo sub/../../notes.md",
+		"grep -f/etc/passwd notes.md",
+		"grep --file=/etc/passwd notes.md",
+		"grep --file=sub/notes.md notes.md",
+		"grep foo if=/etc/passwd",
+		"grep foo host:/etc/passwd",
+		"grep foo sub//notes.md",
+	};
+	bool ok;
+	for (size_t i = 0; i < sizeof(gated) / sizeof(gated[0]); i++) {
+		int before = fx->gate_calls;
+		char *out = run_cmd(fx, gated[i], 0, &ok);
+		assert_false(ok);
+		if (fx->gate_calls != before + 1)
+			fail_msg("the gate was not asked for: %s", gated[i]);
+		assert_string_equal(fx->gate_saw, gated[i]);
+		assert_has(out, "the operator refused to run: ");
+		free(out);
+	}
+	int before = fx->gate_calls;
+	char *out = run_cmd(fx, "grep foo notes.md", 0, &ok);
+	assert_true(ok);
+	assert_int_equal(fx->gate_calls, before);
+	assert_has(out, "exit status 0\nfoo in notes");
+	free(out);
+	out = run_cmd(fx, "grep -n -e foo sub/notes.md ./notes.md", 0, &ok);
+	assert_true(ok);
+	assert_int_equal(fx->gate_calls, before);
+	assert_has(out, "sub/notes.md:1:foo in sub");
+	assert_has(out, "./notes.md:1:foo in notes");
+	free(out);
+}
+
+/* What the gate cannot show is refused before it, with a message that names it. */
+static void test_control_characters_refused(void **state)
+{
+	struct fx *fx = *state;
+	fx->env.confirm_shell = gate;
+	fx->gate_answer = true;
+	const struct {
+		const char *cmd, *msg;
+	} cases[] = {
+		{"touch made.txt\v; echo VT",
+		 "the command contains a control character (^K, U+000B) at byte 15; write it "
+		 "without control characters"},
+		{"touch made.txt \033[8m",
+		 "the command contains a control character (^[, U+001B) at byte 16; write it "
+		 "without control characters"},
+		{"touch made.txt\r",
+		 "the command contains a control character (^M, U+000D) at byte 15; write it "
+		 "without control characters"},
+		{"\x7ftouch made.txt",
+		 "the command contains a control character (^?, U+007F) at byte 1; write it "
+		 "without control characters"},
+		{"touch made.txt \xc2\x9b",
+		 "the command contains a control character (U+009B) at byte 16; write it without "
+		 "control characters"},
+		{"touch made.txt # \xe2\x80\xae",
+		 "the command contains a bidirectional formatting character (U+202E RIGHT-TO-LEFT "
+		 "OVERRIDE) at byte 18; write it without bidirectional formatting characters"},
+		{"touch made.txt # \xe2\x81\xa6",
+		 "the command contains a bidirectional formatting character (U+2066 LEFT-TO-RIGHT "
+		 "ISOLATE) at byte 18; write it without bidirectional formatting characters"},
+		{"touch made.txt # \xff",
+		 "the command contains a byte that is not UTF-8 (0xFF) at byte 18; write it as "
+		 "UTF-8 text"},
+	};
+	bool ok;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = run_cmd(fx, cases[i].cmd, 0, &ok);
+		assert_false(ok);
+		assert_string_equal(out, cases[i].msg);
+		free(out);
+	}
+	assert_int_equal(fx->gate_calls, 0);
+	assert_false(ws_exists(fx, "made.txt"));
+	/* TAB and LF are ordinary, and so is text that is merely not ASCII */
+	char *out = run_cmd(fx, "echo a\tb\necho \xc3\xa9t\xc3\xa9 > made.txt", 0, &ok);
+	assert_true(ok);
+	assert_int_equal(fx->gate_calls, 1);
+	assert_has(out, "exit status 0\na b");
+	assert_true(ws_exists(fx, "made.txt"));
+	free(out);
+}
+
+static void test_operator_edit_with_control_refused(void **state)
+{
+	struct fx *fx = *state;
+	fx->env.confirm_shell = gate;
+	fx->gate_answer = true;
+	fx->gate_replace = "touch made.txt\v; echo VT";
+	bool ok;
+	char *out = run_cmd(fx, "echo from-model", 0, &ok);
+	assert_false(ok);
+	assert_int_equal(fx->gate_calls, 1);
+	assert_string_equal(out, "the command as edited by the operator contains a control "
+				 "character (^K, U+000B) at byte 15; nothing was run");
+	assert_false(ws_exists(fx, "made.txt"));
+	free(out);
+}
+
+/* Starts a process in a session of its own and waits until it has written its pid. */
+#define ESCAPE                                                                             \
+	"setsid sh -c 'echo $$ > p.tmp; mv p.tmp p.txt; exec sleep 30' & "                 \
+	"until [ -s p.txt ]; do sleep 0.01; done; "
+
+static void test_own_session_ended(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	long t0 = now_ms();
+	char *out = run_cmd(fx, ESCAPE "echo started", 0, &ok);
+	assert_true(ok);
+	assert_true(now_ms() - t0 < 4000);
+	assert_has(out, "exit status 0\nstarted");
+	pid_t pid = ws_pid(fx, "p.txt");
+	assert_true(pid > 1);
+	assert_true(pid_gone(pid)); /* already: run_shell returns after the last is reaped */
+	free(out);
+}
+
+/* A double fork into a new session that ignores SIGTERM and has a child of its own: after
+ * the grace SIGKILL ends it, and then its child, orphaned to the keeper. */
+static void test_stubborn_session_ended(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out = run_cmd(fx,
+			    "(setsid sh -c 'trap \"\" TERM; sleep 30 & echo $! > g.tmp; "
+			    "echo $$ > p.tmp; mv g.tmp g.txt; mv p.tmp p.txt; wait' &); "
+			    "until [ -s p.txt ]; do sleep 0.01; done; echo started",
+			    0, &ok);
+	assert_true(ok);
+	assert_has(out, "exit status 0\nstarted");
+	assert_null(strstr(out, "could not be stopped"));
+	pid_t pid = ws_pid(fx, "p.txt"), child = ws_pid(fx, "g.txt");
+	assert_true(pid > 1 && child > 1);
+	assert_true(pid_gone(pid));
+	assert_true(pid_gone(child));
+	free(out);
+}
+
+static void test_own_session_ended_on_timeout(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out = run_cmd(fx, ESCAPE "sleep 30", 1, &ok);
+	assert_false(ok);
+	assert_has(out, "ran out of time after 1 s");
+	pid_t pid = ws_pid(fx, "p.txt");
+	assert_true(pid > 1);
+	assert_true(pid_gone(pid));
+	free(out);
+}
+
+/* Cancels once the command has started its escapee. */
+static void *cancel_when_started(void *arg)
+{
+	struct fx *fx = arg;
+	wait_ws_pid(fx, "p.txt");
+	atomic_store(&fx->cancel, true);
+	return NULL;
+}
+
+static void test_own_session_ended_on_cancel(void **state)
+{
+	struct fx *fx = *state;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, cancel_when_started, fx), 0);
+	bool ok;
+	char *out = run_cmd(fx, ESCAPE "sleep 30", 0, &ok);
+	pthread_join(th, NULL);
+	assert_false(ok);
+	assert_has(out, "cancelled");
+	pid_t pid = ws_pid(fx, "p.txt");
+	assert_true(pid > 1);
+	assert_true(pid_gone(pid));
+	free(out);
+}
+
+/* If pevtui itself dies, the keeper sees its control pipe close and ends everything. */
+static void test_caller_death_ends_everything(void **state)
+{
+	struct fx *fx = *state;
+	pid_t caller = fork();
+	assert_true(caller >= 0);
+	if (caller == 0) {
+		bool ok;
+		free(run_cmd(fx, ESCAPE "sleep 30", 0, &ok));
+		_exit(0);
+	}
+	pid_t pid = wait_ws_pid(fx, "p.txt");
+	assert_true(pid > 1);
+	assert_int_equal(kill(caller, SIGKILL), 0);
+	assert_int_equal(waitpid(caller, NULL, 0), caller);
+	/* the keeper works on its own now: wait for it, bounded */
+	for (int tries = 0; tries < 500 && !pid_gone(pid); tries++)
+		usleep(10000);
+	assert_true(pid_gone(pid));
+}
+
+/* A command that kills its keeper is told so; its own group is still stopped. */
+static void test_killed_keeper_reported(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *out = run_cmd(fx, "echo PGID=$$; kill -9 $PPID; sleep 30", 0, &ok);
+	assert_false(ok);
+	assert_has(out, "ended the process that supervises it (signal 9), so what "
+				    "it started may still be running");
+	assert_int_equal(live_in_group(pid_from(out)), 0);
+	free(out);
 }
 
 static void test_bad_input(void **state)
@@ -490,6 +809,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gate_refusal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gate_edit_replaces_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allow_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allow_list_plain_words_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_characters_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_operator_edit_with_control_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_own_session_ended, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stubborn_session_ended, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_session_ended_on_timeout, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_own_session_ended_on_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_death_ends_everything, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_killed_keeper_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
