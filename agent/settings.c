@@ -16,6 +16,7 @@
 #include <ini.h>
 
 #include "gate.h"
+#include "netguard.h"
 #include "strbuf.h"
 #include "xalloc.h"
 
@@ -46,6 +47,7 @@ void settings_release(struct settings *s)
 		s->model[r] = NULL;
 	}
 	strvec_clear(&s->shell_allow);
+	strvec_clear(&s->http_allow_hosts);
 }
 
 /* ---- default paths (XDG base directories) ------------------------------------------- */
@@ -94,7 +96,7 @@ char *settings_default_runs_dir(void)
 
 /* ---- the config file ------------------------------------------------------------------ */
 
-enum key_kind { K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES, K_LIST };
+enum key_kind { K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES, K_LIST, K_HOSTS };
 
 struct key_def {
 	const char *section;
@@ -133,6 +135,7 @@ static const struct key_def keys[] = {
 	 "a whole number of seconds from 1 to 3600"},
 	{"tools", "http_max_bytes", K_INT, F(http_max_bytes), 0, 1024, 100 * 1024 * 1024,
 	 "a whole number of bytes from 1024 to 104857600"},
+	{"tools", "http_allow_hosts", K_HOSTS, F(http_allow_hosts), 0, 0, 0, NULL},
 };
 
 static const char *const sections[] = {"provider", "models", "policy", "gates", "ui", "tools"};
@@ -269,6 +272,30 @@ static void set_list(struct strvec *list, const char *v)
 	}
 }
 
+/* A list of host names or addresses (netguard.h): a URL or host:port would never match,
+ * so it is refused here rather than ignored later. */
+static void set_hosts(struct cfg *c, int line, const char *name, struct strvec *list,
+		      const char *v)
+{
+	struct strvec items = STRVEC_INIT;
+
+	set_list(&items, v);
+	for (size_t i = 0; i < items.n; i++) {
+		if (netguard_valid_entry(items.v[i]))
+			continue;
+		char *e = echo(items.v[i]);
+		cfg_fail(c, line,
+			 "%s: \"%s\" is not a host name or address; write names such as "
+			 "localhost, 192.168.1.10 or ::1, without scheme, port or path",
+			 name, e);
+		free(e);
+		strvec_clear(&items);
+		return;
+	}
+	strvec_clear(list);
+	*list = items;
+}
+
 static int cfg_handler(void *user, const char *section, const char *name, const char *raw)
 {
 	struct cfg *c = user;
@@ -347,6 +374,9 @@ static int cfg_handler(void *user, const char *section, const char *name, const 
 		break;
 	case K_LIST:
 		set_list((struct strvec *)(void *)((char *)s + k->off), v);
+		break;
+	case K_HOSTS:
+		set_hosts(c, line, name, (struct strvec *)(void *)((char *)s + k->off), v);
 		break;
 	case K_GATES:
 		if (gate_parse_list(v, &mask, &gerr)) {

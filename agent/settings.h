@@ -37,10 +37,13 @@ struct settings {
 				      * shell gate — only simple commands, no ; & | ` $ ( ) < > */
 	int shell_timeout_s;         /* shell_timeout = seconds, 1..3600; default 60 */
 	int http_max_bytes;          /* http_max_bytes = 1024..104857600; default 1 MiB */
+	struct strvec http_allow_hosts; /* http_allow_hosts = localhost, 192.168.1.10: hosts
+					 * http_get may reach on a local or private address
+					 * (names or addresses as URLs write them; netguard.h) */
 };
 
 void settings_init(struct settings *s);     /* the defaults */
-void settings_release(struct settings *s);  /* frees owned strings and shell_allow */
+void settings_release(struct settings *s);  /* frees owned strings and lists */
 
 /*
  * Reads an INI config file into s (only keys present change). A missing file is fine

@@ -171,6 +171,7 @@ struct pev {
 	int max_retries, max_replans;
 	double threshold, chaos;
 	struct strvec shell_allow;
+	struct strvec http_allow_hosts;
 	int shell_timeout_s;
 	size_t http_max_bytes;
 	bool demo, yes, linger;

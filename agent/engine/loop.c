@@ -585,6 +585,8 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->chaos = s->chaos;
 	for (size_t k = 0; k < s->shell_allow.n; k++)
 		strvec_push(&e->shell_allow, s->shell_allow.v[k]);
+	for (size_t k = 0; k < s->http_allow_hosts.n; k++)
+		strvec_push(&e->http_allow_hosts, s->http_allow_hosts.v[k]);
 	e->shell_timeout_s = s->shell_timeout_s;
 	e->http_max_bytes = s->http_max_bytes > 0 ? (size_t)s->http_max_bytes : 0;
 	e->chaos_seed = s->chaos_seed;
@@ -707,6 +709,7 @@ void pev_free(struct pev *e)
 	for (int r = 0; r < ROLE__COUNT; r++)
 		free(e->models[r]);
 	strvec_clear(&e->shell_allow);
+	strvec_clear(&e->http_allow_hosts);
 	journal_close(e->journal);
 	if (e->ws_fd >= 0)
 		close(e->ws_fd);

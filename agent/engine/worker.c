@@ -336,7 +336,8 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 			       .inject_failure = e->chaos > 0 ? inject_chaos : NULL,
 			       .cancel = &j->cancel,
 			       .shell_timeout_s = e->shell_timeout_s,
-			       .http_max_bytes = e->http_max_bytes};
+			       .http_max_bytes = e->http_max_bytes,
+			       .http_allow_hosts = &e->http_allow_hosts};
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	cJSON *f = cJSON_CreateObject();

@@ -53,6 +53,7 @@ static void phttp_clear(struct phttp *h)
 	strbuf_reset(&h->raw);
 	memset(&h->usage, 0, sizeof(h->usage));
 	h->complete = h->bad_json = false;
+	h->over_limit = 0;
 	h->shown = 0;
 	h->stream = h->want_stream;
 	h->sniffed = false;
@@ -147,12 +148,17 @@ static bool call_body(void *ctx, const char *buf, size_t n)
 			h->stream = false;
 	}
 	if (!h->stream) {
-		if (h->raw.len + n > 64u * 1024 * 1024)
+		if (h->raw.len + n > PHTTP_MAX_BODY) {
+			h->over_limit = PHTTP_MAX_BODY;
 			return false;
+		}
 		strbuf_add(&h->raw, buf, n);
 		return true;
 	}
-	return sse_feed(h->sse, buf, n) == 0;
+	int rc = sse_feed(h->sse, buf, n);
+	if (rc == SSE_TOO_LARGE)
+		h->over_limit = SSE_MAX_EVENT;
+	return rc == 0;
 }
 
 /* Judges a 2xx body once it has fully arrived (or was refused by the parser). */
@@ -160,6 +166,14 @@ static enum http_verdict judge_body(struct phttp *h, int status, char **msg)
 {
 	enum http_verdict v;
 
+	/* What arrived was cut at the limit: parsing it would only call it malformed. The
+	 * same request would bring the same answer, so it is not retried. */
+	if (h->over_limit) {
+		*msg = xasprintf("HTTP %d %s larger than the %zu MiB limit%s", status,
+				 h->stream ? "stream with an event" : "answer",
+				 h->over_limit / (1024 * 1024), phttp_discarded(h));
+		return HTTP_FAIL;
+	}
 	h->wire->finish(h->ctx);
 	if (h->wire->body_error(h->ctx, status, msg, &v))
 		return v;

@@ -80,8 +80,13 @@ struct phttp {
 	char *stop_reason;
 	struct llm_usage usage;
 	bool complete, bad_json;
+	size_t over_limit;      /* the limit the body passed (then refused), or 0 */
 	size_t shown;           /* bytes of text already passed to on_delta */
 };
+
+/* A whole (not streamed) answer larger than this is refused; a streamed one is bounded
+ * per event by SSE_MAX_EVENT. */
+#define PHTTP_MAX_BODY (64u * 1024 * 1024)
 
 /*
  * Sets up *h for one call with the settings of *cf, and the first header (content-type);

@@ -82,8 +82,9 @@ static void parse_clear(void *ctx)
 	free(ps->error_kind);
 	ps->error = ps->error_kind = NULL;
 	ps->error_code = 0;
+	/* Released, not re-initialised: this is also the last call, and an empty strbuf
+	 * (buf NULL) takes text again. */
 	strbuf_release(&ps->refusal);
-	strbuf_init(&ps->refusal);
 }
 
 static void take_usage(struct parse *ps, const cJSON *u)

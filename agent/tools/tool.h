@@ -35,6 +35,8 @@ struct tool_env {
 	int shell_timeout_s;              /* 0 = the tool's default */
 	size_t http_max_bytes;            /* 0 = TOOL_HTTP_MAX_BYTES */
 	int http_timeout_s;               /* 0 = TOOL_HTTP_TIMEOUT_S */
+	/* Hosts http_get may reach on a local or private address (netguard.h); NULL = none */
+	const struct strvec *http_allow_hosts;
 	/*
 	 * Set by tool_invoke for one run (NULL when a tool is run directly, so tools check):
 	 * a tool that fails for a reason that may go away on its own (timeout, refused

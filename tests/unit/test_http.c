@@ -444,6 +444,38 @@ static void test_anthropic_recorded_refusal_explained(void **state)
 	free(path);
 }
 
+/* An answer over a size limit says so, and which limit, rather than "malformed JSON". */
+static void test_answer_over_the_size_limit(void **state)
+{
+	struct llm_response r;
+	char *err = NULL;
+	/* one JSON answer just over 64 MiB (calloc: untouched pages cost nothing) */
+	size_t big = 64u * 1024 * 1024 + 1;
+	char *body = xcalloc(1, big);
+
+	body[0] = '{';
+	assert_int_equal(provider_openai_parse(body, big, false, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "openai: HTTP 200 answer larger than the 64 MiB limit");
+	free(err);
+	assert_int_equal(provider_anthropic_parse(body, big, false, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "anthropic: HTTP 200 answer larger than the 64 MiB limit");
+	free(err);
+	free(body);
+
+	/* one streamed event just over 16 MiB */
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_init(&sb);
+	strbuf_adds(&sb, "data: {\"choices\":[{\"delta\":{\"content\":\"");
+	while (sb.len <= SSE_MAX_EVENT)
+		strbuf_adds(&sb, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	strbuf_adds(&sb, "\"}}]}\n\ndata: [DONE]\n\n");
+	assert_int_equal(provider_openai_parse(sb.buf, sb.len, true, &r, &err), PROVIDER_ERROR);
+	assert_string_equal(err, "openai: HTTP 200 stream with an event larger than the 16 MiB "
+				 "limit");
+	free(err);
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_openai_answers_that_are_not_answers),
 		cmocka_unit_test(test_anthropic_max_tokens_before_any_text),
 		cmocka_unit_test(test_anthropic_recorded_refusal_explained),
+		cmocka_unit_test(test_answer_over_the_size_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -358,6 +358,43 @@ static void test_tools_section(void **state)
 	assert_null(s.shell_allow.v);
 }
 
+static void test_http_allow_hosts(void **state)
+{
+	struct fx *fx = *state;
+	struct settings s;
+	settings_init(&s);
+	assert_int_equal(s.http_allow_hosts.n, 0);
+	char *err = load(fx, &s,
+			 "[tools]\n"
+			 "http_allow_hosts = localhost, 192.168.1.10 ,[::1], nas.home.\n");
+	assert_null(err);
+	assert_int_equal(s.http_allow_hosts.n, 4);
+	assert_string_equal(s.http_allow_hosts.v[0], "localhost");
+	assert_string_equal(s.http_allow_hosts.v[1], "192.168.1.10");
+	assert_string_equal(s.http_allow_hosts.v[2], "[::1]");
+	assert_string_equal(s.http_allow_hosts.v[3], "nas.home.");
+
+	/* A URL or host:port would never match: refused with the line, the list kept. */
+	const char *bad[] = {"http://localhost:8080/", "localhost:8080", "*.lan", "a b"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *text = xasprintf("[tools]\n\nhttp_allow_hosts = ok.lan, %s\n", bad[i]);
+		err = load(fx, &s, text);
+		assert_non_null(err);
+		assert_non_null(strstr(err, ":3: http_allow_hosts: \""));
+		assert_non_null(strstr(err, "is not a host name or address"));
+		free(err);
+		free(text);
+		assert_int_equal(s.http_allow_hosts.n, 4);
+	}
+	err = load(fx, &s, "[tools]\nhttp_allow_hosts =\n");
+	assert_null(err);
+	assert_int_equal(s.http_allow_hosts.n, 0);
+	err = load(fx, &s, "[tools]\nhttp_allow_hosts = printer\n");
+	assert_null(err);
+	settings_release(&s);
+	assert_null(s.http_allow_hosts.v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
 		cmocka_unit_test(test_xdg_paths),
 		cmocka_unit_test_setup_teardown(test_tools_section, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_allow_hosts, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,6 @@
-/* test_tools_net — http_get against a local libmicrohttpd server (127.0.0.1, never the net). */
+/* test_tools_net — http_get against a local libmicrohttpd server (127.0.0.1, never the net):
+ * limits, redirects, retries, and the guard that keeps it off local and private addresses
+ * unless the host is allowed; netguard's address classes and allow list. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -8,6 +10,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
+#include "netguard.h"
 #include "strbuf.h"
 #include "tool.h"
 #include "xalloc.h"
@@ -28,6 +32,10 @@
 static struct MHD_Daemon *daemon_;
 static unsigned short port;
 static atomic_int requests;
+static atomic_int connections;
+static atomic_int canary_hits; /* requests for /canary: a refused destination */
+/* The tests reach the server as "127.0.0.1", allowed here; the guard tests leave it out. */
+static struct strvec allow_local;
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
 			     const void *body, size_t n, const char *location)
@@ -57,6 +65,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	atomic_fetch_add(&requests, 1);
+	if (strcmp(url, "/canary") == 0) {
+		atomic_fetch_add(&canary_hits, 1);
+		return reply(c, 200, "text/plain", "canary", 6, NULL);
+	}
+	if (strcmp(url, "/redir-localhost") == 0 || strcmp(url, "/redir-mapped") == 0) {
+		char *to = xasprintf(url[7] == 'l' ? "http://localhost:%u/canary"
+						   : "http://[::ffff:127.0.0.1]:%u/canary",
+				     port);
+		enum MHD_Result r = reply(c, 302, "text/plain", "", 0, to);
+		free(to);
+		return r;
+	}
 	if (strcmp(url, "/text") == 0)
 		return reply(c, 200, "text/plain; charset=utf-8", "hello from the test server\n",
 			     27, NULL);
@@ -89,9 +109,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply(c, 404, "text/plain", "no such page here", 17, NULL);
 }
 
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)socket_context;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		atomic_fetch_add(&connections, 1);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
+	strvec_push(&allow_local, "127.0.0.1");
 	/* A proxy from the environment must not see the local requests. */
 	unsetenv("http_proxy");
 	unsetenv("HTTP_PROXY");
@@ -104,6 +135,7 @@ static int group_setup(void **state)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
 				   0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				   MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 				   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_END);
 	if (!daemon_)
 		return -1;
@@ -116,6 +148,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	MHD_stop_daemon(daemon_);
+	strvec_clear(&allow_local);
 	return 0;
 }
 
@@ -155,7 +188,7 @@ static long now_ms(void)
 static void test_text(void **state)
 {
 	(void)state;
-	struct tool_env env = {.ws_fd = -1};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local};
 	char *u = local("/text");
 	struct result r = get(&env, u);
 	assert_true(r.ok);
@@ -176,7 +209,7 @@ static void test_text(void **state)
 static void test_size_limit(void **state)
 {
 	(void)state;
-	struct tool_env env = {.ws_fd = -1, .http_max_bytes = 4096};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local, .http_max_bytes = 4096};
 	char *u = local("/big");
 	struct result r = get(&env, u);
 	assert_true(r.ok);
@@ -198,7 +231,7 @@ static void test_size_limit(void **state)
 static void test_time_limit(void **state)
 {
 	(void)state;
-	struct tool_env env = {.ws_fd = -1, .http_timeout_s = 1};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local, .http_timeout_s = 1};
 	char *u = local("/slow");
 	long t0 = now_ms();
 	struct result r = get(&env, u);
@@ -226,7 +259,7 @@ static void test_cancel(void **state)
 {
 	(void)state;
 	atomic_store(&cancel_flag, false);
-	struct tool_env env = {.ws_fd = -1, .cancel = &cancel_flag};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local, .cancel = &cancel_flag};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, cancel_later, NULL), 0);
 	char *u = local("/slow");
@@ -245,7 +278,7 @@ static void test_cancel(void **state)
 static void test_schemes_and_redirects(void **state)
 {
 	(void)state;
-	struct tool_env env = {.ws_fd = -1};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local};
 	const char *bad[] = {"file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://x/",
 			     "/etc/passwd", "http://a b/"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -279,7 +312,7 @@ static void test_schemes_and_redirects(void **state)
 static void test_status_and_binary(void **state)
 {
 	(void)state;
-	struct tool_env env = {.ws_fd = -1};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local};
 	char *u = local("/missing");
 	struct result r = get(&env, u);
 	assert_false(r.ok);
@@ -321,7 +354,7 @@ static void test_connection_refused_is_transient(void **state)
 	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &len), 0);
 	close(s);
 	char *u = xasprintf("http://127.0.0.1:%u/", ntohs(sa.sin_port));
-	struct tool_env env = {.ws_fd = -1};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local};
 	struct result r = get(&env, u);
 	assert_false(r.ok);
 	assert_true(r.transient);
@@ -350,7 +383,7 @@ static void test_invoke_retries_503(void **state)
 {
 	(void)state;
 	struct retries rt = {0};
-	struct tool_env env = {.ws_fd = -1, .hook_ctx = &rt, .on_tool_retry = on_retry};
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local, .hook_ctx = &rt, .on_tool_retry = on_retry};
 	int before = atomic_load(&requests);
 	cJSON *in = cJSON_CreateObject();
 	char *u = local("/e503");
@@ -368,6 +401,296 @@ static void test_invoke_retries_503(void **state)
 	free(u);
 }
 
+/* ---- the network guard ------------------------------------------------------------------ */
+
+/* Classifies a numeric host the way curl's resolver reads it (getaddrinfo, which takes
+ * 2130706433, 0x7f000001, 0177.0.0.1 and 127.1 as inet_aton does). */
+static enum netguard_kind kind_of(const char *numeric)
+{
+	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	if (getaddrinfo(numeric, NULL, &hints, &res) != 0)
+		fail_msg("getaddrinfo does not read \"%s\"", numeric);
+	enum netguard_kind k = netguard_classify(res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return k;
+}
+
+static void test_netguard_classes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *addr;
+		enum netguard_kind kind;
+	} cases[] = {
+		/* loopback, in every spelling the probe used */
+		{"127.0.0.1", NETGUARD_LOOPBACK},
+		{"2130706433", NETGUARD_LOOPBACK},
+		{"0x7f000001", NETGUARD_LOOPBACK},
+		{"0177.0.0.1", NETGUARD_LOOPBACK},
+		{"127.1", NETGUARD_LOOPBACK},
+		{"127.255.255.254", NETGUARD_LOOPBACK},
+		{"::1", NETGUARD_LOOPBACK},
+		{"0:0:0:0:0:0:0:1", NETGUARD_LOOPBACK},
+		/* IPv4 inside IPv6: mapped, compatible, SIIT, NAT64, 6to4 */
+		{"::ffff:127.0.0.1", NETGUARD_LOOPBACK},
+		{"::ffff:7f00:1", NETGUARD_LOOPBACK},
+		{"::127.0.0.1", NETGUARD_LOOPBACK},
+		{"::ffff:0:127.0.0.1", NETGUARD_LOOPBACK},
+		{"64:ff9b::127.0.0.1", NETGUARD_LOOPBACK},
+		{"2002:7f00:1::", NETGUARD_LOOPBACK},
+		{"::ffff:10.1.2.3", NETGUARD_PRIVATE},
+		{"::ffff:169.254.169.254", NETGUARD_LINK_LOCAL},
+		{"64:ff9b::a9fe:a9fe", NETGUARD_LINK_LOCAL},
+		{"2002:c0a8:101::1", NETGUARD_PRIVATE},
+		{"::ffff:0.0.0.0", NETGUARD_UNSPECIFIED},
+		/* private, shared, link-local */
+		{"10.0.0.1", NETGUARD_PRIVATE},
+		{"10.255.255.255", NETGUARD_PRIVATE},
+		{"172.16.0.1", NETGUARD_PRIVATE},
+		{"172.31.255.255", NETGUARD_PRIVATE},
+		{"192.168.1.1", NETGUARD_PRIVATE},
+		{"0xc0a80101", NETGUARD_PRIVATE},
+		{"100.64.0.1", NETGUARD_SHARED},
+		{"100.127.255.255", NETGUARD_SHARED},
+		{"169.254.169.254", NETGUARD_LINK_LOCAL},
+		{"fe80::1", NETGUARD_LINK_LOCAL},
+		{"febf::1", NETGUARD_LINK_LOCAL},
+		{"fec0::1", NETGUARD_SITE_LOCAL},
+		{"fc00::1", NETGUARD_UNIQUE_LOCAL},
+		{"fd12:3456::1", NETGUARD_UNIQUE_LOCAL},
+		/* multicast, unspecified, broadcast */
+		{"224.0.0.1", NETGUARD_MULTICAST},
+		{"239.255.255.250", NETGUARD_MULTICAST},
+		{"ff02::1", NETGUARD_MULTICAST},
+		{"0.0.0.0", NETGUARD_UNSPECIFIED},
+		{"0", NETGUARD_UNSPECIFIED},
+		{"0.1.2.3", NETGUARD_UNSPECIFIED},
+		{"::", NETGUARD_UNSPECIFIED},
+		{"255.255.255.255", NETGUARD_BROADCAST},
+		/* public, including the neighbours of every refused range */
+		{"8.8.8.8", NETGUARD_PUBLIC},
+		{"1.1.1.1", NETGUARD_PUBLIC},
+		{"9.255.255.255", NETGUARD_PUBLIC},
+		{"11.0.0.0", NETGUARD_PUBLIC},
+		{"100.63.255.255", NETGUARD_PUBLIC},
+		{"100.128.0.0", NETGUARD_PUBLIC},
+		{"126.255.255.255", NETGUARD_PUBLIC},
+		{"128.0.0.0", NETGUARD_PUBLIC},
+		{"169.253.255.255", NETGUARD_PUBLIC},
+		{"169.255.0.0", NETGUARD_PUBLIC},
+		{"172.15.255.255", NETGUARD_PUBLIC},
+		{"172.32.0.0", NETGUARD_PUBLIC},
+		{"192.167.255.255", NETGUARD_PUBLIC},
+		{"192.169.0.0", NETGUARD_PUBLIC},
+		{"223.255.255.255", NETGUARD_PUBLIC},
+		{"2606:4700:4700::1111", NETGUARD_PUBLIC},
+		{"::ffff:8.8.8.8", NETGUARD_PUBLIC},
+		{"64:ff9b::808:808", NETGUARD_PUBLIC},
+		{"2002:808:808::1", NETGUARD_PUBLIC},
+		{"fbff::1", NETGUARD_PUBLIC},
+		{"fe00::1", NETGUARD_PUBLIC},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum netguard_kind k = kind_of(cases[i].addr);
+		if (k != cases[i].kind)
+			fail_msg("%s is %s, want %s", cases[i].addr, netguard_kind_name(k),
+				 netguard_kind_name(cases[i].kind));
+	}
+	/* short or foreign addresses are never public */
+	struct sockaddr_in6 six = {.sin6_family = AF_INET6};
+	assert_int_equal(netguard_classify((struct sockaddr *)&six, sizeof(struct sockaddr_in)),
+			 NETGUARD_UNKNOWN);
+	struct sockaddr un = {.sa_family = AF_UNIX};
+	assert_int_equal(netguard_classify(&un, sizeof(un)), NETGUARD_UNKNOWN);
+	assert_int_equal(netguard_classify(NULL, 0), NETGUARD_UNKNOWN);
+	assert_string_equal(netguard_kind_name(NETGUARD_LOOPBACK), "loopback");
+}
+
+static void test_netguard_allow_list(void **state)
+{
+	(void)state;
+	struct strvec allow = STRVEC_INIT;
+	strvec_push(&allow, "LocalHost");
+	strvec_push(&allow, "192.168.1.10");
+	strvec_push(&allow, "[::1]");
+	strvec_push(&allow, "nas.home.");
+	assert_true(netguard_host_allowed(&allow, "localhost"));
+	assert_true(netguard_host_allowed(&allow, "LOCALHOST."));
+	assert_true(netguard_host_allowed(&allow, "192.168.1.10"));
+	assert_true(netguard_host_allowed(&allow, "::1"));
+	assert_true(netguard_host_allowed(&allow, "[0:0::1]"));
+	assert_true(netguard_host_allowed(&allow, "nas.home"));
+	assert_false(netguard_host_allowed(&allow, "localhost.evil.example"));
+	assert_false(netguard_host_allowed(&allow, "evil-localhost"));
+	assert_false(netguard_host_allowed(&allow, "192.168.1.1"));
+	assert_false(netguard_host_allowed(&allow, "127.0.0.1"));
+	assert_false(netguard_host_allowed(&allow, "[::2]"));
+	assert_false(netguard_host_allowed(&allow, ""));
+	assert_false(netguard_host_allowed(&allow, NULL));
+	assert_false(netguard_host_allowed(NULL, "localhost"));
+	strvec_clear(&allow);
+
+	const char *good[] = {"localhost", "192.168.1.10", "::1", "[fe80::1]", "my-box_2.lan"};
+	const char *bad[] = {"",       "http://localhost", "localhost:8080", "*.lan",
+			     "a b",    "host/path",        ".lan",           "[::1]:80"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(netguard_valid_entry(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (netguard_valid_entry(bad[i]))
+			fail_msg("\"%s\" was taken as a host", bad[i]);
+}
+
+static void assert_refused(const struct result *r)
+{
+	assert_false(r->ok);
+	assert_false(r->transient);
+	if (strncmp(r->text, "refused: ", 9) != 0 || !strstr(r->text, "http_allow_hosts"))
+		fail_msg("not a refusal: %s", r->text);
+}
+
+/* Without an allow list, no spelling of the local server reaches it: not one connection. */
+static void test_local_addresses_refused(void **state)
+{
+	(void)state;
+	const char *hosts[] = {
+		"127.0.0.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "localhost",
+		"LocalHost", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "0.0.0.0", "[::1]", "[::]",
+		/* elsewhere on the local network: refused before any packet is sent */
+		"169.254.169.254", "10.0.0.1", "192.168.0.1", "100.64.0.1", "[fe80::1]",
+		"[fd00::1]", "224.0.0.1", "255.255.255.255"};
+	struct tool_env env = {.ws_fd = -1};
+	int req0 = atomic_load(&requests), con0 = atomic_load(&connections);
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		char *u = xasprintf("http://%s:%u/text", hosts[i], port);
+		struct result r = get(&env, u);
+		assert_refused(&r);
+		free(r.text);
+		free(u);
+	}
+	assert_int_equal(atomic_load(&requests), req0);
+	assert_int_equal(atomic_load(&connections), con0);
+
+	/* The message names the address and the host it came from. */
+	char *u = xasprintf("http://localhost:%u/text", port);
+	struct result r = get(&env, u);
+	/* 127.0.0.1 or ::1, whichever curl tried first */
+	assert_non_null(strstr(r.text, " for \"localhost\": loopback)"));
+	free(r.text);
+	free(u);
+	u = xasprintf("http://2130706433:%u/text", port);
+	r = get(&env, u);
+	assert_non_null(strstr(r.text, "127.0.0.1"));
+	assert_non_null(strstr(r.text, "loopback"));
+	free(r.text);
+	free(u);
+
+	/* An allow list that names other hosts changes nothing. */
+	struct strvec other = STRVEC_INIT;
+	strvec_push(&other, "example.org");
+	strvec_push(&other, "127.0.0.2");
+	env.http_allow_hosts = &other;
+	u = local("/text");
+	r = get(&env, u);
+	assert_refused(&r);
+	free(r.text);
+	free(u);
+	strvec_clear(&other);
+	assert_int_equal(atomic_load(&connections), con0);
+}
+
+/* An allowed host that redirects to one that is not: the second hop never connects. */
+static void test_redirect_to_local_refused(void **state)
+{
+	(void)state;
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow_local};
+	const char *paths[] = {"/redir-localhost", "/redir-mapped"};
+	for (size_t i = 0; i < 2; i++) {
+		int req0 = atomic_load(&requests), hits0 = atomic_load(&canary_hits);
+		char *u = local(paths[i]);
+		struct result r = get(&env, u);
+		assert_refused(&r);
+		assert_non_null(strstr(r.text, "redirected to"));
+		assert_non_null(strstr(r.text, "/canary"));
+		assert_int_equal(atomic_load(&canary_hits), hits0);
+		assert_int_equal(atomic_load(&requests), req0 + 1); /* the redirect only */
+		free(r.text);
+		free(u);
+	}
+	/* A redirect to the allowed host itself is followed as before. */
+	char *u = local("/redir-ok");
+	struct result r = get(&env, u);
+	assert_true(r.ok);
+	assert_non_null(strstr(r.text, "hello from the test server"));
+	free(r.text);
+	free(u);
+}
+
+static int retries_seen;
+
+static void count_retry(void *ctx, const char *tool, int attempt, int max, long wait_ms,
+			const char *reason)
+{
+	(void)ctx;
+	(void)tool;
+	(void)attempt;
+	(void)max;
+	(void)wait_ms;
+	(void)reason;
+	retries_seen++;
+}
+
+/* The engine's path: a refusal is final, not retried like a refused connection. */
+static void test_refusal_not_retried(void **state)
+{
+	(void)state;
+	struct tool_env env = {.ws_fd = -1, .on_tool_retry = count_retry};
+	cJSON *in = cJSON_CreateObject();
+	char *u = xasprintf("http://localhost:%u/canary", port);
+	cJSON_AddStringToObject(in, "url", u);
+	struct strbuf out = STRBUF_INIT;
+	strbuf_init(&out);
+	int con0 = atomic_load(&connections);
+	retries_seen = 0;
+	assert_false(tool_invoke(tool_find("http_get"), &env, in, &out));
+	assert_int_equal(retries_seen, 0);
+	assert_int_equal(atomic_load(&connections), con0);
+	assert_int_equal(atomic_load(&canary_hits), 0);
+	assert_non_null(strstr(out.buf, "refused: "));
+	strbuf_release(&out);
+	cJSON_Delete(in);
+	free(u);
+}
+
+/* A proxy from the environment is not used: through it, the guard would see the proxy's
+ * address, and the proxy would reach whatever the URL names. */
+static void test_environment_proxy_ignored(void **state)
+{
+	(void)state;
+	char *proxy = xasprintf("http://127.0.0.1:%u", port);
+	setenv("http_proxy", proxy, 1);
+	setenv("HTTPS_PROXY", proxy, 1);
+	setenv("ALL_PROXY", proxy, 1);
+	unsetenv("no_proxy");
+	/* The name is allowed, so only the proxy setting decides whether the local server
+	 * (the would-be proxy) is reached; .invalid never resolves. */
+	struct strvec allow = STRVEC_INIT;
+	strvec_push(&allow, "pevtui-test.invalid");
+	struct tool_env env = {.ws_fd = -1, .http_allow_hosts = &allow, .http_timeout_s = 3};
+	int req0 = atomic_load(&requests), con0 = atomic_load(&connections);
+	struct result r = get(&env, "http://pevtui-test.invalid/text");
+	assert_false(r.ok);
+	assert_int_equal(atomic_load(&requests), req0);
+	assert_int_equal(atomic_load(&connections), con0);
+	free(r.text);
+	unsetenv("http_proxy");
+	unsetenv("HTTPS_PROXY");
+	unsetenv("ALL_PROXY");
+	setenv("no_proxy", "*", 1);
+	strvec_clear(&allow);
+	free(proxy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +702,12 @@ int main(void)
 		cmocka_unit_test(test_status_and_binary),
 		cmocka_unit_test(test_connection_refused_is_transient),
 		cmocka_unit_test(test_invoke_retries_503),
+		cmocka_unit_test(test_netguard_classes),
+		cmocka_unit_test(test_netguard_allow_list),
+		cmocka_unit_test(test_local_addresses_refused),
+		cmocka_unit_test(test_redirect_to_local_refused),
+		cmocka_unit_test(test_refusal_not_retried),
+		cmocka_unit_test(test_environment_proxy_ignored),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
