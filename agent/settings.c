@@ -138,6 +138,22 @@ static const struct key_def keys[] = {
 	{"tools", "http_allow_hosts", K_HOSTS, F(http_allow_hosts), 0, 0, 0, NULL},
 };
 
+const char *settings_policy_check(const char *key, double v)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct key_def *k = &keys[i];
+
+		if (strcmp(k->section, "policy") || strcmp(k->name, key))
+			continue;
+		if (k->kind != K_INT && k->kind != K_NUM)
+			break;
+		if (!(v >= k->min && v <= k->max) || (k->kind == K_INT && v != (double)(int)v))
+			return k->what;
+		return NULL;
+	}
+	return "a known policy setting";
+}
+
 static const char *const sections[] = {"provider", "models", "policy", "gates", "ui", "tools"};
 #define SECTIONS_AND "[provider], [models], [policy], [gates], [ui] and [tools]"
 #define SECTIONS_OR "[provider], [models], [policy], [gates], [ui] or [tools]"

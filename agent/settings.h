@@ -52,6 +52,14 @@ void settings_release(struct settings *s);  /* frees owned strings and lists */
  * read from a file (api_key is refused; use api_key_cmd or the environment).
  */
 bool settings_load_file(struct settings *s, const char *path, char **err);
+/*
+ * One check of a [policy] number wherever it comes from: the config file, the command
+ * line, a resumed run's journal. `key` is its config name (max_retries, max_replans,
+ * parallel, budget, confidence_threshold, chaos). NULL when `v` is acceptable, else what
+ * it must be, e.g. "a whole number from 1 to 32" (static).
+ */
+const char *settings_policy_check(const char *key, double v);
+
 /* The default config path ($XDG_CONFIG_HOME/pevtui/config or ~/.config/…). Caller frees;
  * NULL only when neither XDG_CONFIG_HOME nor a home directory is known. */
 char *settings_default_config_path(void);

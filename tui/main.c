@@ -31,7 +31,10 @@
 #include "provider_anthropic.h"
 #include "provider_openai.h"
 #include "provider_sim.h"
+#include "restore.h"
+#include "run_list.h"
 #include "sandbox.h"
+#include "secrets.h"
 #include "settings.h"
 #include "strbuf.h"
 #include "xalloc.h"
@@ -192,15 +195,19 @@ static int parse_int(const char *flag, const char *v, int lo, int hi)
 	return (int)n;
 }
 
-static double parse_double(const char *flag, const char *v, double lo, double hi)
+/* A [policy] number given as a flag: the same check as the config file and a resumed
+ * run's journal (settings_policy_check). */
+static double parse_policy(const char *flag, const char *key, const char *v)
 {
 	char *end;
 	double d;
+	const char *must;
 
 	errno = 0;
 	d = strtod(v, &end);
-	if (errno || end == v || *end || !(d >= lo && d <= hi))
-		die("%s takes a number from %g to %g, not \"%s\"", flag, lo, hi, v);
+	must = errno || end == v || *end ? "a number" : settings_policy_check(key, d);
+	if (must)
+		die("%s takes %s, not \"%s\"", flag, must, v);
 	return d;
 }
 
@@ -217,6 +224,7 @@ struct cli {
 	char *run_ref; /* --resume / --replay RUN */
 	const char *config;
 	bool help, version;
+	unsigned given; /* RESTORE_GIVEN bits of the flags on this command line */
 };
 
 static void apply_flags(int argc, char **argv, struct settings *s, struct cli *cli)
@@ -242,40 +250,78 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			break;
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
 		case OPT_PROVIDER:
+			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
 			    strcmp(optarg, "sim"))
 				die("--provider takes anthropic, openai or sim, not \"%s\"", optarg);
 			set_str(&s->provider, optarg);
 			break;
 		case OPT_MODEL:
+			cli->given |= RESTORE_GIVEN(RESTORE_MODEL_PLANNER) |
+				      RESTORE_GIVEN(RESTORE_MODEL_EXECUTOR) |
+				      RESTORE_GIVEN(RESTORE_MODEL_VERIFIER);
 			for (int r = 0; r < ROLE__COUNT; r++)
 				set_str(&s->model[r], optarg);
 			break;
-		case OPT_PLANNER_MODEL: set_str(&s->model[ROLE_PLANNER], optarg); break;
-		case OPT_EXECUTOR_MODEL: set_str(&s->model[ROLE_EXECUTOR], optarg); break;
-		case OPT_VERIFIER_MODEL: set_str(&s->model[ROLE_VERIFIER], optarg); break;
+		case OPT_PLANNER_MODEL:
+			cli->given |= RESTORE_GIVEN(RESTORE_MODEL_PLANNER);
+			set_str(&s->model[ROLE_PLANNER], optarg);
+			break;
+		case OPT_EXECUTOR_MODEL:
+			cli->given |= RESTORE_GIVEN(RESTORE_MODEL_EXECUTOR);
+			set_str(&s->model[ROLE_EXECUTOR], optarg);
+			break;
+		case OPT_VERIFIER_MODEL:
+			cli->given |= RESTORE_GIVEN(RESTORE_MODEL_VERIFIER);
+			set_str(&s->model[ROLE_VERIFIER], optarg);
+			break;
 		case OPT_BASE_URL: set_str(&s->base_url, optarg); break;
-		case OPT_WORKSPACE: set_str(&s->workspace, optarg); break;
+		case OPT_WORKSPACE:
+			cli->given |= RESTORE_GIVEN(RESTORE_WORKSPACE);
+			set_str(&s->workspace, optarg);
+			break;
 		case OPT_GATE: {
 			char *err = NULL;
+			cli->given |= RESTORE_GIVEN(RESTORE_GATES);
 			if (!gate_parse_list(optarg, &s->gates, &err))
 				die("--gate: %s", err);
 			break;
 		}
-		case OPT_YES: s->yes = true; break;
-		case OPT_MAX_RETRIES: s->max_retries = parse_int("--max-retries", optarg, 0, 10); break;
-		case OPT_MAX_REPLANS: s->max_replans = parse_int("--max-replans", optarg, 0, 10); break;
-		case OPT_PARALLEL: s->parallel = parse_int("--parallel", optarg, 1, 64); break;
-		case OPT_BUDGET: s->budget_usd = parse_double("--budget", optarg, 0, 1e6); break;
+		case OPT_YES:
+			cli->given |= RESTORE_GIVEN(RESTORE_YES);
+			s->yes = true;
+			break;
+		case OPT_MAX_RETRIES:
+			cli->given |= RESTORE_GIVEN(RESTORE_MAX_RETRIES);
+			s->max_retries = (int)parse_policy("--max-retries", "max_retries", optarg);
+			break;
+		case OPT_MAX_REPLANS:
+			cli->given |= RESTORE_GIVEN(RESTORE_MAX_REPLANS);
+			s->max_replans = (int)parse_policy("--max-replans", "max_replans", optarg);
+			break;
+		case OPT_PARALLEL:
+			cli->given |= RESTORE_GIVEN(RESTORE_PARALLEL);
+			s->parallel = (int)parse_policy("--parallel", "parallel", optarg);
+			break;
+		case OPT_BUDGET:
+			cli->given |= RESTORE_GIVEN(RESTORE_BUDGET);
+			s->budget_usd = parse_policy("--budget", "budget", optarg);
+			break;
 		case OPT_THEME: set_str(&s->theme, optarg); break;
 		case OPT_CONFIG: cli->config = optarg; break;
 		case OPT_RUNS_DIR: set_str(&s->runs_dir, optarg); break;
 		case OPT_JSON: s->json = true; break;
-		case OPT_CHAOS: s->chaos = parse_double("--chaos", optarg, 0, 1); break;
+		case OPT_CHAOS:
+			cli->given |= RESTORE_GIVEN(RESTORE_CHAOS);
+			s->chaos = parse_policy("--chaos", "chaos", optarg);
+			break;
 		case OPT_CHAOS_SEED:
 			s->chaos_seed = (unsigned long)parse_int("--chaos-seed", optarg, 0, 1 << 30);
 			break;
-		case OPT_SCENARIO: set_str(&s->scenario, optarg); break;
+		case OPT_SCENARIO:
+			cli->given |= RESTORE_GIVEN(RESTORE_SCENARIO);
+			set_str(&s->scenario, optarg);
+			break;
 		case OPT_SCRIPT: set_str(&s->script, optarg); break;
 		case OPT_SIM_DELAY: s->sim_delay_ms = parse_int("--sim-delay", optarg, 0, 10000); break;
 		default:
@@ -421,81 +467,6 @@ static char *resolve_run(const struct settings *s, const char *ref)
 	return dir;
 }
 
-/* ------------------------------------------------------------ list runs */
-
-/* One fold of the journal gives the line: task, state, spend and age. */
-static bool summary_visit(void *ctx, const struct event *ev)
-{
-	fold_apply(ctx, ev);
-	return true;
-}
-
-static char *age_of(double then)
-{
-	long sec = (long)((double)time(NULL) - then);
-
-	if (then <= 0)
-		return xstrdup("?");
-	if (sec < 120)
-		return xasprintf("%lds", sec);
-	if (sec < 7200)
-		return xasprintf("%ldm", sec / 60);
-	if (sec < 172800)
-		return xasprintf("%ldh", sec / 3600);
-	return xasprintf("%ldd", sec / 86400);
-}
-
-static int list_runs(const struct settings *s)
-{
-	DIR *d = opendir(s->runs_dir);
-	struct strvec names = STRVEC_INIT;
-	struct dirent *de;
-
-	if (!d) {
-		if (errno == ENOENT) {
-			printf("no runs yet in %s\n", s->runs_dir);
-			return 0;
-		}
-		die("cannot read %s: %s", s->runs_dir, strerror(errno));
-	}
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			strvec_push(&names, de->d_name);
-	closedir(d);
-	strvec_sort(&names);
-	printf("%-22s %-11s %6s %10s  %s\n", "RUN", "STATE", "AGE", "COST", "TASK");
-	for (size_t i = 0; i < names.n; i++) {
-		char *path = xasprintf("%s/%s/journal.jsonl", s->runs_dir, names.v[i]);
-		struct run_state rs;
-		struct journal_load_info info = {0};
-		char *err = NULL, *age, *cost;
-		bool unknown;
-		double spent;
-
-		fold_init(&rs);
-		if (!journal_load(path, summary_visit, &rs, &info, &err)) {
-			printf("%-22s %-11s %6s %10s  (%s)\n", names.v[i], "unreadable", "-", "-",
-			       err);
-			free(err);
-			free(path);
-			fold_release(&rs);
-			continue;
-		}
-		age = age_of(rs.started);
-		spent = fold_total_usd(&rs, &unknown);
-		cost = unknown ? xasprintf("$%.4f+?", spent) : xasprintf("$%.4f", spent);
-		printf("%-22s %-11s %6s %10s  %.60s\n", names.v[i],
-		       rs.ended && rs.end_status ? rs.end_status : "unfinished", age, cost,
-		       rs.task ? rs.task : "");
-		free(age);
-		free(cost);
-		fold_release(&rs);
-		free(path);
-	}
-	strvec_clear(&names);
-	return 0;
-}
-
 /* ------------------------------------------------------------ replay */
 
 static bool replay_visit(void *ctx, const struct event *ev)
@@ -524,78 +495,31 @@ static int replay_headless(const struct settings *s, const char *dir)
 
 /* ------------------------------------------------------------ resume */
 
-struct resume_info {
-	struct settings *s;
-	bool found;
-};
-
-static bool resume_visit(void *ctx, const struct event *ev)
+static bool take_run_start(void *ctx, const struct event *ev)
 {
-	struct resume_info *ri = ctx;
-	struct settings *s = ri->s;
-	cJSON *o, *m, *pol, *g;
-	double d;
-	bool b;
-
 	if (ev->type != EV_RUN_START)
 		return true;
-	o = cJSON_Parse(ev->json);
-	if (!o)
-		return false;
-	ri->found = true;
-	set_str(&s->task, jsonx_str(o, "task"));
-	if (jsonx_str(o, "provider"))
-		set_str(&s->provider, jsonx_str(o, "provider"));
-	if (jsonx_str(o, "scenario"))
-		set_str(&s->scenario, jsonx_str(o, "scenario"));
-	if (jsonx_str(o, "workspace"))
-		set_str(&s->workspace, jsonx_str(o, "workspace"));
-	m = cJSON_GetObjectItemCaseSensitive(o, "models");
-	for (int r = 0; r < ROLE__COUNT; r++)
-		if (jsonx_str(m, llm_role_name(r)))
-			set_str(&s->model[r], jsonx_str(m, llm_role_name(r)));
-	pol = cJSON_GetObjectItemCaseSensitive(o, "policy");
-	if (jsonx_num(pol, "max_retries", &d))
-		s->max_retries = (int)d;
-	if (jsonx_num(pol, "max_replans", &d))
-		s->max_replans = (int)d;
-	if (jsonx_num(pol, "parallel", &d) && d >= 1)
-		s->parallel = (int)d;
-	s->budget_usd = jsonx_num(pol, "budget_usd", &d) ? d : 0;
-	if (jsonx_num(pol, "confidence_threshold", &d))
-		s->confidence_threshold = d;
-	if (jsonx_num(pol, "chaos", &d))
-		s->chaos = d;
-	if (jsonx_bool(pol, "yes", &b))
-		s->yes = b;
-	g = cJSON_GetObjectItemCaseSensitive(pol, "gates");
-	if (cJSON_IsArray(g)) {
-		const cJSON *k;
-		s->gates = 0;
-		cJSON_ArrayForEach(k, g)
-		{
-			int kind = cJSON_IsString(k) ? gate_kind_from_name(k->valuestring) : -1;
-			if (kind >= 0)
-				s->gates |= GATE_MASK(kind);
-		}
-	}
-	cJSON_Delete(o);
+	*(char **)ctx = xstrdup(ev->json);
 	return false; /* run.start is all we need */
 }
 
-/* A resumed run keeps its own task, provider, models, workspace and policy; flags given
- * again on the command line are applied after this and win. */
-static void settings_from_journal(struct settings *s, const char *dir)
+/* A resumed run takes back its own task, provider, models, workspace and policy from its
+ * journal (restore.h says how they are checked); flags given now win. */
+static void settings_from_journal(struct settings *s, const char *dir, unsigned given)
 {
 	char *path = xasprintf("%s/journal.jsonl", dir);
-	struct resume_info ri = {s, false};
 	struct journal_load_info info = {0};
-	char *err = NULL;
+	char *err = NULL, *start = NULL, *said = NULL;
 
-	if (!journal_load(path, resume_visit, &ri, &info, &err))
+	if (!journal_load(path, take_run_start, &start, &info, &err))
 		die("cannot resume: %s", err);
-	if (!ri.found)
+	if (!start)
 		die("cannot resume: %s has no run.start event", path);
+	if (!restore_settings(s, start, dir, given, &said, &err))
+		die("%s", err);
+	fprintf(stderr, "pevtui: resuming %s %s\n", dir, said);
+	free(said);
+	free(start);
 	free(path);
 }
 
@@ -635,7 +559,7 @@ static void seed_workspace(struct provider *p, const char *ws)
 	close(sc.root);
 }
 
-/* SIGINT/SIGTERM in headless mode: stop, leaving the run resumable. */
+/* SIGINT, SIGTERM and SIGHUP in headless mode: stop, leaving the run resumable. */
 static sigset_t stop_signals;
 static struct pev *signal_engine;
 
@@ -687,6 +611,14 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	if (!strcmp(name, "sim") && !s->scenario && !s->script)
 		set_str(&s->scenario, s->task ? "generic" : DEFAULT_DEMO_SCENARIO);
 	prov = make_provider(s, name);
+	/* The provider holds its key: from here on no credential stays in the environment
+	 * or in a readable image of the process (agent/secrets.h). Before any thread. */
+	secrets_lockdown(&err);
+	if (err) {
+		fprintf(stderr, "pevtui: warning: %s\n", err);
+		free(err);
+		err = NULL;
+	}
 	if (!s->task && prov->simulated)
 		set_str(&s->task, provider_sim_task(prov));
 
@@ -764,8 +696,8 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		fprintf(stderr, "pevtui: %s\n", pev_end_reason(e));
 	if (code == PEV_EXIT_ABORTED)
 		fprintf(stderr, "pevtui: resume the run with pevtui --resume %s\n", pev_run_id(e));
-	if (code == PEV_EXIT_OK || code == PEV_EXIT_PARTIAL)
-		fprintf(stderr, "pevtui: report: %s/report.md\n", run_dir);
+	if (pev_report_path(e))
+		fprintf(stderr, "pevtui: report: %s\n", pev_report_path(e));
 
 	pev_free(e);
 	headless_free(hl);
@@ -788,8 +720,11 @@ int main(int argc, char **argv)
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
 	sigaddset(&stop_signals, SIGUSR1);
 	signal(SIGPIPE, SIG_IGN);
+	/* A file over the size limit (ulimit -f) is a write error to report, not a kill. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	settings_init(&s);
 	{
@@ -840,7 +775,9 @@ int main(int argc, char **argv)
 
 	switch (cli.mode) {
 	case MODE_LIST:
-		code = list_runs(&s);
+		if (!run_list_print(stdout, s.runs_dir, &err))
+			die("%s", err);
+		code = 0;
 		break;
 	case MODE_REPLAY: {
 		char *dir = resolve_run(&s, cli.run_ref);
@@ -853,10 +790,7 @@ int main(int argc, char **argv)
 	}
 	case MODE_RESUME: {
 		char *dir = resolve_run(&s, cli.run_ref);
-		settings_from_journal(&s, dir);
-		/* Flags given again override the run's own settings. */
-		opterr = 0;
-		apply_flags(argc, argv, &s, &cli);
+		settings_from_journal(&s, dir, cli.given);
 		code = run(&s, cli.mode, dir);
 		free(dir);
 		break;

@@ -139,6 +139,7 @@ enum msg_kind {
 	MSG_JOB_DONE,       /* a job came back */
 	MSG_SHELL_ASK,      /* a step job asks the shell gate */
 	MSG_BUDGET_BLOCKED, /* a call's reservation did not fit under the cap */
+	MSG_JOURNAL_FAILED, /* the journal cannot be written (json: why) */
 };
 
 struct msg {
@@ -211,6 +212,8 @@ struct pev {
 	int n_jobs;              /* all jobs in flight */
 	enum pev_exit exit_code;
 	char *end_reason;
+	int lock_fd;             /* RUNDIR/lock, held for the engine's life (runlock.h) */
+	char *report_path;       /* RUNDIR/report.md once written, else NULL */
 	bool quit;               /* no run.end: leave the run resumable */
 	bool stop_loop;          /* leave the event loop */
 	bool final_done;         /* resume: run.final is in the journal already */

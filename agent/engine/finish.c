@@ -1,6 +1,11 @@
 /* finish — the end of a run: the whole-plan check against success_criteria and the
  * synthesis of the answer from verified results only (a job on the pool), then run.final
- * with the metrics. A partial run's answer starts with "PARTIAL:". */
+ * with the metrics. A partial run's answer starts with "PARTIAL:".
+ *
+ * A final call that fails does not throw away what was verified: a failed check is a gap
+ * (the synthesis still runs), and a failed synthesis gives a PARTIAL answer made of the
+ * verified results as they are (exit 2). Only a run with nothing verified ends in an
+ * error when its synthesis fails. */
 #include "config.h"
 
 #include "engine.h"
@@ -77,8 +82,15 @@ void finish_job_run(struct job *j)
 		}
 		llm_response_release(&res);
 		llm_msg_release(&msg);
-		if (rc != PROVIDER_OK)
+		if (rc == PROVIDER_CANCELLED || atomic_load(&j->cancel))
 			return;
+		if (rc != PROVIDER_OK) {
+			/* Not checked as a whole: the answer says so and the run is partial. */
+			strvec_pushf(&j->gaps, "the whole-plan check failed: %s",
+				     j->err ? j->err : "no reason given");
+			free(j->err);
+			j->err = NULL;
+		}
 	}
 	{
 		struct llm_msg msg = {.kind = LLM_MSG_USER,
@@ -145,7 +157,7 @@ static cJSON *metrics_json(struct pev *e)
 
 void finish_job_done(struct pev *e, struct job *j)
 {
-	bool partial = j->gaps.n > 0;
+	bool partial;
 	char *answer;
 	cJSON *f, *fc;
 
@@ -154,11 +166,23 @@ void finish_job_done(struct pev *e, struct job *j)
 	e->finish_job = NULL;
 	if (e->phase != PH_FINISHING)
 		return;
+	partial = j->gaps.n > 0;
+	if (!j->answer && j->err && !atomic_load(&e->aborting) && j->results.n > 0) {
+		/* The synthesis failed: the verified results are the answer, as they are. */
+		char *r = strvec_join(&j->results, "\n\n");
+
+		strvec_pushf(&j->gaps, "the synthesis call failed: %s", j->err);
+		j->answer = xasprintf("The verified results of the steps, as the executor gave "
+				      "them (no summary could be written):\n\n%s",
+				      r);
+		free(r);
+		partial = true;
+	}
 	if (!j->answer) {
-		/* Cancelled (quit, abort) or failed: no final answer is made up. */
+		/* Cancelled (quit, abort), or failed with nothing verified: no final answer
+		 * is made up. */
 		if (j->err && !atomic_load(&e->aborting))
-			engine_end(e, PEV_EXIT_ERROR, "the final %s call failed: %s",
-				   j->check_done ? "synthesis" : "check", j->err);
+			engine_end(e, PEV_EXIT_ERROR, "the final synthesis call failed: %s", j->err);
 		else if (!atomic_load(&e->aborting) && !e->paused)
 			finish_start(e);
 		return;

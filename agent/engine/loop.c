@@ -21,6 +21,7 @@
 #include "journal.h"
 #include "jsonx.h"
 #include "report.h"
+#include "runlock.h"
 #include "sandbox.h"
 #include "settings.h"
 #include "xalloc.h"
@@ -127,6 +128,39 @@ static const char *exit_status_name(enum pev_exit c)
 	return "error";
 }
 
+/*
+ * The journal cannot be written (a full disk, a file size limit). A run that is not
+ * recorded cannot be resumed, so it stops at once with exit 1; the journal ends on its
+ * last whole event, and once there is room again --resume continues from there.
+ */
+static void journal_failed(struct pev *e, const char *why)
+{
+	char *reason = xasprintf("%s; the run stopped so that nothing goes unrecorded: make "
+				 "room, then continue it with pevtui --resume %s",
+				 why, e->run_id);
+
+	e->linger = false;
+	atomic_store(&e->aborting, true);
+	engine_end(e, PEV_EXIT_ERROR, "%s", reason);
+	/* Already ending or ended: the failure still decides how it ends. */
+	e->exit_code = PEV_EXIT_ERROR;
+	free(e->end_reason);
+	e->end_reason = reason;
+	if (e->phase == PH_ENDED)
+		e->stop_loop = true;
+}
+
+static void journal_failure_cb(void *ctx, const char *error)
+{
+	struct pev *e = ctx;
+	struct msg *m = xcalloc(1, sizeof(*m));
+
+	atomic_store(&e->aborting, true);
+	m->kind = MSG_JOURNAL_FAILED;
+	m->json = xstrdup(error);
+	engine_post(e, m);
+}
+
 /* run.end once every job is back, so nothing of this segment is published after it. */
 static void maybe_finish_ending(struct pev *e)
 {
@@ -146,8 +180,20 @@ static void maybe_finish_ending(struct pev *e)
 		cJSON_AddStringToObject(f, "reason", e->end_reason);
 	bus_publish(e->bus, EV_RUN_END, f);
 	e->phase = PH_ENDED;
-	if (!report_write(e->run_dir, &err))
-		free(err); /* the journal has everything; the report is a convenience */
+	/* The report is read from the journal: none from one that stopped short. */
+	if (journal_error(e->journal)) {
+		journal_failed(e, journal_error(e->journal));
+		return;
+	}
+	free(e->report_path);
+	e->report_path = NULL;
+	if (report_write(e->run_dir, &err))
+		e->report_path = xasprintf("%s/report.md", e->run_dir);
+	else {
+		/* the journal has everything; the report is a convenience */
+		bus_notice(e->bus, "warn", NULL, "%s", err);
+		free(err);
+	}
 	if (!e->linger)
 		e->stop_loop = true;
 }
@@ -464,6 +510,7 @@ void engine_step(struct pev *e, struct msg *m)
 	case MSG_START: start(e); break;
 	case MSG_CMD: apply_command(e, m); break;
 	case MSG_ANSWER: apply_answer(e, m); break;
+	case MSG_JOURNAL_FAILED: journal_failed(e, m->json); break;
 	case MSG_JOB_DONE: {
 		struct job *j = m->job;
 		e->n_jobs--;
@@ -606,6 +653,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->workspace = s->workspace ? xstrdup(s->workspace) : xasprintf("%s/workspace", run_dir);
 	e->resume = resume;
 	e->ws_fd = -1;
+	e->lock_fd = -1;
 	e->next_gate_id = 1;
 	e->inbox_tail = &e->inbox;
 	e->queue_tail = &e->queue;
@@ -620,6 +668,10 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 		*err = xasprintf("cannot create run directory %s: %s", run_dir, strerror(errno));
 		goto fail;
 	}
+	/* Before anything reads or repairs the journal: one process per run folder. */
+	e->lock_fd = runlock_take(run_dir, err);
+	if (e->lock_fd < 0)
+		goto fail;
 	e->ws_fd = sandbox_open_root(e->workspace, err);
 	if (e->ws_fd < 0)
 		goto fail;
@@ -628,6 +680,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->journal = journal_open(run_dir, err);
 	if (!e->journal)
 		goto fail;
+	journal_on_failure(e->journal, journal_failure_cb, e);
 	bus_subscribe(bus, journal_on_event, e->journal);
 	gatekeeper_attach(gates, answer_cb, e);
 	return e;
@@ -672,6 +725,11 @@ const char *pev_end_reason(const struct pev *e)
 	return e->end_reason;
 }
 
+const char *pev_report_path(const struct pev *e)
+{
+	return e->report_path;
+}
+
 void pev_free(struct pev *e)
 {
 	struct msg *m, *next;
@@ -711,6 +769,7 @@ void pev_free(struct pev *e)
 	strvec_clear(&e->shell_allow);
 	strvec_clear(&e->http_allow_hosts);
 	journal_close(e->journal);
+	runlock_release(e->lock_fd);
 	if (e->ws_fd >= 0)
 		close(e->ws_fd);
 	budget_free(e->budget);
@@ -721,6 +780,7 @@ void pev_free(struct pev *e)
 	free(e->run_id);
 	free(e->workspace);
 	free(e->end_reason);
+	free(e->report_path);
 	free(e->replan_step);
 	free(e->replan_why);
 	free(e->resume_summary);

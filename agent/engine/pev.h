@@ -67,6 +67,8 @@ bool pev_answer(struct pev *e, unsigned long gate_id, enum gate_decision d, cons
 const char *pev_run_id(const struct pev *e);
 /* Why the run ended when it did not pass (a sentence), or NULL. Valid after pev_join. */
 const char *pev_end_reason(const struct pev *e);
+/* RUNDIR/report.md once the run ended and it was written; NULL otherwise. */
+const char *pev_report_path(const struct pev *e);
 /* A fresh run directory path RUNS_DIR/<run-id> (not created). Caller frees. */
 char *pev_new_run_dir(const char *runs_dir);
 

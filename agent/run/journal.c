@@ -19,6 +19,9 @@ struct journal {
 	int fd;
 	char *path;
 	char *error; /* first write error, as a sentence */
+	off_t good;  /* the file's length after the last complete line */
+	void (*on_fail)(void *ctx, const char *error);
+	void *fail_ctx;
 };
 
 /* Writes all of buf, continuing after short writes and EINTR. 0 or an errno value. */
@@ -55,7 +58,16 @@ struct journal *journal_open(const char *run_dir, char **err)
 	j = xcalloc(1, sizeof(*j));
 	j->fd = fd;
 	j->path = path;
+	j->good = lseek(fd, 0, SEEK_END);
+	if (j->good < 0)
+		j->good = 0;
 	return j;
+}
+
+void journal_on_failure(struct journal *j, void (*fn)(void *ctx, const char *error), void *ctx)
+{
+	j->on_fail = fn;
+	j->fail_ctx = ctx;
 }
 
 void journal_close(struct journal *j)
@@ -95,8 +107,18 @@ void journal_on_event(void *ctx, const struct event *ev)
 	 * readers never see two lines mixed; the loop only continues a short write. */
 	e = write_all(j->fd, line, len + 1);
 	free(line);
-	if (e)
-		j->error = xasprintf("cannot write to the journal %s: %s", j->path, strerror(e));
+	if (!e) {
+		j->good += (off_t)len + 1;
+		return;
+	}
+	/* A short write left part of the line: cut it, so the journal ends on a whole
+	 * event (if even that fails, loading still skips a torn last line). */
+	if (ftruncate(j->fd, j->good) != 0) {
+		/* nothing more to do: journal_load treats the torn tail as a crash's */
+	}
+	j->error = xasprintf("cannot write to the journal %s: %s", j->path, strerror(e));
+	if (j->on_fail)
+		j->on_fail(j->fail_ctx, j->error);
 }
 
 const char *journal_error(const struct journal *j)

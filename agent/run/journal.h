@@ -11,9 +11,17 @@ struct journal;
 /* Opens RUNDIR/journal.jsonl for appending (creating RUNDIR's file). NULL + *err. */
 struct journal *journal_open(const char *run_dir, char **err);
 void journal_close(struct journal *j); /* NULL ok */
-/* Bus subscriber (ctx = struct journal *): appends non-ephemeral events, each line with a
- * single write(2). A write error is remembered and reported by journal_error. */
+/*
+ * Bus subscriber (ctx = struct journal *): appends non-ephemeral events, each line with a
+ * single write(2). The first write error (a full disk, a file size limit) stops the
+ * journal: what the failed write left of its line is cut off again, so the file ends on
+ * its last complete event and the run can be resumed from it, nothing more is written,
+ * and the failure callback (if set) is called once with the error sentence.
+ */
 void journal_on_event(void *ctx, const struct event *ev);
+/* The callback for that failure; called on the thread that published the event. */
+void journal_on_failure(struct journal *j, void (*fn)(void *ctx, const char *error),
+			void *ctx);
 /* The first write error as a sentence, or NULL. Owned by the journal. */
 const char *journal_error(const struct journal *j);
 

@@ -280,7 +280,9 @@ static bool write_file_run(const struct tool_env *env, const struct cJSON *input
 			return false;
 		}
 		exists = true;
-		fmode = st.st_mode & 07777;
+		/* The replaced file's permissions, less what a model's text must not inherit:
+		 * setuid, setgid, sticky, and writable by anyone. */
+		fmode = st.st_mode & 0777 & ~(mode_t)S_IWOTH;
 	}
 
 	char *tmp = NULL;

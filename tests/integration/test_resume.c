@@ -1060,9 +1060,10 @@ static void test_budget_stop_then_resume_higher(void **state)
 	assert_true(total <= 0.02 + biggest); /* one call in flight at most (parallel 1) */
 
 	{
-		const char *again[] = {"--headless", "--resume",   strrchr(rd, '/') + 1, "--sim-delay",
-				       "0",          "--budget",   "5",  "--runs-dir",
-				       runs,         NULL};
+		/* --yes is not restored from a journal: it is given again. */
+		const char *again[] = {"--headless", "--yes",    "--resume", strrchr(rd, '/') + 1,
+				       "--sim-delay", "0",       "--budget", "5",
+				       "--runs-dir",  runs,      NULL};
 		p = run_wait(tmp, again);
 	}
 	if (p.status != 0)
@@ -1209,6 +1210,9 @@ static void test_resume_keeps_workspace(void **state)
 	                                    .event = "step.end",
 	                                    .nth = 1,
 	                                    .extra = ws,
+	                                    /* a workspace outside the run folder is
+	                                     * named again to be resumed there */
+	                                    .resume_extra = ws,
 	                                    .also = work_in_workspace});
 	cli_rm_rf(workspace_dir);
 	free(workspace_dir);

@@ -136,6 +136,31 @@ static void test_build_header_first_and_not_overridden(void **state)
 	event_free(NULL);
 }
 
+/* Characters a terminal or editor acts on are escaped in the journal's JSON, and read
+ * back as the same text; harmless characters of the same first byte pass as they are. */
+static void test_build_escapes_what_terminals_act_on(void **state)
+{
+	/* DEL, C1 CSI U+009B, RLO U+202E, isolate U+2066, line separator U+2028; then
+	 * "é" (c3 a9), NBSP U+00A0 (c2 a0), "–" U+2013 (e2 80 93), "…" (e2 80 a6) */
+	const char *text = "a\x7f" "b\xc2\x9b" "31m\xe2\x80\xae" "cba\xe2\x81\xa6" "x\xe2\x80\xa8"
+			   "y \xc3\xa9\xc2\xa0\xe2\x80\x93\xe2\x80\xa6";
+	cJSON *f = cJSON_CreateObject(), *o;
+	struct event *ev;
+
+	(void)state;
+	cJSON_AddStringToObject(f, "message", text);
+	ev = event_build(EV_NOTICE, 1, f);
+	assert_non_null(strstr(ev->json, "a\\u007fb\\u009b31m\\u202ecba\\u2066x\\u2028y "
+					 "\xc3\xa9\xc2\xa0\xe2\x80\x93\xe2\x80\xa6\""));
+	for (const char *p = ev->json; *p; p++)
+		assert_false(*p == 0x7f || (unsigned char)*p == 0x9b);
+	o = cJSON_Parse(ev->json);
+	assert_non_null(o);
+	assert_string_equal(cJSON_GetObjectItem(o, "message")->valuestring, text);
+	cJSON_Delete(o);
+	event_free(ev);
+}
+
 static void test_from_line(void **state)
 {
 	char *err = NULL;
@@ -423,6 +448,7 @@ int main(void)
 	    cmocka_unit_test(test_only_deltas_are_ephemeral),
 	    cmocka_unit_test(test_timestamp_format),
 	    cmocka_unit_test(test_build_header_first_and_not_overridden),
+	    cmocka_unit_test(test_build_escapes_what_terminals_act_on),
 	    cmocka_unit_test(test_from_line),
 	    cmocka_unit_test(test_from_line_errors),
 	    cmocka_unit_test(test_from_line_rejects_trailing_text),

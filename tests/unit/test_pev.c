@@ -131,6 +131,7 @@ struct recorder {
 	pthread_mutex_t lock;
 	struct strvec exec_prompts; /* first user message of each executor attempt */
 	int calls[ROLE__COUNT];
+	int fail_purpose;           /* calls for this purpose fail (a 400), or 0 */
 };
 
 static int rec_complete(struct provider *p, const struct llm_request *req,
@@ -143,6 +144,10 @@ static int rec_complete(struct provider *p, const struct llm_request *req,
 	if (req->role == ROLE_EXECUTOR && req->n_msgs == 1)
 		strvec_push(&r->exec_prompts, req->msgs[0].text);
 	pthread_mutex_unlock(&r->lock);
+	if (r->fail_purpose && (int)req->purpose == r->fail_purpose) {
+		*err = xstrdup("HTTP 400: scripted failure");
+		return PROVIDER_ERROR;
+	}
 	return provider_complete(r->inner, req, hooks, out, err);
 }
 
@@ -183,6 +188,7 @@ struct run {
 	int delay_ms;  /* the simulated model's pause per streamed chunk */
 	cJSON *events; /* array of every journaled event */
 	bool linger;   /* the engine stays after run.end (the cockpit's mode) */
+	int fail_purpose; /* the model's calls for this purpose fail (0: none) */
 	/* Sees every journaled event as it is published (bus lock held: it may only post
 	 * commands and answers, which queue). */
 	void (*hook)(struct run *r, const cJSON *ev);
@@ -282,6 +288,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	r->rec->base.ops = &rec_ops;
 	r->rec->base.simulated = true;
 	r->rec->base.impl = r->rec;
+	r->rec->fail_purpose = r->fail_purpose;
 	free(path);
 
 	if (!r->s.task)
@@ -458,6 +465,44 @@ static void test_all_pass(void **state)
 		free(plan);
 	}
 	run_free(&r);
+}
+
+/* A final call that fails keeps what was verified: the run ends partial (exit 2) with
+ * the verified results in its answer, not in an error that throws them away. */
+static void final_call_fails(int purpose, const char *gap)
+{
+	struct run r;
+	const cJSON *fin;
+	const char *answer;
+
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	r.fail_purpose = purpose;
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_PARTIAL);
+	assert_string_equal(end_status(&r, "s1"), "passed");
+	fin = last(&r, "run.final");
+	assert_non_null(fin);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(fin, "partial")));
+	answer = jsonx_str(fin, "answer");
+	assert_int_equal(strncmp(answer, "PARTIAL: ", 9), 0);
+	assert_non_null(strstr(answer, gap));
+	assert_non_null(strstr(answer, "HTTP 400: scripted failure"));
+	if (purpose == PURPOSE_SYNTHESIZE)
+		assert_non_null(strstr(answer, "[s1] s1: ")); /* the verified result itself */
+	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "partial");
+	run_free(&r);
+}
+
+static void test_synthesis_failure_keeps_verified_results(void **state)
+{
+	(void)state;
+	final_call_fails(PURPOSE_SYNTHESIZE, "the synthesis call failed");
+}
+
+static void test_final_check_failure_is_a_gap(void **state)
+{
+	(void)state;
+	final_call_fails(PURPOSE_FINAL_CHECK, "the whole-plan check failed");
 }
 
 static void test_retry_then_pass(void **state)
@@ -845,6 +890,8 @@ static void test_resume_refuses_finished_run(void **state)
 	run_init(&r, script_new());
 	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
 	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	pev_free(r.e); /* its lock on the run folder goes with it */
+	r.e = NULL;
 	bus = bus_new();
 	g = gatekeeper_new(bus, 0, GATE_MODE_YES);
 	for (int i = 0; i < ROLE__COUNT; i++)
@@ -853,6 +900,52 @@ static void test_resume_refuses_finished_run(void **state)
 	assert_null(e);
 	assert_non_null(strstr(err, "already finished"));
 	free(err);
+	gatekeeper_free(g);
+	bus_free(bus);
+	run_free(&r);
+}
+
+/* One engine per run folder: a second one, even in the same process, is refused while
+ * the first lives, names the holder, and changes nothing. */
+static void test_second_engine_on_a_run_folder_is_refused(void **state)
+{
+	struct run r;
+	struct provider *roles[ROLE__COUNT];
+	struct bus *bus;
+	struct gatekeeper *g;
+	char *err = NULL, *want, *path, *before, *after;
+	struct pev *e;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	r.s.gates = GATE_MASK(GATE_PLAN);
+	assert_int_equal(run_go(&r, GATE_MODE_NONE, false), PEV_EXIT_ABORTED);
+	path = xasprintf("%s/journal.jsonl", r.run_dir);
+	before = testdir_slurp(path);
+	bus = bus_new();
+	g = gatekeeper_new(bus, 0, GATE_MODE_YES);
+	for (int i = 0; i < ROLE__COUNT; i++)
+		roles[i] = &r.rec->base;
+	e = pev_new(&r.s, roles, bus, g, r.run_dir, true, &err);
+	assert_null(e);
+	want = xasprintf("the run run1 is in use by pid %ld", (long)getpid());
+	assert_non_null(strstr(err, want));
+	free(want);
+	free(err);
+	err = NULL;
+	after = testdir_slurp(path);
+	assert_string_equal(before, after);
+	free(after);
+	/* Released with the first engine: now the resume is taken. */
+	pev_free(r.e);
+	r.e = NULL;
+	e = pev_new(&r.s, roles, bus, g, r.run_dir, true, &err);
+	if (!e)
+		fail_msg("pev_new after release: %s", err);
+	pev_free(e);
+	free(before);
+	free(path);
 	gatekeeper_free(g);
 	bus_free(bus);
 	run_free(&r);
@@ -1422,6 +1515,9 @@ int main(void)
 	alarm(120);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_pass),
+		cmocka_unit_test(test_second_engine_on_a_run_folder_is_refused),
+		cmocka_unit_test(test_synthesis_failure_keeps_verified_results),
+		cmocka_unit_test(test_final_check_failure_is_a_gap),
 		cmocka_unit_test(test_retry_then_pass),
 		cmocka_unit_test(test_retries_exhausted_replan_keeps_passed),
 		cmocka_unit_test(test_replan_limit_fail_accepts),

@@ -35,20 +35,6 @@ static void write_text(const char *path, const char *text)
 	fclose(f);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	struct strbuf sb = STRBUF_INIT;
-	strbuf_init(&sb);
-	int c;
-	while ((c = fgetc(f)) != EOF)
-		strbuf_addc(&sb, (char)c);
-	fclose(f);
-	return strbuf_detach(&sb);
-}
-
 static int setup(void **state)
 {
 	struct fx *fx = xcalloc(1, sizeof(*fx));
@@ -291,7 +277,7 @@ static void test_symlink_to_file_inside(void **state)
 	err = refused(fx, "alias.txt", O_WRONLY | O_CREAT | O_TRUNC, true);
 	assert_non_null(strstr(err, "symbolic link"));
 	free(err);
-	char *content = slurp(t);
+	char *content = testdir_slurp(t);
 	assert_string_equal(content, "original");
 	free(content);
 
@@ -323,7 +309,7 @@ static void test_mkdirs(void **state)
 	assert_int_equal(write(fd, "z", 1), 1);
 	close(fd);
 	char *p = at(fx, "x/y/z.txt");
-	char *content = slurp(p);
+	char *content = testdir_slurp(p);
 	assert_string_equal(content, "z");
 	free(content);
 	free(p);

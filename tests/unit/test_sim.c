@@ -93,22 +93,6 @@ static const struct tool_def *find_tool(const char *name)
 	return t;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	strbuf_init(&sb);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
-	fclose(f);
-	return strbuf_detach(&sb);
-}
-
 static char *write_temp_script(const char *text)
 {
 	char *path = xstrdup("/tmp/test_sim_script.XXXXXX");
@@ -844,7 +828,7 @@ static void test_script_mode(void **state)
 	assert_true(ao.res->confidence >= 0.9 - 1e-9);
 	{
 		char *fp = xasprintf("%s/extra.md", w.dir);
-		char *body = slurp(fp);
+		char *body = testdir_slurp(fp);
 
 		assert_non_null(body);
 		assert_non_null(strstr(body, "# Extra step"));

@@ -88,20 +88,6 @@ static void put(struct fx *fx, const char *rel, const char *data, size_t n)
 	free(p);
 }
 
-static char *slurp(const char *p)
-{
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return NULL;
-	struct strbuf sb = STRBUF_INIT;
-	strbuf_init(&sb);
-	int c;
-	while ((c = fgetc(f)) != EOF)
-		strbuf_addc(&sb, (char)c);
-	fclose(f);
-	return strbuf_detach(&sb);
-}
-
 static void test_registry(void **state)
 {
 	(void)state;
@@ -142,7 +128,7 @@ static void test_write_then_read(void **state)
 	assert_string_equal(out, "created \"notes/a/b.md\" (13 bytes)");
 	free(out);
 	char *p = path_in(fx, "notes/a/b.md");
-	char *disk = slurp(p);
+	char *disk = testdir_slurp(p);
 	assert_string_equal(disk, "# Title\nline\n");
 	free(disk);
 
@@ -166,6 +152,29 @@ static void test_write_then_read(void **state)
 	assert_true(ok);
 	assert_string_equal(out, "notes/a/b.md\n");
 	free(out);
+}
+
+/* A replaced file keeps its permissions, but not setuid, setgid, sticky or world-write:
+ * a model's text must not become a setuid program or a file anyone may change. */
+static void test_replace_drops_dangerous_mode_bits(void **state)
+{
+	struct fx *fx = *state;
+	struct stat st;
+	bool ok;
+	char *p = path_in(fx, "tool.sh");
+	char *out = run(fx, "write_file", "{\"path\":\"tool.sh\",\"content\":\"old\"}", &ok);
+
+	assert_true(ok);
+	free(out);
+	assert_int_equal(chmod(p, 07777), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 07777);
+	out = run(fx, "write_file", "{\"path\":\"tool.sh\",\"content\":\"echo new\"}", &ok);
+	assert_true(ok);
+	free(out);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0775);
+	free(p);
 }
 
 static void test_write_refusals(void **state)
@@ -195,7 +204,7 @@ static void test_write_refusals(void **state)
 	assert_non_null(strstr(out, "is a symbolic link"));
 	free(out);
 	char *r = path_in(fx, "real.txt");
-	char *disk = slurp(r);
+	char *disk = testdir_slurp(r);
 	assert_string_equal(disk, "keep");
 	free(disk);
 	struct stat st;
@@ -851,6 +860,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test_setup_teardown(test_write_then_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_drops_dangerous_mode_bits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
