@@ -57,6 +57,29 @@ int gate_decision_from_name(const char *s)
 	return -1;
 }
 
+bool gate_kind_can_skip(enum gate_kind k)
+{
+	return k != GATE_PLAN && k != GATE_BUDGET;
+}
+
+const char *gate_shell_approval_words(const char *approval)
+{
+	static const struct {
+		const char *name, *words;
+	} words[] = {
+		{"allow_list", "on the allow list"},
+		{"allowed_for_run", "allowed for this run"},
+		{"edited", "as edited by the operator"},
+		{"policy", "approved by --yes"},
+		{"gate_off", "no shell gate"},
+	};
+
+	for (size_t i = 0; approval && i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(approval, words[i].name))
+			return words[i].words;
+	return NULL;
+}
+
 bool gate_parse_list(const char *list, unsigned *mask, char **err)
 {
 	char *copy = xstrdup(list ? list : ""), *save = NULL, *tok;

@@ -22,6 +22,14 @@ const char *gate_kind_name(enum gate_kind k);       /* "plan" … */
 int gate_kind_from_name(const char *s);             /* -1 if unknown */
 const char *gate_decision_name(enum gate_decision d);
 int gate_decision_from_name(const char *s);
+/* Whether GATE_SKIP answers a gate of this kind: not the plan gate (nothing to skip) nor
+ * the budget gate (raise the cap or stop). The engine takes a skip there as an approval;
+ * the cockpit neither offers nor sends it. */
+bool gate_kind_can_skip(enum gate_kind k);
+/* How the shell gate let a command through (tool.result `approval`: allow_list,
+ * allowed_for_run, edited, policy, gate_off) in a few words, or NULL when there is
+ * nothing to add (operator: approved as shown; unknown names). Static. */
+const char *gate_shell_approval_words(const char *approval);
 /* Parses "plan,high" / "none" into a mask. false + *err naming the bad word. */
 bool gate_parse_list(const char *list, unsigned *mask, char **err);
 
@@ -52,7 +60,8 @@ void gatekeeper_attach(struct gatekeeper *g, gate_answer_fn fn, void *ctx);
 
 /* Operator side (any thread). Answers the gate with this id; false if no such gate is
  * open (answered elsewhere, withdrawn) or no engine is attached. `json` (copied) goes with
- * GATE_EDIT at a shell gate and with GATE_APPROVE at a budget gate (see pev_answer). */
+ * GATE_EDIT at a shell gate and with GATE_APPROVE at a shell or a budget gate (see
+ * pev_answer). */
 bool gatekeeper_answer(struct gatekeeper *g, unsigned long gate_id, enum gate_decision d,
 		       const char *json);
 

@@ -17,6 +17,7 @@
 
 #include "gate.h"
 #include "netguard.h"
+#include "notify.h"
 #include "strbuf.h"
 #include "xalloc.h"
 
@@ -31,13 +32,20 @@ void settings_init(struct settings *s)
 	s->sim_delay_ms = 20;
 	s->shell_timeout_s = 60;
 	s->http_max_bytes = 1024 * 1024;
+	s->mouse = true;
+	s->notify = NOTIFY_DEFAULT;
+	s->notify_bell = true;
+	s->notify_osc = NOTIFY_OSC_AUTO;
+	s->notify_timeout_s = NOTIFY_TIMEOUT_S;
+	s->notify_debounce_s = NOTIFY_DEBOUNCE_S;
+	s->keep_requests = true;
 }
 
 void settings_release(struct settings *s)
 {
 	char **strs[] = {&s->task,      &s->provider, &s->base_url, &s->api_key_cmd,
 			 &s->workspace, &s->runs_dir, &s->theme,    &s->scenario,
-			 &s->script};
+			 &s->script,    &s->notify_cmd};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;
@@ -96,7 +104,10 @@ char *settings_default_runs_dir(void)
 
 /* ---- the config file ------------------------------------------------------------------ */
 
-enum key_kind { K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES, K_LIST, K_HOSTS };
+enum key_kind {
+	K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES, K_LIST, K_HOSTS,
+	K_BOOL, K_NOTIFY, K_OSC,
+};
 
 struct key_def {
 	const char *section;
@@ -128,14 +139,24 @@ static const struct key_def keys[] = {
 	{"policy", "confidence_threshold", K_NUM, F(confidence_threshold), 0, 0, 1,
 	 "a number from 0 to 1"},
 	{"policy", "chaos", K_NUM, F(chaos), 0, 0, 1, "a probability from 0 to 1"},
+	{"policy", "keep_requests", K_BOOL, F(keep_requests), 0, 0, 0, NULL},
 	{"gates", "list", K_GATES, 0, 0, 0, 0, NULL},
 	{"ui", "theme", K_STR, F(theme), 0, 0, 0, NULL},
+	{"ui", "mouse", K_BOOL, F(mouse), 0, 0, 0, NULL},
 	{"tools", "shell_allow", K_LIST, F(shell_allow), 0, 0, 0, NULL},
 	{"tools", "shell_timeout", K_INT, F(shell_timeout_s), 0, 1, 3600,
 	 "a whole number of seconds from 1 to 3600"},
 	{"tools", "http_max_bytes", K_INT, F(http_max_bytes), 0, 1024, 100 * 1024 * 1024,
 	 "a whole number of bytes from 1024 to 104857600"},
 	{"tools", "http_allow_hosts", K_HOSTS, F(http_allow_hosts), 0, 0, 0, NULL},
+	{"ui", "notify", K_NOTIFY, F(notify), 0, 0, 0, NULL},
+	{"ui", "notify_bell", K_BOOL, F(notify_bell), 0, 0, 0, NULL},
+	{"ui", "notify_osc", K_OSC, F(notify_osc), 0, 0, 0, NULL},
+	{"ui", "notify_cmd", K_STR, F(notify_cmd), 0, 0, 0, NULL},
+	{"ui", "notify_timeout", K_INT, F(notify_timeout_s), 0, 1, 600,
+	 "a whole number of seconds from 1 to 600"},
+	{"ui", "notify_debounce", K_INT, F(notify_debounce_s), 0, 0, 3600,
+	 "a whole number of seconds from 0 to 3600"},
 };
 
 const char *settings_policy_check(const char *key, double v)
@@ -400,6 +421,38 @@ static int cfg_handler(void *user, const char *section, const char *name, const 
 		} else {
 			cfg_fail(c, line, "%s", gerr ? gerr : "bad gate list");
 			free(gerr);
+		}
+		break;
+	case K_NOTIFY:
+		if (notify_parse_events(v, &mask, &gerr)) {
+			*(unsigned *)(void *)((char *)s + k->off) = mask;
+		} else {
+			cfg_fail(c, line, "%s", gerr);
+			free(gerr);
+		}
+		break;
+	case K_OSC: {
+		int m = notify_osc_from_name(v);
+		if (m < 0) {
+			char *e = echo(v);
+			cfg_fail(c, line, "%s must be auto, osc9, osc777 or off, not \"%s\"", name, e);
+			free(e);
+		} else {
+			*(int *)(void *)((char *)s + k->off) = m;
+		}
+		break;
+	}
+	case K_BOOL:
+		if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on") ||
+		    !strcmp(v, "1")) {
+			*(bool *)(void *)((char *)s + k->off) = true;
+		} else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+			   !strcasecmp(v, "off") || !strcmp(v, "0")) {
+			*(bool *)(void *)((char *)s + k->off) = false;
+		} else {
+			char *e = echo(v);
+			cfg_fail(c, line, "%s must be yes or no, not \"%s\"", name, e);
+			free(e);
 		}
 		break;
 	}

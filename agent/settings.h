@@ -16,6 +16,8 @@ struct settings {
 	char *workspace;             /* NULL = RUNDIR/workspace */
 	char *runs_dir;              /* NULL = $XDG_DATA_HOME/pevtui/runs */
 	char *theme;
+	bool mouse;                  /* [ui] mouse = on|off, --no-mouse: the cockpit takes
+				      * clicks and the wheel; default on */
 	char *scenario;              /* sim provider: built-in scenario or script path */
 	char *script;                /* sim provider: scripted responses (JSON file) */
 	unsigned gates;              /* GATE_MASK bits */
@@ -31,6 +33,9 @@ struct settings {
 	double chaos;                /* tools fail with this probability */
 	unsigned long chaos_seed;
 	int sim_delay_ms;            /* default 20 */
+	bool keep_requests;          /* [policy] keep_requests = yes|no (on|off): keep the
+				      * bodies sent to the models in RUNDIR/requests
+				      * (agent/run/requests.h); default yes */
 	/* [tools] in the config file: */
 	struct strvec shell_allow;   /* shell_allow = git status, make test: comma-separated
 				      * command prefixes (whole words) that run without the
@@ -40,6 +45,13 @@ struct settings {
 	struct strvec http_allow_hosts; /* http_allow_hosts = localhost, 192.168.1.10: hosts
 					 * http_get may reach on a local or private address
 					 * (names or addresses as URLs write them; netguard.h) */
+	/* [ui]: a signal when the operator is needed (agent/run/notify.h): */
+	unsigned notify;             /* notify = gates,end | gates | end | none (NOTIFY_*) */
+	bool notify_bell;            /* notify_bell = yes|no; default yes */
+	int notify_osc;              /* notify_osc = auto|osc9|osc777|off (enum notify_osc) */
+	char *notify_cmd;            /* notify_cmd = a command for /bin/sh -c; NULL = none */
+	int notify_timeout_s;        /* notify_timeout = 1..600 seconds; default 30 */
+	int notify_debounce_s;       /* notify_debounce = 0..3600 seconds; default 10 */
 };
 
 void settings_init(struct settings *s);     /* the defaults */

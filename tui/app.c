@@ -25,16 +25,20 @@
 
 #include <cjson/cJSON.h>
 
+#include "alert.h"
 #include "bus.h"
 #include "draw.h"
+#include "drill_screen.h"
 #include "events.h"
 #include "form.h"
 #include "gate.h"
 #include "gate_dialog.h"
+#include "gate_list.h"
 #include "help.h"
 #include "journal.h"
 #include "layout.h"
 #include "modal.h"
+#include "mouse.h"
 #include "panes.h"
 #include "pev.h"
 #include "settings.h"
@@ -48,11 +52,19 @@
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/pevtui"
 #endif
+/* The build tree and its source tree (Makefile.am): themes are found there when the
+ * program runs uninstalled. */
+#ifndef PEVTUI_BUILDDIR
+#define PEVTUI_BUILDDIR NULL
+#endif
+#ifndef PEVTUI_SRCDIR
+#define PEVTUI_SRCDIR NULL
+#endif
 
 /* The spinner's frame time; the loop sleeps without a timeout when nothing moves. */
 #define TICK_MS 100
 
-enum mode { MODE_NORMAL, MODE_CONFIRM, MODE_HELP, MODE_FORM, MODE_SEARCH };
+enum mode { MODE_NORMAL, MODE_CONFIRM, MODE_HELP, MODE_FORM, MODE_SEARCH, MODE_GATES, MODE_DRILL };
 
 /* What a submitted form is for. */
 enum form_use {
@@ -78,6 +90,7 @@ struct app {
 	struct gatekeeper *gates;
 	struct pev *engine;
 	struct view *view;
+	struct notify *notify;   /* borrowed: the bell and notify_cmd (alert.h); NULL none */
 	SCREEN *screen;
 
 	/* Filled by the engine thread (under lock), drained by the UI thread. */
@@ -97,6 +110,9 @@ struct app {
 	bool cancel_sent;  /* since the last resume: the next p resumes whatever still runs */
 	bool gate_hidden;  /* the dialog is put aside with Esc */
 	int gate_scroll;
+	int gate_more;     /* rows of the gate dialog's body that did not fit (last draw) */
+	unsigned long gate_pick; /* the gate picked in the list (w) to show; 0: the oldest */
+	size_t gate_sel;         /* MODE_GATES: the selected row */
 	int help_scroll;
 	unsigned long *answered; /* gate ids answered here, until their decision arrives */
 	size_t n_answered, cap_answered;
@@ -115,6 +131,8 @@ struct app {
 
 	struct strbuf search;  /* MODE_SEARCH input; the last search after */
 	char *message;         /* one sentence in the status line until the next key */
+	struct drill_screen *drill; /* MODE_DRILL: a log line opened whole */
+	char *run_dir;         /* the run folder (kept requests, attempts' copies), or NULL */
 
 	bool auto_select;      /* the plan selection follows the running step */
 	struct layout layout;  /* as last drawn (mouse clicks) */
@@ -207,9 +225,13 @@ static bool answered(const struct app *a, unsigned long id)
 	return false;
 }
 
-/* The first open gate this operator has not answered yet, or NULL. */
+/* The gate picked in the list while it waits, else the first open gate this operator has
+ * not answered yet, or NULL. */
 static struct vgate *head_gate(struct app *a)
 {
+	for (size_t i = 0; a->gate_pick && i < a->view->n_gates; i++)
+		if (a->view->gates[i].id == a->gate_pick && !answered(a, a->gate_pick))
+			return &a->view->gates[i];
 	for (size_t i = 0; i < a->view->n_gates; i++)
 		if (!answered(a, a->view->gates[i].id))
 			return &a->view->gates[i];
@@ -221,6 +243,17 @@ static size_t gates_waiting(struct app *a)
 	size_t n = 0;
 
 	for (size_t i = 0; i < a->view->n_gates; i++)
+		n += !answered(a, a->view->gates[i].id);
+	return n;
+}
+
+/* Where the gate shown stands among those waiting (0 = the oldest). */
+static size_t gate_pos(struct app *a)
+{
+	struct vgate *g = head_gate(a);
+	size_t n = 0;
+
+	for (size_t i = 0; g && i < a->view->n_gates && a->view->gates[i].id != g->id; i++)
 		n += !answered(a, a->view->gates[i].id);
 	return n;
 }
@@ -655,7 +688,7 @@ static void act_skip(struct app *a)
 	struct vstep *s = selected(a);
 
 	if (g) {
-		if (g->kind == GATE_PLAN || g->kind == GATE_BUDGET)
+		if (!gate_kind_can_skip(g->kind))
 			set_message(a, "this gate cannot be skipped: approve (a) or reject (x)");
 		else
 			answer(a, g, GATE_SKIP, NULL);
@@ -796,11 +829,12 @@ static void scroll_focused(struct app *a, long delta)
 {
 	switch (a->ps.focus) {
 	case PANE_PLAN:
-		listview_move(&a->ps.plan, (int)a->view->n_steps + 1, (int)delta);
+		listview_move(&a->ps.plan, panes_plan_rows(a->view, &a->ps), (int)delta);
 		a->auto_select = false;
 		break;
 	case PANE_LOG:
-		logview_scroll(&a->ps.log, panes_log_store(a->view, &a->ps), delta);
+		/* The selected line moves (Enter opens it); the log scrolls to keep it shown. */
+		logview_select(&a->ps.log, panes_log_store(a->view, &a->ps), delta);
 		break;
 	case PANE_VERDICTS:
 		a->ps.verdict_skip += (int)delta;
@@ -819,7 +853,7 @@ static void follow_running(struct app *a)
 	double best_t = -1;
 	int best = -1;
 
-	if (!a->auto_select)
+	if (!a->auto_select || panes_showing_proposal(v, &a->ps))
 		return;
 	for (size_t i = 0; i < v->n_steps; i++) {
 		enum vstep_status st = v->steps[i].status;
@@ -843,35 +877,34 @@ static bool inside(struct rect r, int y, int x)
 }
 
 /* A click focuses a pane (or a tab) and selects a plan row; the wheel scrolls. */
-static void on_mouse(struct app *a)
+static void on_mouse(struct app *a, const struct mouse_event *me)
 {
 	const struct layout *l = &a->layout;
-	MEVENT me;
 
-	if (getmouse(&me) != OK)
+	if (me->what == MOUSE_NONE)
 		return;
-	if (l->tabbar && inside(l->tabs, me.y, me.x)) {
+	if (l->tabbar && inside(l->tabs, me->y, me->x)) {
 		int x = l->tabs.x;
 
 		for (int p = 0; p < PANE__COUNT; p++) {
 			int w = 5 + textsan_width(layout_pane_title((enum pane_id)p));
 
-			if (me.x >= x && me.x < x + w)
+			if (me->x >= x && me->x < x + w)
 				a->ps.focus = (enum pane_id)p;
 			x += w;
 		}
 		return;
 	}
 	for (int p = 0; p < PANE__COUNT; p++) {
-		if (!l->visible[p] || !inside(l->pane[p], me.y, me.x))
+		if (!l->visible[p] || !inside(l->pane[p], me->y, me->x))
 			continue;
 		a->ps.focus = (enum pane_id)p;
-		if (me.bstate & BUTTON4_PRESSED) {
+		if (me->what == MOUSE_WHEEL_UP) {
 			scroll_focused(a, -3);
-		} else if (me.bstate & BUTTON5_PRESSED) {
+		} else if (me->what == MOUSE_WHEEL_DOWN) {
 			scroll_focused(a, 3);
 		} else if (p == PANE_PLAN) {
-			int row = me.y - l->pane[p].y - 1;
+			int row = me->y - l->pane[p].y - 1;
 
 			if (row >= 0 && row < l->pane[p].h - 2) {
 				a->ps.plan.sel = a->ps.plan.top + row;
@@ -890,6 +923,24 @@ static int page(void)
 
 static void act_down(struct app *a) { scroll_focused(a, 1); }
 static void act_up(struct app *a) { scroll_focused(a, -1); }
+
+/* The arrows scroll the gate dialog while it has more than it shows (j and k still move
+ * in the focused pane: at the plan gate they pick the step e edits). */
+static void act_arrow_down(struct app *a)
+{
+	if (gate_shown(a) && a->gate_more > 0)
+		a->gate_scroll++;
+	else
+		scroll_focused(a, 1);
+}
+
+static void act_arrow_up(struct app *a)
+{
+	if (gate_shown(a) && a->gate_more > 0)
+		a->gate_scroll--;
+	else
+		scroll_focused(a, -1);
+}
 static void act_page_down(struct app *a)
 {
 	if (gate_shown(a))
@@ -927,6 +978,28 @@ static void act_end(struct app *a)
 
 static void act_zoom(struct app *a) { a->ps.zoom = !a->ps.zoom; }
 
+/* While a replan gate holds a proposal: the Plan pane switches between the plan in force
+ * and the proposed revision (its pane title says which). */
+static void act_plan_revision(struct app *a)
+{
+	const struct view *v = a->view;
+
+	if (!v->n_proposal) {
+		set_message(a, v->rs.proposed_json && !v->rs.plan_adopted
+				       ? "no plan is in force yet: the Plan pane shows the proposal"
+				       : "c shows the proposed plan while a replan gate is open");
+		return;
+	}
+	a->ps.show_proposal = !a->ps.show_proposal;
+	a->ps.plan.sel = 0;
+	a->ps.plan.top = 0;
+	if (a->ps.show_proposal)
+		set_message(a, "Plan pane: proposed revision %d (c: back to revision %d)",
+			    v->rs.proposed_revision, v->rs.revision);
+	else
+		set_message(a, "Plan pane: revision %d, the plan in force", v->rs.revision);
+}
+
 static void act_search(struct app *a)
 {
 	strbuf_reset(&a->search);
@@ -942,6 +1015,11 @@ static void search_again(struct app *a, bool forward)
 	if (!logview_search(&a->ps.log, panes_log_store(a->view, &a->ps), a->search.buf,
 			    forward))
 		set_message(a, "not found: %s", a->search.buf);
+	else
+		set_message(a, "match %zu/%zu: %s", a->ps.log.match_no,
+			    a->ps.log.matches, a->search.buf);
+	if (a->ps.log.hit != (size_t)-1)
+		a->ps.log.sel = a->ps.log.hit; /* Enter opens the match */
 	a->ps.focus = PANE_LOG;
 }
 
@@ -962,6 +1040,63 @@ static void act_hide_gate(struct app *a)
 	}
 }
 
+/* The gates waiting for this operator, as the list shows them. */
+static struct gate_waiting waiting(const struct app *a)
+{
+	return (struct gate_waiting){a->view, a->answered, a->n_answered};
+}
+
+/* w: the waiting gates, one line each, to pick which one the dialog shows. */
+static void act_gate_list(struct app *a)
+{
+	struct gate_waiting w = waiting(a);
+	struct vgate *g = head_gate(a);
+	long at = g ? gate_list_index(&w, g->id) : -1;
+
+	if (gate_list_count(&w) == 0) {
+		set_message(a, "no gate is waiting");
+		return;
+	}
+	a->gate_sel = at > 0 ? (size_t)at : 0;
+	a->mode = MODE_GATES;
+}
+
+static void gate_list_keys(struct app *a, bool is_key, unsigned int ch)
+{
+	struct gate_waiting w = waiting(a);
+	struct vgate *g;
+
+	switch (gate_list_key(&a->gate_sel, gate_list_count(&w), is_key, ch)) {
+	case GATE_LIST_PICK:
+		a->mode = MODE_NORMAL;
+		g = gate_list_nth(&w, a->gate_sel);
+		if (g) {
+			a->gate_pick = g->id;
+			a->gate_hidden = false;
+			a->gate_scroll = 0;
+		}
+		break;
+	case GATE_LIST_CLOSE: a->mode = MODE_NORMAL; break;
+	case GATE_LIST_CONTINUE: break;
+	}
+}
+
+/* A at a shell gate: approve, and let this exact command skip the gate for the rest of
+ * the run (the engine keeps it, and --resume takes it back from the journal). */
+static void act_allow_for_run(struct app *a)
+{
+	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
+
+	if (!g || g->kind != GATE_SHELL) {
+		set_message(a, "A works at a shell gate: approve, and allow that exact command "
+			       "for the rest of the run");
+		return;
+	}
+	answer(a, g, GATE_APPROVE, "{\"remember\":true}");
+	set_message(a, "gate shell: approved; this exact command runs without asking for the "
+		       "rest of the run");
+}
+
 static void act_show_gate(struct app *a)
 {
 	if (head_gate(a))
@@ -975,6 +1110,126 @@ static void act_pane1(struct app *a) { a->ps.focus = PANE_PLAN; }
 static void act_pane2(struct app *a) { a->ps.focus = PANE_LOG; }
 static void act_pane3(struct app *a) { a->ps.focus = PANE_VERDICTS; }
 static void act_pane4(struct app *a) { a->ps.focus = PANE_COST; }
+
+/* ---- drill-down (drill_screen.h) ---- */
+
+/* An event by seq when the view kept only the seq: the replay's own list, else the
+ * journal. Caller frees. */
+struct seq_find {
+	unsigned long seq;
+	char *json;
+};
+
+static bool find_seq(void *ctx, const struct event *ev)
+{
+	struct seq_find *f = ctx;
+
+	if (ev->seq != f->seq)
+		return ev->seq < f->seq;
+	f->json = xstrdup(ev->json);
+	return false;
+}
+
+static char *fetch_event(void *ctx, unsigned long seq)
+{
+	struct app *a = ctx;
+	struct seq_find f = {seq, NULL};
+	struct journal_load_info info;
+	char *path, *err = NULL;
+
+	for (size_t i = 0; a->replay && i < a->n_events; i++)
+		if (a->events[i]->seq == seq)
+			return xstrdup(a->events[i]->json);
+	if (a->replay || !a->run_dir)
+		return NULL;
+	path = xasprintf("%s/journal.jsonl", a->run_dir);
+	journal_load(path, find_seq, &f, &info, &err);
+	free(err);
+	free(path);
+	return f.json;
+}
+
+static struct drill_source drill_source(struct app *a)
+{
+	return (struct drill_source){a->view, a->run_dir, fetch_event, a};
+}
+
+/* Enter in the Step log: the selected line's entry, whole. */
+static void open_drill(struct app *a)
+{
+	const struct linestore *ls = panes_log_store(a->view, &a->ps);
+	struct vstep *s = selected(a);
+	size_t line = logview_selected(&a->ps.log, ls);
+	struct drill_source src = drill_source(a);
+	char *msg = NULL;
+
+	if (line == (size_t)-1) {
+		set_message(a, "the log is empty: nothing to open");
+		return;
+	}
+	a->drill = drill_screen_open(&src, s ? s->f->id : NULL, line, &msg);
+	if (!a->drill) {
+		set_message(a, "%s", msg ? msg : "nothing to open there");
+		free(msg);
+		return;
+	}
+	a->mode = MODE_DRILL;
+}
+
+/* Enter: a gate put aside comes back first (the status line says so); else, in the Step
+ * log, the selected line opens whole. */
+static void act_enter(struct app *a)
+{
+	if (a->ps.focus == PANE_LOG && !head_gate(a))
+		open_drill(a);
+	else
+		act_show_gate(a);
+}
+
+/* i: the selected Step log line, whole, even while a gate waits. */
+static void act_inspect(struct app *a)
+{
+	open_drill(a);
+}
+
+/* P: the requests the models were sent for the selected step's attempt (the attempt of
+ * the selected log line when the log has the focus). */
+static void act_requests(struct app *a)
+{
+	const struct linestore *ls = panes_log_store(a->view, &a->ps);
+	struct vstep *s = selected(a);
+	struct drill_source src = drill_source(a);
+	size_t line = a->ps.focus == PANE_LOG ? logview_selected(&a->ps.log, ls) : (size_t)-1;
+	char *msg = NULL;
+
+	a->drill = drill_screen_requests(&src, s ? s->f->id : NULL, line, &msg);
+	if (!a->drill) {
+		set_message(a, "%s", msg ? msg : "no request was kept");
+		free(msg);
+		return;
+	}
+	a->mode = MODE_DRILL;
+}
+
+static void drill_keys(struct app *a, bool is_key, unsigned int ch)
+{
+	struct drill_source src = drill_source(a);
+
+	if (!a->drill || !drill_screen_key(a->drill, &src, is_key, ch)) {
+		drill_screen_free(a->drill);
+		a->drill = NULL;
+		a->mode = MODE_NORMAL;
+	}
+}
+
+/* t: the Verdicts pane shows every step's verdicts, or only the selected step's. */
+static void act_verdict_scope(struct app *a)
+{
+	a->ps.verdicts_of_step = !a->ps.verdicts_of_step;
+	a->ps.verdict_skip = 0;
+	set_message(a, a->ps.verdicts_of_step ? "Verdicts: the selected step's (t: every step's)"
+					      : "Verdicts: every step's (t: the selected step's)");
+}
 
 /* ---- replay ---- */
 
@@ -1189,6 +1444,10 @@ static const struct binding bindings[] = {
 	 "command, the step goes on)",
 	 LIVE},
 	{'x', false, act_reject, "x", "reject the gate / abort the run (asks)", LIVE},
+	{'A', false, act_allow_for_run, "A",
+	 "at a shell gate: approve, and run this exact command without asking for the rest of "
+	 "the run (asked again after --resume)",
+	 LIVE},
 	{'r', false, act_rerun, "r",
 	 "run the selected step again, with every step that depends on it (asks, naming them; "
 	 "reopens a finished run)",
@@ -1204,10 +1463,11 @@ static const struct binding bindings[] = {
 	{'2', false, act_pane2, NULL, NULL, ANY},
 	{'3', false, act_pane3, NULL, NULL, ANY},
 	{'4', false, act_pane4, NULL, NULL, ANY},
-	{'j', false, act_down, "j/k \xe2\x86\x93\xe2\x86\x91", "move / scroll", ANY},
-	{KEY_DOWN, true, act_down, NULL, NULL, ANY},
+	{'j', false, act_down, "j/k \xe2\x86\x93\xe2\x86\x91",
+	 "move / scroll (the arrows scroll the gate dialog while it has more to show)", ANY},
+	{KEY_DOWN, true, act_arrow_down, NULL, NULL, ANY},
 	{'k', false, act_up, NULL, NULL, ANY},
-	{KEY_UP, true, act_up, NULL, NULL, ANY},
+	{KEY_UP, true, act_arrow_up, NULL, NULL, ANY},
 	{KEY_NPAGE, true, act_page_down, "PgDn/PgUp", "page (the gate dialog when shown)", ANY},
 	{' ', false, act_page_down, NULL, NULL, ANY},
 	{KEY_PPAGE, true, act_page_up, NULL, NULL, ANY},
@@ -1216,13 +1476,32 @@ static const struct binding bindings[] = {
 	{'G', false, act_end, NULL, NULL, ANY},
 	{KEY_END, true, act_end, NULL, NULL, ANY},
 	{'z', false, act_zoom, "z", "zoom the focused pane", ANY},
+	{'c', false, act_plan_revision, "c",
+	 "at a replan gate: show the proposed plan / the plan in force", ANY},
 	{'/', false, act_search, "/", "search the step log", ANY},
 	{'n', false, act_search_next, "n/N", "next / previous match", ANY},
 	{'N', false, act_search_prev, NULL, NULL, ANY},
 	{27, false, act_hide_gate, "Esc", "put the gate dialog aside", ANY},
-	{'\n', false, act_show_gate, "Enter", "show the gate dialog again", ANY},
-	{'\r', false, act_show_gate, NULL, NULL, ANY},
-	{KEY_ENTER, true, act_show_gate, NULL, NULL, ANY},
+	{'w', false, act_gate_list, "w",
+	 "the waiting gates, one line each: pick the one to answer (Enter or its number)", ANY},
+	{'\n', false, act_enter, "Enter",
+	 "show the gate dialog again; with no gate waiting, in the Step log: open the selected "
+	 "line whole (as i)",
+	 ANY},
+	{'\r', false, act_enter, NULL, NULL, ANY},
+	{KEY_ENTER, true, act_enter, NULL, NULL, ANY},
+	{'i', false, act_inspect, "i",
+	 "open the selected Step log line whole: a tool call with its arguments and output, a "
+	 "result by its fields, a verdict; there d diffs an artifact against the previous "
+	 "attempt, o opens it in $PAGER, p shows the requests, \xe2\x86\x90 \xe2\x86\x92 the "
+	 "other entries",
+	 ANY},
+	{'P', false, act_requests, "P",
+	 "the requests the models were sent for the selected step's attempt, as kept in the "
+	 "run folder (the planner's with the run selected)",
+	 ANY},
+	{'t', false, act_verdict_scope, "t",
+	 "Verdicts pane: only the selected step's verdicts / every step's", ANY},
 	{12, false, act_redraw, "^L", "redraw", ANY},
 	{' ', false, act_replay_play, "space", "replay: play / stop", REPLAY},
 	{'+', false, act_replay_faster, "+ -",
@@ -1255,11 +1534,17 @@ static const char *const *help_pairs(bool replay)
 	static const char *pairs[2 * (sizeof(bindings) / sizeof(bindings[0])) + 1];
 	size_t k = 0;
 
-	for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
-		if (!bindings[i].name || bindings[i].scope == (replay ? LIVE : REPLAY))
-			continue;
-		pairs[k++] = bindings[i].name;
-		pairs[k++] = bindings[i].help;
+	/* In a replay its own keys come first: they are what the screen is for. */
+	for (int pass = replay ? 0 : 1; pass < 2; pass++) {
+		for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+			enum scope sc = bindings[i].scope;
+
+			if (!bindings[i].name || sc == (replay ? LIVE : REPLAY) ||
+			    (replay && (sc == REPLAY) != (pass == 0)))
+				continue;
+			pairs[k++] = bindings[i].name;
+			pairs[k++] = bindings[i].help;
+		}
 	}
 	pairs[k] = NULL;
 	return pairs;
@@ -1294,17 +1579,22 @@ static void search_keys(struct app *a, bool is_key, unsigned int ch)
 
 static void handle_key(struct app *a, bool is_key, unsigned int ch)
 {
+	struct mouse_event me;
+
 	a->dirty = true;
 	if (is_key && ch == KEY_RESIZE)
 		return;
-	if (is_key && ch == KEY_MOUSE) {
+	/* A mouse report is read whole here, in any mode, so none of it is taken as keys. */
+	if (mouse_event(is_key, (int)ch, &me)) {
 		if (a->mode == MODE_NORMAL)
-			on_mouse(a);
+			on_mouse(a, &me);
 		return;
 	}
 	switch (a->mode) {
 	case MODE_FORM: form_keys(a, is_key, ch); return;
 	case MODE_SEARCH: search_keys(a, is_key, ch); return;
+	case MODE_GATES: gate_list_keys(a, is_key, ch); return;
+	case MODE_DRILL: drill_keys(a, is_key, ch); return;
 	case MODE_HELP:
 		if (!is_key && (ch == 'j' || ch == ' '))
 			a->help_scroll++;
@@ -1401,12 +1691,6 @@ static void state_words(struct app *a, struct strbuf *sb, size_t waiting)
 
 static void draw_status(struct app *a, struct rect r)
 {
-	static const char *const hints_gate[] = {"a", "approve", "e", "edit", "s", "skip",
-						 "x", "reject", "?", "help", NULL};
-	static const char *const hints_shell[] = {"a", "approve", "e", "edit command", "s",
-						  "refuse", "x", "reject", "?", "help", NULL};
-	static const char *const hints_budget[] = {"a", "continue", "x", "stop the run", "?",
-						   "help", NULL};
 	const char *const hints_run[] = {"p", pause_hint(a), "e", "edit", "r", "re-run",
 					 "/", "search", "z", "zoom", "?", "help", "q", "quit",
 					 NULL};
@@ -1420,10 +1704,8 @@ static void draw_status(struct app *a, struct rect r)
 	bool unknown;
 	double total = view_total_usd(a->view, &unknown);
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
-	const char *const *hints_g = !g ? hints_gate
-				     : g->kind == GATE_SHELL  ? hints_shell
-				     : g->kind == GATE_BUDGET ? hints_budget
-							      : hints_gate;
+	/* The keys of the gate shown, as its dialog lists them: no s where it cannot skip. */
+	const char *const *hints_g = g ? gate_dialog_keys(g) : NULL;
 
 	strbuf_init(&sb);
 	if (a->mode == MODE_SEARCH) {
@@ -1488,16 +1770,34 @@ static void draw(struct app *a)
 
 	a->ps.now = a->replay ? replay_now(a) : now_s();
 	erase();
-	curs_set(0);
+	if (a->mode == MODE_DRILL && a->drill) {
+		/* The whole screen; the footer names the gates that wait meanwhile. */
+		curs_set(0);
+		drill_screen_draw(a->drill, LINES, COLS, gates_waiting(a));
+		refresh();
+		a->dirty = false;
+		return;
+	}
+	/* The cursor shows only where text is typed (a form's caret, the search line), which
+	 * draws it below; turning it off and on each frame would make it flicker. */
+	if (a->mode != MODE_FORM && a->mode != MODE_SEARCH)
+		curs_set(0);
 	layout_compute(&l, LINES, COLS, a->ps.focus, a->ps.zoom);
 	a->layout = l;
 	panes_draw(a->view, &a->ps, &l);
 	if (l.status.h > 0)
 		draw_status(a, l.status);
 	if (gate_shown(a) && a->mode != MODE_FORM)
-		gate_dialog_draw(head_gate(a), gates_waiting(a), LINES, COLS, &a->gate_scroll,
-				 a->replay);
+		a->gate_more = gate_dialog_draw(head_gate(a), gate_pos(a), gates_waiting(a), LINES,
+						COLS, &a->gate_scroll, a->replay);
 	switch (a->mode) {
+	case MODE_GATES: {
+		struct gate_waiting w = waiting(a);
+		struct vgate *shown = gate_shown(a) ? head_gate(a) : NULL;
+
+		gate_list_draw(&w, &a->gate_sel, shown ? shown->id : 0, LINES, COLS);
+		break;
+	}
 	case MODE_CONFIRM: draw_confirm(a); break;
 	case MODE_HELP: help_draw(help_pairs(a->replay), LINES, COLS, &a->help_scroll); break;
 	case MODE_FORM:
@@ -1547,8 +1847,10 @@ static void drain_events(struct app *a)
 			    dropped);
 	for (size_t i = 0; i < n; i++) {
 		/* Whatever the journal held before the engine started is on screen already. */
-		if (!q[i]->seq || q[i]->seq > a->preload_seq)
+		if (!q[i]->seq || q[i]->seq > a->preload_seq) {
 			view_apply(a->view, q[i]);
+			alert_event(a->notify, q[i]);
+		}
 		event_free(q[i]);
 	}
 	free(q);
@@ -1601,13 +1903,26 @@ static void set_nonblock(int fd)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* The theme of --theme or [ui] theme: from $PEVTUI_THEMES, the source tree when this
+ * program runs from its build tree, or where it is installed. */
+static struct theme *load_theme(const struct settings *s, char **err)
+{
+	struct strvec dirs = STRVEC_INIT;
+	struct theme *t;
+
+	theme_dirs(NULL, PEVTUI_BUILDDIR, PEVTUI_SRCDIR, PKGDATADIR "/themes", &dirs);
+	t = theme_find(s && s->theme ? s->theme : "default", (const char *const *)dirs.v, dirs.n,
+		       err);
+	strvec_clear(&dirs);
+	return t;
+}
+
 struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper *gates,
 		    char **err)
 {
 	struct app *a;
 	struct theme *t;
 	struct sigaction sa;
-	char *terr = NULL;
 	SCREEN *scr;
 
 	setlocale(LC_ALL, "");
@@ -1615,9 +1930,16 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 		*err = xstrdup("the cockpit needs a terminal; use --headless for pipes and scripts");
 		return NULL;
 	}
+	/* Before the screen is taken: a theme asked for and not found stops here, saying
+	 * where it was looked for. */
+	t = load_theme(s, err);
+	if (!t)
+		return NULL;
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr) {
 		const char *term = getenv("TERM");
+
+		theme_free(t);
 
 		*err = xasprintf("cannot use the terminal \"%s\"; try TERM=xterm-256color or "
 				 "--headless", term ? term : "");
@@ -1646,12 +1968,6 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 	nodelay(stdscr, TRUE);
 	set_escdelay(25);
 	curs_set(0);
-	t = theme_load(s && s->theme ? s->theme : "default", PKGDATADIR "/themes", &terr);
-	if (!t) {
-		t = theme_builtin();
-		set_message(a, "%s; using the default theme", terr);
-		free(terr);
-	}
 	theme_activate(t);
 	theme_free(t);
 
@@ -1666,8 +1982,9 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 	sigaddset(&winch_set, SIGWINCH);
 	pthread_sigmask(SIG_BLOCK, &winch_set, NULL);
 
-	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
-	mouseinterval(0);
+	/* Clicks and the wheel, unless [ui] mouse = off or --no-mouse leave the mouse to the
+	 * terminal (selecting text). SGR reports where the terminal can send them. */
+	mouse_start(!s || s->mouse);
 	/* Every event, llm.delta included: the step log streams. NULL in --replay. */
 	if (bus)
 		bus_subscribe_all(bus, on_event, a);
@@ -1730,6 +2047,7 @@ void app_free(struct app *a)
 	pthread_sigmask(SIG_UNBLOCK, &winch_set, NULL);
 	winch_fd = -1;
 	endwin();
+	mouse_suspend(); /* the shell gets back the terminal's plain mouse reports */
 	delscreen(a->screen);
 	/* The bus keeps no way to unsubscribe: the engine must have ended (pev_join). */
 	for (size_t i = 0; i < a->qn; i++)
@@ -1751,6 +2069,8 @@ void app_free(struct app *a)
 	free(a->message);
 	free(a->answered);
 	strbuf_release(&a->search);
+	drill_screen_free(a->drill);
+	free(a->run_dir);
 	free(a);
 }
 
@@ -1762,6 +2082,17 @@ static bool preload_visit(void *ctx, const struct event *ev)
 	if (ev->seq > a->preload_seq)
 		a->preload_seq = ev->seq;
 	return true;
+}
+
+void app_set_notify(struct app *a, struct notify *n)
+{
+	a->notify = n;
+}
+
+void app_set_run_dir(struct app *a, const char *run_dir)
+{
+	free(a->run_dir);
+	a->run_dir = xstrdup(run_dir);
 }
 
 void app_preload(struct app *a, const char *run_dir)
@@ -1820,6 +2151,7 @@ int app_replay(const struct settings *s, const char *run_dir)
 		return 1;
 	}
 	a->replay = true;
+	a->run_dir = xstrdup(run_dir);
 	a->events = l.v;
 	a->n_events = l.n;
 	a->cap_events = l.cap;

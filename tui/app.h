@@ -4,6 +4,7 @@
 
 struct bus;
 struct gatekeeper;
+struct notify;
 struct pev;
 struct settings;
 
@@ -18,10 +19,16 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 		    char **err);
 /* Asks the operator for a task on screen. NULL when cancelled. Caller frees. */
 char *app_prompt_task(struct app *a);
+/* The run folder (copied): the drill-down reads the requests, the attempts' copies of
+ * artifacts and the tools' full outputs kept there. */
+void app_set_run_dir(struct app *a, const char *run_dir);
 /* --resume: shows RUNDIR's journal as the run stood (plan, states, verdicts, spend,
  * budget, elapsed time) before the engine starts; the engine's events continue it (those
  * the journal already held are not applied twice). */
 void app_preload(struct app *a, const char *run_dir);
+/* The signal for an operator who looked away (bell, desktop notification, notify_cmd) on
+ * the live events that call for one; `n` is borrowed and outlives the app. */
+void app_set_notify(struct app *a, struct notify *n);
 /* Runs the loop with the (started) engine until the operator quits. The engine may have
  * finished before; the screen then shows the final state until `q`. */
 void app_run(struct app *a, struct pev *e);

@@ -8,6 +8,7 @@
 #include "draw.h"
 #include "meter.h"
 #include "modal.h"
+#include "textsan.h"
 #include "textview.h"
 #include "view.h"
 #include "xalloc.h"
@@ -17,14 +18,46 @@ const char *gate_dialog_hint(const struct vgate *g)
 	switch (g->kind) {
 	case GATE_PLAN: return "a approve  e edit step  E edit plan  x reject  Esc hide";
 	case GATE_REPLAN:
-		return "a approve  E edit plan  s keep old plan, fail-accept  x reject  Esc hide";
+		return "a approve  E edit plan  s keep old plan, fail-accept  c old/new plan  x "
+		       "reject  Esc hide";
 	case GATE_HIGH:
 	case GATE_STEP: return "a approve  e edit (then a)  E edit JSON  s skip  x reject  Esc hide";
-	case GATE_SHELL: return "a approve  e edit command  s refuse  x reject  Esc hide";
+	case GATE_SHELL:
+		return "a approve  A allow for run  e edit command  s refuse  x reject  Esc hide";
 	case GATE_BUDGET: return "a +50%  d double  e set the cap  x stop the run  Esc hide";
 	case GATE__COUNT: break;
 	}
 	return "a approve  x reject  Esc hide";
+}
+
+const char *const *gate_dialog_keys(const struct vgate *g)
+{
+	/* What gate_dialog_hint says, short: keep the two in step. `s` only where the gate
+	 * can be skipped (gate_kind_can_skip). */
+	static const char *const plan[] = {"a", "approve", "e", "edit step", "E", "edit plan",
+					   "x", "reject", "?", "help", NULL};
+	static const char *const replan[] = {"a", "approve", "E", "edit plan", "s",
+					     "keep old plan", "c", "old/new plan", "x", "reject",
+					     "?", "help", NULL};
+	static const char *const step[] = {"a", "approve", "e", "edit", "E", "edit JSON", "s",
+					   "skip", "x", "reject", "?", "help", NULL};
+	static const char *const shell[] = {"a", "approve", "A", "allow for this run", "e",
+					    "edit command", "s", "refuse", "x", "reject", "?",
+					    "help", NULL};
+	static const char *const budget[] = {"a", "+50%", "d", "double", "e", "set the cap",
+					     "x", "stop the run", "?", "help", NULL};
+	static const char *const other[] = {"a", "approve", "x", "reject", "?", "help", NULL};
+
+	switch (g->kind) {
+	case GATE_PLAN: return plan;
+	case GATE_REPLAN: return replan;
+	case GATE_HIGH:
+	case GATE_STEP: return step;
+	case GATE_SHELL: return shell;
+	case GATE_BUDGET: return budget;
+	case GATE__COUNT: break;
+	}
+	return other;
 }
 
 static enum theme_role body_role(int kind)
@@ -32,6 +65,9 @@ static enum theme_role body_role(int kind)
 	switch (kind) {
 	case VL_HEADER: return THEME_ACCENT;
 	case VL_PASS: return THEME_DIFF_ADD;
+	case VL_DIFF_ADD: return THEME_DIFF_ADD;
+	case VL_DIFF_DEL: return THEME_DIFF_DEL;
+	case VL_DIFF_CHANGE: return THEME_DIFF_CHANGE;
 	case VL_ERROR: return THEME_DIFF_DEL;
 	case VL_WARN: return THEME_DIFF_CHANGE;
 	case VL_CRITIQUE: return THEME_DIFF_CHANGE;
@@ -40,8 +76,8 @@ static enum theme_role body_role(int kind)
 	}
 }
 
-void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols, int *scroll,
-		      bool readonly)
+int gate_dialog_draw(const struct vgate *g, size_t pos, size_t pending, int rows, int cols,
+		     int *scroll, bool readonly)
 {
 	int want_w = cols - 8 > 100 ? 100 : cols - 8, total = 0, skip, y, max_h;
 	/* Budget gates end with a bar of spend against the budget, under the text. */
@@ -58,8 +94,10 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 	max_h = rows >= 16 ? rows - 6 : rows - 1;
 	r = modal_rect(rows - 1, cols, total + extra + 4 < max_h ? total + extra + 4 : max_h,
 		       want_w);
-	title = pending > 1 ? xasprintf("Gate: %s (1 of %zu)", g->title, pending)
-			    : xasprintf("Gate: %s", g->title);
+	/* With more than one waiting, w lists them to pick another. */
+	title = pending > 1
+			? xasprintf("Gate: %s (%zu of %zu, w list)", g->title, pos + 1, pending)
+			: xasprintf("Gate: %s", g->title);
 	in = modal_draw(r, title, readonly ? "replay: read-only  Esc hide" : gate_dialog_hint(g));
 	free(title);
 	in.x += 1;
@@ -71,7 +109,7 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 		meter_draw(in.y + in.h + 1, in.x, in.w, view_gate_committed(g) / g->budget_usd);
 	}
 	if (in.h <= 0 || in.w <= 0)
-		return;
+		return 0;
 	if (*scroll > total - in.h)
 		*scroll = total - in.h;
 	if (*scroll < 0)
@@ -89,7 +127,15 @@ void gate_dialog_draw(const struct vgate *g, size_t pending, int rows, int cols,
 				   body_role(g->body.v[i].kind));
 		skip = 0;
 	}
-	if (total > in.h)
-		draw_textf(r.y, r.x + r.w - 12, 10, THEME_DIALOG_BORDER, " %d/%d ",
-			   *scroll + in.h < total ? *scroll + in.h : total, total);
+	if (total > in.h) {
+		/* How far down the body is, and that the arrows scroll it. */
+		char *where = xasprintf(" \xe2\x86\x91\xe2\x86\x93 %d/%d ",
+					*scroll + in.h < total ? *scroll + in.h : total, total);
+		int w = textsan_width(where);
+
+		if (w + 4 < r.w)
+			draw_text(r.y, r.x + r.w - 2 - w, w, where, THEME_DIALOG_BORDER);
+		free(where);
+	}
+	return total > in.h ? total - in.h : 0;
 }

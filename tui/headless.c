@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "provider.h"
 #include "fold.h"
 #include "journal.h"
 #include "jsonx.h"
@@ -305,6 +306,11 @@ static void print_event(struct headless *h, const struct event *ev)
 	case EV_LLM_CALL:
 		if (!strcmp(str(o, "status"), "error"))
 			line(h, sid, "  %s call failed: %s", str(o, "role"), str(o, "error"));
+		else if (llm_stop_notable(jsonx_str(o, "stop_reason")))
+			line(h, sid, "  %s answer %s (stop reason \"%s\")", str(o, "role"),
+			     llm_stop_is_cutoff(str(o, "stop_reason")) ? "cut off at the token limit"
+								     : "stopped by the server",
+			     str(o, "stop_reason"));
 		break;
 	case EV_LLM_RETRY:
 		line(h, sid, "  %s: HTTP %d — retrying in %.1f s (%d/%d): %s", str(o, "role"),

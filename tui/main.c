@@ -26,6 +26,7 @@
 #include "headless.h"
 #include "journal.h"
 #include "jsonx.h"
+#include "notify.h"
 #include "pev.h"
 #include "provider.h"
 #include "provider_anthropic.h"
@@ -50,6 +51,7 @@ enum {
 	OPT_WORKSPACE, OPT_GATE, OPT_YES, OPT_MAX_RETRIES, OPT_MAX_REPLANS, OPT_PARALLEL,
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
+	OPT_NO_MOUSE,
 };
 
 static const struct option long_options[] = {
@@ -72,6 +74,7 @@ static const struct option long_options[] = {
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"budget", required_argument, NULL, OPT_BUDGET},
 	{"theme", required_argument, NULL, OPT_THEME},
+	{"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
 	{"config", required_argument, NULL, OPT_CONFIG},
 	{"runs-dir", required_argument, NULL, OPT_RUNS_DIR},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -123,9 +126,10 @@ static void usage(FILE *out)
 	      "Modes:\n"
 	      "      --demo              offline simulated models and a built-in task (no key)\n"
 	      "      --headless          no screen: progress lines on stdout (--json: events)\n"
-	      "      --resume RUN        continue an unfinished run (id or directory)\n"
+	      "      --resume RUN        continue an unfinished run (id, start of one, last,\n"
+	      "                          or directory)\n"
 	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
-	      "      --list-runs         list runs with state, task, age and cost\n"
+	      "      --list-runs         list runs with state, age, cost, provider and task\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -148,6 +152,7 @@ static void usage(FILE *out)
 	      "      --runs-dir DIR      where runs live (default $XDG_DATA_HOME/pevtui/runs)\n"
 	      "      --config FILE       config file (default $XDG_CONFIG_HOME/pevtui/config)\n"
 	      "      --theme NAME        colour theme (default, light, high-contrast, mono)\n"
+	      "      --no-mouse          leave the mouse to the terminal (select, copy)\n"
 	      "\n"
 	      "Simulated provider:\n"
 	      "      --scenario NAME     a built-in story (below; default legal-review, or\n"
@@ -308,6 +313,7 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			s->budget_usd = parse_policy("--budget", "budget", optarg);
 			break;
 		case OPT_THEME: set_str(&s->theme, optarg); break;
+		case OPT_NO_MOUSE: s->mouse = false; break;
 		case OPT_CONFIG: cli->config = optarg; break;
 		case OPT_RUNS_DIR: set_str(&s->runs_dir, optarg); break;
 		case OPT_JSON: s->json = true; break;
@@ -452,16 +458,22 @@ static void mkdir_p(const char *path)
 	free(p);
 }
 
-/* RUN is a directory path, or an id below the runs dir. */
+/* RUN is a directory path, or below the runs dir an id, "last" or the start of one id
+ * (run_list_resolve). */
 static char *resolve_run(const struct settings *s, const char *ref)
 {
 	struct stat st;
-	char *dir;
+	char *dir, *id, *err = NULL;
 
-	if (strchr(ref, '/') || (stat(ref, &st) == 0 && S_ISDIR(st.st_mode)))
+	if (strchr(ref, '/') || (stat(ref, &st) == 0 && S_ISDIR(st.st_mode))) {
 		dir = xstrdup(ref);
-	else
-		dir = xasprintf("%s/%s", s->runs_dir, ref);
+	} else {
+		id = run_list_resolve(s->runs_dir, ref, &err);
+		if (!id)
+			die("%s", err);
+		dir = xasprintf("%s/%s", s->runs_dir, id);
+		free(id);
+	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		die("no run \"%s\" (looked in %s): see pevtui --list-runs", ref, dir);
 	return dir;
@@ -578,6 +590,38 @@ static void *signal_thread(void *arg)
 	return NULL;
 }
 
+/* The signal for an operator who looked away ([ui] notify…, agent/run/notify.h). In the
+ * cockpit the operator answers every gate the policy does not (--yes answers all but the
+ * budget gate); --headless has no operator at a gate: its run ends there, and the end
+ * says so. */
+static struct notify *make_notify(const struct settings *s, bool cockpit, const char *run_dir,
+				  const char *run_id)
+{
+	struct notify_config c = {
+		.events = s->notify,
+		.operator_gates = !cockpit ? 0
+				  : s->yes ? GATE_MASK(GATE_BUDGET)
+					   : (1u << GATE__COUNT) - 1,
+		.debounce_s = s->notify_debounce_s,
+		.bell = s->notify_bell,
+		.term_fd = -1,
+		.cmd = s->notify_cmd,
+		.timeout_s = s->notify_timeout_s,
+		.run_id = run_id,
+		.run_dir = run_dir,
+	};
+
+	/* The cockpit writes to its own terminal; headless rings on stderr if it is one. */
+	if (!cockpit && isatty(STDERR_FILENO))
+		c.term_fd = STDERR_FILENO;
+	if (cockpit || c.term_fd >= 0)
+		c.osc = notify_osc_resolve((enum notify_osc)s->notify_osc, getenv,
+					   &c.osc_tmux_wrap);
+	else
+		c.osc = NOTIFY_OSC_OFF;
+	return notify_new(&c);
+}
+
 static int run(struct settings *s, enum mode mode, const char *run_ref)
 {
 	struct provider *prov;
@@ -586,6 +630,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	struct gatekeeper *gates;
 	struct headless *hl = NULL;
 	struct app *app = NULL;
+	struct notify *nt;
 	struct pev *e;
 	char *run_dir, *err = NULL;
 	const char *name;
@@ -660,6 +705,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		app_free(app);
 		die("%s", err);
 	}
+	nt = make_notify(s, app != NULL, run_dir, pev_run_id(e));
 
 	if (!app) {
 		pthread_t sig_thread;
@@ -671,6 +717,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 			err = NULL;
 		}
 		bus_subscribe(bus, headless_on_event, hl);
+		bus_subscribe(bus, notify_on_event, nt);
 		/* Block the stop signals in every thread; one thread takes them with sigwait. */
 		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 		signal_engine = e;
@@ -683,9 +730,11 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	} else {
 		if (mode == MODE_RESUME)
 			app_preload(app, run_dir);
+		app_set_notify(app, nt);
 		/* The cockpit's run stays open after run.end: an edit or a re-run reopens it.
 		 * Leaving the cockpit ends the engine (a live run stays resumable). */
 		pev_set_linger(e, true);
+		app_set_run_dir(app, run_dir);
 		pev_start(e);
 		app_run(app, e);
 		pev_post(e, PEV_CMD_QUIT, NULL, NULL);
@@ -699,6 +748,8 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	if (pev_report_path(e))
 		fprintf(stderr, "pevtui: report: %s\n", pev_report_path(e));
 
+	/* A signal still on its way (the end of the run) gets its notify_cmd first. */
+	notify_free(nt);
 	pev_free(e);
 	headless_free(hl);
 	gatekeeper_free(gates);

@@ -95,10 +95,25 @@ static void tokens(char *buf, size_t n, long t)
 		snprintf(buf, n, "%ld", t);
 }
 
+bool panes_showing_proposal(const struct view *v, const struct panes_state *ps)
+{
+	return ps->show_proposal && v->n_proposal > 0;
+}
+
+int panes_plan_rows(const struct view *v, const struct panes_state *ps)
+{
+	return (int)(panes_showing_proposal(v, ps) ? v->n_proposal : v->n_steps) + 1;
+}
+
 struct vstep *panes_selected_step(const struct view *v, const struct panes_state *ps)
 {
 	int i = ps->plan.sel - 1;
 
+	if (panes_showing_proposal(v, ps)) {
+		if (i < 0 || (size_t)i >= v->n_proposal)
+			return NULL;
+		i = view_find_step(v, v->proposal[i].key);
+	}
 	return (i >= 0 && (size_t)i < v->n_steps) ? &v->steps[i] : NULL;
 }
 
@@ -119,7 +134,7 @@ static void border_note(struct rect r, const char *s, int title_w)
 	if (w > room)
 		w = room;
 	draw_text(r.y, r.x + r.w - 2 - w - 2, 1, " ", THEME_DIM);
-	draw_text(r.y, r.x + r.w - 2 - w - 1, w, s, THEME_DIM);
+	draw_text_cut(r.y, r.x + r.w - 2 - w - 1, w, s, THEME_DIM);
 	draw_text(r.y, r.x + r.w - 3, 1, " ", THEME_DIM);
 }
 
@@ -141,8 +156,8 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 	if (index == 0) {
 		int u = draw_text(y, x, w, "\xe2\x96\xb8 ", THEME_ACCENT);
 
-		draw_text(y, x + u, w - u, v->goal ? v->goal : (v->task ? v->task : "Run"),
-			  THEME_ACCENT);
+		draw_text_cut(y, x + u, w - u, v->goal ? v->goal : (v->task ? v->task : "Run"),
+			      THEME_ACCENT);
 		return;
 	}
 	s = &v->steps[index - 1];
@@ -164,27 +179,81 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 	for (int i = 0; i < indent && used + 2 < w; i++)
 		used += draw_text(y, x + used, w - used, i + 1 == indent ? "\xe2\x94\x94 " : "  ",
 				  THEME_DIM);
-	used += draw_textf(y, x + used, w - used - rw - 1,
-			   selected ? THEME_ACCENT : status_role(s->status) == THEME_DIM
-					 ? THEME_DIM : THEME_NORMAL,
-			   "%s %s%s", s->id, s->name ? s->name : "", s->f->edited ? " (edited)" : "");
+	/* A name cut to fit ends in "…"; z (zoom) gives it the width. */
+	used += draw_textf_cut(y, x + used, w - used - rw - 1,
+			       selected ? THEME_ACCENT : status_role(s->status) == THEME_DIM
+					     ? THEME_DIM : THEME_NORMAL,
+			       "%s %s%s", s->id, s->name ? s->name : "",
+			       s->f->edited ? " (edited)" : "");
 	if (rw && used + rw + 1 <= w)
 		draw_text(y, x + w - rw, rw, right, s->status == VS_WAITING ? THEME_WAIT : THEME_DIM);
+}
+
+/* A step of the proposal waiting at a replan gate: marked new (+), changed (~) or the
+ * same (=) against the plan in force. */
+static void proposal_row(void *ctx, int index, int y, int x, int w, bool selected)
+{
+	struct plan_ctx *c = ctx;
+	const struct vpstep *s;
+	static const char *const marks[] = {[PDC_SAME] = "=", [PDC_ADDED] = "+",
+					    [PDC_CHANGED] = "~"};
+	static const char *const words[] = {[PDC_SAME] = "same", [PDC_ADDED] = "new",
+					    [PDC_CHANGED] = "changed"};
+	enum theme_role role;
+	char right[32];
+	int used, rw = 0, indent;
+
+	if (index == 0) {
+		plan_row(ctx, 0, y, x, w, selected);
+		return;
+	}
+	s = &c->v->proposal[index - 1];
+	role = s->change == PDC_ADDED ? THEME_DIFF_ADD
+	       : s->change == PDC_CHANGED ? THEME_DIFF_CHANGE : THEME_DIM;
+	if (w >= 30) {
+		snprintf(right, sizeof(right), "%c %s", *s->complexity ? s->complexity[0] : '-',
+			 words[s->change]);
+		rw = textsan_width(right);
+	}
+	used = draw_text(y, x, w, marks[s->change], role);
+	used += draw_text(y, x + used, w - used, " ", THEME_NORMAL);
+	indent = s->depth > 4 ? 4 : s->depth;
+	for (int i = 0; i < indent && used + 2 < w; i++)
+		used += draw_text(y, x + used, w - used, i + 1 == indent ? "\xe2\x94\x94 " : "  ",
+				  THEME_DIM);
+	used += draw_textf_cut(y, x + used, w - used - rw - 1,
+			       selected ? THEME_ACCENT : s->change == PDC_SAME ? THEME_DIM
+									: THEME_NORMAL,
+			       "%s %s", s->id, s->name);
+	if (rw && used + rw + 1 <= w)
+		draw_text(y, x + w - rw, rw, right, role);
 }
 
 static void draw_plan(const struct view *v, struct panes_state *ps, struct rect r, bool focus)
 {
 	struct plan_ctx c = {v, ps};
-	char note[48];
+	char note[64];
 	struct rect in = rect_inner(r);
+	bool proposal;
 
+	if (!v->n_proposal)
+		ps->show_proposal = false; /* the gate is gone: back to the plan in force */
+	proposal = panes_showing_proposal(v, ps);
 	draw_box(r, "Plan", focus);
-	if (v->n_steps) {
+	/* Which revision is shown, and that c shows the other while a proposal waits. */
+	if (proposal)
+		snprintf(note, sizeof(note), "proposed rev %d \xc2\xb7 c: rev %d in force",
+			 v->rs.proposed_revision, v->rs.revision);
+	else if (v->n_proposal)
+		snprintf(note, sizeof(note), "rev %d \xc2\xb7 c: proposed rev %d", v->revision,
+			 v->rs.proposed_revision);
+	else
 		snprintf(note, sizeof(note), "%srev %d", v->rs.plan_adopted ? "" : "proposed ",
 			 v->revision);
+	if (v->n_steps || proposal)
 		border_note(r, note, 4);
-	}
-	listview_draw(&ps->plan, (int)v->n_steps + 1, in, focus, plan_row, &c);
+	listview_draw(&ps->plan, panes_plan_rows(v, ps), in, focus,
+		      proposal ? proposal_row : plan_row, &c);
 }
 
 /* ---- Step log ---- */
@@ -202,6 +271,9 @@ static enum theme_role log_role(int kind)
 	case VL_NOTICE: return THEME_DIM;
 	case VL_WARN: return THEME_WARN;
 	case VL_ERROR: return THEME_BAD;
+	case VL_DIFF_ADD: return THEME_DIFF_ADD;
+	case VL_DIFF_DEL: return THEME_DIFF_DEL;
+	case VL_DIFF_CHANGE: return THEME_DIFF_CHANGE;
 	default: return THEME_NORMAL;
 	}
 }
@@ -228,6 +300,7 @@ static void draw_log(const struct view *v, struct panes_state *ps, struct rect r
 			  THEME_DIM);
 		return;
 	}
+	ps->log.show_sel = focus; /* the line Enter opens */
 	logview_draw(&ps->log, ls, in, log_role);
 }
 
@@ -262,12 +335,15 @@ static void emit(struct rows *rw, int indent, const char *s, enum theme_role rol
 }
 
 /* Emits every verdict, newest first, as rows (only counted while the pane is full). */
-static void verdict_rows(const struct view *v, struct rows *rw)
+static void verdict_rows(const struct view *v, struct rows *rw, const char *only)
 {
 	for (size_t k = v->n_verdicts; k-- > 0;) {
 		const struct vverdict *vd = &v->verdicts[k];
 		int si = view_find_step(v, v->rs.verdicts[k].step_id);
 		char *head;
+
+		if (only && (!v->rs.verdicts[k].step_id || strcmp(v->rs.verdicts[k].step_id, only)))
+			continue;
 
 		head = xasprintf("%s %s %s #%d  %s  %s%s%s",
 				 vd->overall_pass ? "\xe2\x9c\x93" : "\xe2\x9c\x97", vd->step_id,
@@ -303,25 +379,40 @@ static void draw_verdicts(const struct view *v, struct panes_state *ps, struct r
 {
 	struct rect in = rect_inner(r), none = in;
 	struct rows count = {none, 0, 0, 0}, rw = {in, in.y, 0, 0};
-	char note[32];
+	struct vstep *s = ps->verdicts_of_step ? panes_selected_step(v, ps) : NULL;
+	const char *only = s ? s->f->id : NULL;
+	char *note;
+	size_t shown = 0;
 
 	draw_box(r, "Verdicts", focus);
-	if (!v->n_verdicts) {
-		draw_text(in.y, in.x, in.w, "No verification yet.", THEME_DIM);
+	for (size_t k = 0; k < v->n_verdicts; k++)
+		shown += !only || (v->rs.verdicts[k].step_id && !strcmp(v->rs.verdicts[k].step_id, only));
+	/* Whose verdicts these are: t switches between every step and the selected one. */
+	if (s)
+		note = xasprintf("step %s \xc2\xb7 %zu of %zu", s->id, shown, v->n_verdicts);
+	else
+		note = xasprintf("%s%zu", ps->verdicts_of_step ? "all steps \xc2\xb7 " : "",
+				 v->n_verdicts);
+	if (v->n_verdicts)
+		border_note(r, note, 8);
+	free(note);
+	if (!shown) {
+		draw_text(in.y, in.x, in.w,
+			  only ? "No verification of this step yet (t: every step's)."
+			       : "No verification yet.",
+			  THEME_DIM);
 		return;
 	}
-	snprintf(note, sizeof(note), "%zu", v->n_verdicts);
-	border_note(r, note, 8);
 	/* Measure first so scrolling stops at the last row. */
 	count.r.h = 0;
 	count.y = count.r.y;
-	verdict_rows(v, &count);
+	verdict_rows(v, &count, only);
 	if (ps->verdict_skip > count.total - in.h)
 		ps->verdict_skip = count.total - in.h;
 	if (ps->verdict_skip < 0)
 		ps->verdict_skip = 0;
 	rw.skip = ps->verdict_skip;
-	verdict_rows(v, &rw);
+	verdict_rows(v, &rw, only);
 }
 
 /* ---- Cost ---- */
@@ -350,7 +441,7 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 		if (in.w >= 56) {
 			u += draw_textf(y, in.x + u, in.w - u, THEME_DIM, " c%s", tc);
 			if (v->model[i])
-				draw_text(y, in.x + u + 1, in.w - u - 12, v->model[i], THEME_DIM);
+				draw_text_cut(y, in.x + u + 1, in.w - u - 12, v->model[i], THEME_DIM);
 		}
 		draw_text(y, in.x + in.w - textsan_width(m), in.w, m,
 			  c->unknown ? THEME_WARN : THEME_NORMAL);

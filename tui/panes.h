@@ -21,13 +21,20 @@ struct panes_state {
 	const void *log_of;     /* the store the log view was showing (reset on change) */
 	int verdict_skip;       /* rows scrolled in the verdicts pane */
 	unsigned spin;          /* spinner frame */
+	bool show_proposal;     /* the Plan pane shows the proposal at a replan gate (view.h) */
+	bool verdicts_of_step;  /* the Verdicts pane shows only the selected step's verdicts */
 	double now;             /* epoch seconds */
 };
 
 void panes_init(struct panes_state *ps);
 /* Draws every visible pane of `l` and the tab bar. */
 void panes_draw(const struct view *v, struct panes_state *ps, const struct layout *l);
-/* The selected step, or NULL when the run row is selected. */
+/* Rows the Plan pane has: the run, then the steps of the revision shown. */
+int panes_plan_rows(const struct view *v, const struct panes_state *ps);
+/* True while the Plan pane shows the proposal waiting at a gate, not the plan in force. */
+bool panes_showing_proposal(const struct view *v, const struct panes_state *ps);
+/* The selected step, or NULL when the run row is selected (with the proposal shown: the
+ * step of the plan in force with the same id, or NULL for a new one). */
 struct vstep *panes_selected_step(const struct view *v, const struct panes_state *ps);
 /* The log the step log pane shows now. */
 const struct linestore *panes_log_store(const struct view *v, const struct panes_state *ps);

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "form.h"
+#include "mouse.h"
 #include "plan.h"
 #include "strbuf.h"
 #include "xalloc.h"
@@ -244,6 +245,7 @@ static bool run_editor(const char *path, char **err)
 	/* Through the shell, like git: EDITOR may carry arguments ("code -w"). */
 	cmd = xasprintf("%s \"$1\"", ed);
 	def_prog_mode();
+	mouse_suspend();
 	endwin();
 	pid = fork();
 	if (pid == 0) {
@@ -261,6 +263,7 @@ static bool run_editor(const char *path, char **err)
 		;
 	reset_prog_mode();
 	refresh();
+	mouse_resume(); /* the editor may have turned SGR mouse reports off */
 	free(cmd);
 	if (pid < 0) {
 		*err = xasprintf("cannot start the editor: %s", strerror(errno));

@@ -11,6 +11,9 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "plan.h"
+#include "provider.h"
+#include "shell_view.h"
 #include "textsan.h"
 #include "xalloc.h"
 
@@ -119,6 +122,8 @@ struct view *view_new(void)
 
 	fold_init(&v->rs);
 	linestore_init(&v->runlog);
+	logref_init(&v->runlog_refs);
+	v->ref_budget = LOGREF_BUDGET;
 	return v;
 }
 
@@ -132,6 +137,7 @@ static void step_release(struct vstep *s)
 	strvec_clear(&s->criteria);
 	strvec_clear(&s->deps);
 	linestore_release(&s->log);
+	logref_release(&s->refs);
 	free(s->carry);
 	memset(s, 0, sizeof(*s));
 }
@@ -160,6 +166,19 @@ static void gate_release(struct vgate *g)
 	linestore_release(&g->body);
 }
 
+static void proposal_release(struct view *v)
+{
+	for (size_t i = 0; i < v->n_proposal; i++) {
+		free(v->proposal[i].key);
+		free(v->proposal[i].id);
+		free(v->proposal[i].name);
+		free(v->proposal[i].complexity);
+	}
+	free(v->proposal);
+	v->proposal = NULL;
+	v->n_proposal = 0;
+}
+
 void view_free(struct view *v)
 {
 	if (!v)
@@ -173,6 +192,7 @@ void view_free(struct view *v)
 		step_release(&v->steps[i]);
 	free(v->steps);
 	linestore_release(&v->runlog);
+	logref_release(&v->runlog_refs);
 	free(v->runlog_carry);
 	for (size_t i = 0; i < v->n_verdicts; i++)
 		verdict_release(&v->verdicts[i]);
@@ -182,6 +202,8 @@ void view_free(struct view *v)
 	free(v->gates);
 	for (int i = 0; i < VC__COUNT; i++)
 		free(v->model[i]);
+	proposal_release(v);
+	free(v->logged_proposal);
 	free(v);
 }
 
@@ -764,50 +786,136 @@ static int mark_step_changes(struct linestore *b, const cJSON *before, const cJS
 	return n;
 }
 
-static const cJSON *step_by_id(const cJSON *steps, const char *id)
-{
-	const cJSON *it;
+/* ---- plan revisions: their diffs in dialogs and the run log, the proposal's rows ---- */
 
-	cJSON_ArrayForEach(it, steps)
-	{
-		const char *sid = jstr(it, "step_id");
-		if (id && sid && !strcmp(id, sid))
-			return it;
+static const int diff_tags[] = {
+	[PDL_SAME_STEP] = VL_NOTICE,	 [PDL_ADDED_STEP] = VL_DIFF_ADD,
+	[PDL_ADDED] = VL_DIFF_ADD,	 [PDL_REMOVED_STEP] = VL_DIFF_DEL,
+	[PDL_REMOVED] = VL_DIFF_DEL,	 [PDL_CHANGED_STEP] = VL_DIFF_CHANGE,
+	[PDL_CHANGED] = VL_DIFF_CHANGE, [PDL_CONTEXT] = VL_TEXT,
+};
+
+/* What turns one plan (JSON) into another, under "head:", tagged for colour; one line when
+ * nothing differs. false, and nothing added, when either is not a plan. */
+static bool add_plan_diff(struct linestore *b, const char *head, const char *old_json,
+			  const char *new_json)
+{
+	struct plandiff *d = plandiff_from_json(old_json, new_json);
+
+	if (!d)
+		return false;
+	if (plandiff_empty(d)) {
+		addf(b, VL_NOTICE, "%s: none.", head);
+	} else {
+		addf(b, VL_HEADER, "%s:", head);
+		for (size_t i = 0; i < d->n_lines; i++)
+			linestore_add(b, diff_tags[d->lines[i].kind], d->lines[i].text);
 	}
-	return NULL;
+	plandiff_free(d);
+	return true;
 }
 
-/* The same for two plans: steps added, removed, and each changed step's fields. */
-static int mark_plan_changes(struct linestore *b, const cJSON *before, const cJSON *after)
+/* The proposal waiting against the plan in force. */
+static bool add_revision_diff(struct view *v, struct linestore *b)
 {
-	const cJSON *bs = jget(before, "steps"), *as = jget(after, "steps"), *it;
-	int n = 0;
+	char *head;
+	bool ok;
 
-	cJSON_ArrayForEach(it, as)
-	{
-		const cJSON *o = step_by_id(bs, jstr(it, "step_id"));
-		char *sid = san(jstr(it, "step_id"));
+	if (!v->rs.plan_adopted || !v->rs.proposed_json)
+		return false;
+	head = xasprintf("Changes against revision %d, the plan in force", v->rs.revision);
+	ok = add_plan_diff(b, head, v->rs.plan_json, v->rs.proposed_json);
+	free(head);
+	return ok;
+}
 
-		if (!o) {
-			addf(b, VL_PASS, "+ step %s (added)", sid);
-			n++;
-		} else if (!cJSON_Compare(o, it, true)) {
-			addf(b, VL_WARN, "~ step %s:", sid);
-			mark_step_changes(b, o, it);
-			n++;
+/* The run log tells what each proposal changes: a replan against the plan in force, an edit
+ * made at a gate against the proposal it replaces. */
+static void log_proposal_diff(struct view *v, const char *reason)
+{
+	if (reason && strcmp(reason, "replan") == 0)
+		add_revision_diff(v, &v->runlog);
+	else if (reason && strcmp(reason, "edit") == 0 && v->logged_proposal)
+		add_plan_diff(&v->runlog, "Changes made by the edit", v->logged_proposal,
+			      v->rs.proposed_json);
+	set_str(&v->logged_proposal, xstrdup(v->rs.proposed_json));
+}
+
+static struct plan *plan_of(const char *json)
+{
+	cJSON *o = json ? cJSON_Parse(json) : NULL;
+	struct plan *p = cJSON_IsObject(o) ? plan_from_json(o, NULL) : NULL;
+
+	cJSON_Delete(o);
+	return p;
+}
+
+static bool plan_gate_open(const struct view *v)
+{
+	for (size_t i = 0; i < v->rs.n_gates; i++)
+		if (v->rs.gates[i].kind == GATE_PLAN || v->rs.gates[i].kind == GATE_REPLAN)
+			return true;
+	return false;
+}
+
+/* Depth in the proposal's own tree; bounded passes so a cycle cannot loop forever. */
+static void proposal_depths(struct vpstep *rows, const struct plan *p)
+{
+	for (size_t pass = 0; pass < p->n_steps; pass++) {
+		bool changed = false;
+
+		for (size_t i = 0; i < p->n_steps; i++) {
+			for (size_t d = 0; d < p->steps[i].deps.n; d++) {
+				int j = plan_find(p, p->steps[i].deps.v[d]);
+
+				if (j >= 0 && rows[j].depth + 1 > rows[i].depth &&
+				    rows[j].depth + 1 <= (int)p->n_steps) {
+					rows[i].depth = rows[j].depth + 1;
+					changed = true;
+				}
+			}
 		}
-		free(sid);
+		if (!changed)
+			break;
 	}
-	cJSON_ArrayForEach(it, bs)
-	{
-		if (!step_by_id(as, jstr(it, "step_id"))) {
-			char *sid = san(jstr(it, "step_id"));
-			addf(b, VL_ERROR, "- step %s (removed)", sid);
-			free(sid);
-			n++;
+}
+
+/*
+ * The Plan pane's other revision: while a plan or replan gate holds a proposal for a plan
+ * already adopted, the proposal's steps, each marked against that plan. `changed`: the
+ * plan or the proposal may differ from what the rows were built from.
+ */
+static void sync_proposal(struct view *v, bool changed)
+{
+	bool want = v->rs.plan_adopted && v->rs.proposed_json && plan_gate_open(v);
+	struct plan *old, *np;
+
+	if (!changed && want == (v->proposal != NULL))
+		return;
+	proposal_release(v);
+	if (!want)
+		return;
+	old = plan_of(v->rs.plan_json);
+	np = old ? plan_of(v->rs.proposed_json) : NULL;
+	if (np && np->n_steps) {
+		struct plandiff *d = plandiff_new(old, np);
+
+		v->proposal = xcalloc(np->n_steps, sizeof(*v->proposal));
+		v->n_proposal = np->n_steps;
+		for (size_t i = 0; i < np->n_steps; i++) {
+			struct vpstep *r = &v->proposal[i];
+
+			r->key = xstrdup(np->steps[i].id);
+			r->id = san(np->steps[i].id);
+			r->name = san(np->steps[i].name);
+			r->complexity = xstrdup(complexity_name(np->steps[i].complexity));
+			r->change = d->steps[i].change;
 		}
+		proposal_depths(v->proposal, np);
+		plandiff_free(d);
 	}
-	return n;
+	plan_free(old);
+	plan_free(np);
 }
 
 /* Fills a plan or replan gate's dialog: the proposal waiting there. */
@@ -847,7 +955,7 @@ static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, cons
 			linestore_add(&g->body, VL_HEADER, "Why:");
 			add_text(&g->body, VL_CRITIQUE, jstr(o, "reason"));
 		}
-		if (cJSON_IsObject(jget(o, "diff")))
+		if (!add_revision_diff(v, &g->body) && cJSON_IsObject(jget(o, "diff")))
 			describe_diff(v, &g->body, jget(o, "diff"), proposed);
 	}
 	g->edit_json = xstrdup(v->rs.proposed_json);
@@ -914,6 +1022,7 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 	if (g->kind == GATE_SHELL) {
 		char *id = san(g->step_id);
 
+		shell_view_gate(&g->body, o);
 		addf(&g->body, VL_NOTICE, "Asked by step %s; other steps go on meanwhile.",
 		     *id ? id : "?");
 		free(id);
@@ -1000,10 +1109,10 @@ static void gate_rebuild(struct view *v, struct vgate *g)
 	case GATE_REPLAN:
 		now = v->rs.proposed_json ? cJSON_Parse(v->rs.proposed_json) : NULL;
 		gate_plan_body(v, g, o, now);
-		if (before && now && !cJSON_Compare(before, now, true)) {
-			linestore_add(&g->body, VL_HEADER, "Edited at this gate (a approves it):");
-			mark_plan_changes(&g->body, before, now);
-		}
+		if (before && now && !cJSON_Compare(before, now, true) &&
+		    !add_plan_diff(&g->body, "Edited at this gate (a approves it)", orig,
+				   v->rs.proposed_json))
+			linestore_add(&g->body, VL_HEADER, "Edited at this gate (a approves it).");
 		break;
 	case GATE_BUDGET:
 		/* The spend as it is now, not as it was when the gate opened. */
@@ -1058,6 +1167,8 @@ static void gate_decision(struct view *v, const cJSON *o)
 	char *r = san_or_null(jstr(o, "reason")), *k, *si;
 	struct vstep *s;
 
+	if (!r && jbool(o, "remember", false))
+		r = xstrdup("this exact command is allowed for the rest of the run");
 	/* The dialog still holds what the gate was about (the fold has closed it). */
 	for (size_t i = 0; i < v->n_gates; i++) {
 		if (v->gates[i].id == id) {
@@ -1070,7 +1181,9 @@ static void gate_decision(struct view *v, const cJSON *o)
 	si = san_or_null(sid);
 	s = find_step(v, sid);
 	if (s)
-		addf(&s->log, VL_NOTICE, "Gate %s: %s by %s", k, d, b);
+		addf(&s->log, VL_NOTICE, "Gate %s: %s by %s%s", k, d, b,
+		     jbool(o, "remember", false) ? " \xe2\x80\x94 allowed for the rest of the run"
+						 : "");
 	addf(&v->runlog, VL_NOTICE, "Gate %s%s%s: %s by %s%s%s", k, si ? " " : "", si ? si : "", d,
 	     b, r ? " \xe2\x80\x94 " : "", r ? r : "");
 	free(d);
@@ -1155,6 +1268,7 @@ static void on_plan_proposed(struct ctx *c)
 		     "Plan proposed: revision %ld%s%s, %d steps, estimate %s",
 		     jlong(c->o, "revision", 0), *reason ? ", " : "", reason,
 		     cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0, m);
+		log_proposal_diff(v, jstr(c->o, "reason"));
 	}
 	free(reason);
 }
@@ -1163,6 +1277,8 @@ static void on_plan_adopted(struct ctx *c)
 {
 	if (cJSON_IsObject(jget(c->o, "plan")))
 		addf(&c->v->runlog, VL_PASS, "Plan revision %d adopted", c->v->rs.revision);
+	free(c->v->logged_proposal);
+	c->v->logged_proposal = NULL;
 }
 
 static void on_step_start(struct ctx *c)
@@ -1230,6 +1346,15 @@ static void on_llm_call(struct ctx *c)
 		addf(c->log, VL_ERROR, "%s call %s: %s", role ? role : "model", st, e);
 		free(e);
 		free(st);
+	} else if (status && llm_stop_notable(jstr(c->o, "stop_reason"))) {
+		char *why = san(jstr(c->o, "stop_reason"));
+
+		linestore_close(c->log);
+		addf(c->log, VL_WARN, "%s answer %s (stop reason \"%s\")", role ? role : "model",
+		     llm_stop_is_cutoff(jstr(c->o, "stop_reason")) ? "cut off at the token limit"
+								    : "stopped by the server",
+		     why);
+		free(why);
 	}
 }
 
@@ -1279,8 +1404,12 @@ static void on_tool_call(struct ctx *c)
 static void on_tool_result(struct ctx *c)
 {
 	bool ok = jbool(c->o, "ok", false);
-	char *tool = san(jstr(c->o, "tool")), *sum = san(jstr(c->o, "summary"));
+	char *tool, *sum;
 
+	if (shell_view_result(c->log, c->o))
+		return; /* the command as it ran, then its output as lines */
+	tool = san(jstr(c->o, "tool"));
+	sum = san(jstr(c->o, "summary"));
 	linestore_close(c->log);
 	addf(c->log, ok ? VL_TOOL_OK : VL_TOOL_FAIL, "\xe2\x86\x90 %s %s: %s (%ld bytes)", tool,
 	     ok ? "ok" : "failed", sum, jlong(c->o, "bytes", 0));
@@ -1480,7 +1609,21 @@ void view_forget_gates(struct view *v)
 {
 	fold_forget_gates(&v->rs);
 	sync_gates(v);
+	sync_proposal(v, false);
 	sync_status(v);
+}
+
+/*
+ * Remembers the event behind the lines it added to a log (logref.h), for the drill-down.
+ * Streamed text continuing an open line belongs to the entry that opened it.
+ */
+static void note_lines(struct view *v, struct logref *r, const struct linestore *ls, size_t n0,
+		       bool was_open, const struct event *ev)
+{
+	if (ls->n <= n0 || (ev->type == EV_LLM_DELTA && was_open))
+		return;
+	logref_add(r, n0, (int)ev->type, ev->seq, ev->type == EV_LLM_DELTA ? NULL : ev->json,
+		   &v->ref_budget);
 }
 
 /*
@@ -1506,7 +1649,16 @@ void view_apply(struct view *v, const struct event *ev)
 		/* Streamed text, many a second: it changes no run state, only a log. */
 		c.o = o;
 		c.step = find_step(v, jstr(o, "step_id"));
-		on_llm_delta(&c);
+		{
+			struct vstep *s = c.step;
+			size_t ns = s ? s->log.n : 0, nr = v->runlog.n;
+			bool os = s && s->log.open, orun = v->runlog.open;
+
+			on_llm_delta(&c);
+			if (s)
+				note_lines(v, &s->refs, &s->log, ns, os, ev);
+			note_lines(v, &v->runlog_refs, &v->runlog, nr, orun, ev);
+		}
 		cJSON_Delete(o);
 		return;
 	}
@@ -1516,9 +1668,17 @@ void view_apply(struct view *v, const struct event *ev)
 	c.o = o;
 	c.step = find_step(v, jstr(o, "step_id"));
 	c.log = c.step ? &c.step->log : &v->runlog;
-	if (handlers[t])
-		handlers[t](&c);
+	{
+		size_t ns = c.step ? c.step->log.n : 0, nr = v->runlog.n;
+
+		if (handlers[t])
+			handlers[t](&c);
+		if (c.step)
+			note_lines(v, &c.step->refs, &c.step->log, ns, false, ev);
+		note_lines(v, &v->runlog_refs, &v->runlog, nr, false, ev);
+	}
 	sync_gates(v);
+	sync_proposal(v, t == EV_PLAN_PROPOSED || t == EV_PLAN_ADOPTED || t == EV_STEP_EDIT);
 	if (t == EV_PLAN_PROPOSED || t == EV_STEP_EDIT || t == EV_LLM_CALL)
 		refresh_gates(v, t, jstr(o, "step_id"));
 	sync_status(v);

@@ -15,6 +15,8 @@
 #include "fold.h"
 #include "gate.h"
 #include "linestore.h"
+#include "plandiff.h"
+#include "logref.h"
 #include "strbuf.h"
 
 struct event;
@@ -48,6 +50,9 @@ enum vline_kind {
 	VL_NOTICE,
 	VL_WARN,
 	VL_ERROR,
+	VL_DIFF_ADD,    /* a plan diff: added, removed, changed (word diff) */
+	VL_DIFF_DEL,
+	VL_DIFF_CHANGE,
 };
 
 struct vstep {
@@ -61,6 +66,7 @@ struct vstep {
 	enum vstep_status status;
 	int depth; /* longest dependency chain above it (tree indentation) */
 	struct linestore log;
+	struct logref refs; /* the event behind each stretch of the log (drill-down) */
 	size_t carry_len; /* bytes of an unfinished escape sequence kept from a delta */
 	char *carry;
 	/* For journals without step.state: the attempt whose result came in (verifying), that
@@ -81,6 +87,15 @@ struct vverdict {
 	bool overall_pass;
 	struct vcriterion *criteria;
 	size_t n_criteria;
+};
+
+/* A step of the proposal waiting at a replan gate, for the Plan pane's other revision: its
+ * drawable definition and how it differs from the plan in force. */
+struct vpstep {
+	char *key;                    /* the raw id */
+	char *id, *name, *complexity; /* sanitized */
+	int depth;
+	enum plandiff_change change;
 };
 
 struct vgate {
@@ -110,6 +125,8 @@ struct view {
 	size_t n_steps;
 
 	struct linestore runlog; /* planning, notices, the final answer */
+	struct logref runlog_refs;
+	size_t ref_budget; /* bytes of event JSON the refs may still keep (logref.h) */
 	size_t runlog_carry_len;
 	char *runlog_carry;
 
@@ -122,6 +139,11 @@ struct view {
 	char *model[VC__COUNT]; /* the model each role called last */
 	enum vrun_state state;
 	bool aborting; /* an "abort" notice came; run.end follows */
+
+	/* While a plan or replan gate holds a proposal for an adopted plan: its steps. */
+	struct vpstep *proposal;
+	size_t n_proposal;
+	char *logged_proposal; /* the proposal the run log last told (raw JSON), for edits */
 };
 
 struct view *view_new(void);

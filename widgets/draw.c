@@ -75,6 +75,35 @@ int draw_textf(int y, int x, int maxw, enum theme_role role, const char *fmt, ..
 	return r;
 }
 
+int draw_text_cut(int y, int x, int maxw, const char *s, enum theme_role role)
+{
+	char *cut;
+	int r;
+
+	if (!s || maxw <= 0)
+		return 0;
+	if (textsan_width(s) <= maxw)
+		return draw_text(y, x, maxw, s, role);
+	cut = textsan_truncate(s, maxw);
+	r = draw_text(y, x, maxw, cut, role);
+	free(cut);
+	return r;
+}
+
+int draw_textf_cut(int y, int x, int maxw, enum theme_role role, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	s = xvasprintf(fmt, ap);
+	va_end(ap);
+	r = draw_text_cut(y, x, maxw, s, role);
+	free(s);
+	return r;
+}
+
 void draw_fill(struct rect r, enum theme_role role)
 {
 	attr_t a = (attr_t)theme_attr(role);
@@ -105,7 +134,8 @@ void draw_frame(struct rect r, const char *title, enum theme_role border,
 	if (title && *title && r.w > 4) {
 		int used = draw_text(r.y, r.x + 2, r.w - 4, " ", title_role);
 
-		used += draw_text(r.y, r.x + 2 + used, r.w - 4 - used, title, title_role);
+		/* one column kept for the blank after the title */
+		used += draw_text_cut(r.y, r.x + 2 + used, r.w - 5 - used, title, title_role);
 		draw_text(r.y, r.x + 2 + used, r.w - 4 - used, " ", title_role);
 	}
 }

@@ -16,6 +16,11 @@ int draw_textn(int y, int x, int maxw, const char *s, size_t n, enum theme_role 
 /* Same with printf formatting. */
 int draw_textf(int y, int x, int maxw, enum theme_role role, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Like draw_text, but a text cut to fit ends in "…" so the cut shows. */
+int draw_text_cut(int y, int x, int maxw, const char *s, enum theme_role role);
+/* Same with printf formatting. */
+int draw_textf_cut(int y, int x, int maxw, enum theme_role role, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 /* Fills a rectangle with blanks in a role. */
 void draw_fill(struct rect r, enum theme_role role);
 /* A single-line frame with an optional title on the top edge. */

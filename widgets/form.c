@@ -233,7 +233,8 @@ void form_draw(struct form *f, int rows, int cols)
 		char save;
 		const char *shown;
 
-		draw_text(y, in.x + 1, lw, fd->label, i == f->focus ? THEME_ACCENT : THEME_DIALOG);
+		draw_text_cut(y, in.x + 1, lw, fd->label,
+			      i == f->focus ? THEME_ACCENT : THEME_DIALOG);
 		if (fw <= 0)
 			continue;
 		draw_fill((struct rect){y, fx, 1, fw}, THEME_INPUT);
@@ -258,6 +259,10 @@ void form_draw(struct form *f, int rows, int cols)
 	}
 	if (f->error && in.h >= (int)f->n + 3)
 		draw_text(in.y + (int)f->n + 2, in.x + 1, in.w - 2, f->error, THEME_BAD);
-	if (cy >= 0)
+	/* The caret is the terminal's cursor, shown in the focused field; the owner hides it
+	 * again when the form closes (curs_set(0)). */
+	if (cy >= 0) {
 		move(cy, cx);
+		curs_set(1);
+	}
 }

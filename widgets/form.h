@@ -25,7 +25,8 @@ const char *form_value(const struct form *f, size_t i);
 void form_set_error(struct form *f, const char *msg);
 /* One key from get_wch: `is_key` true for KEY_* codes. */
 enum form_result form_key(struct form *f, bool is_key, unsigned int ch);
-/* Draws the form centred on a rows × cols screen and places the cursor in the field. */
+/* Draws the form centred on a rows × cols screen and places the cursor, made visible, at
+ * the caret of the focused field: draw the form last, and curs_set(0) once it closes. */
 void form_draw(struct form *f, int rows, int cols);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "xalloc.h"
 
@@ -92,4 +93,95 @@ void linestore_add(struct linestore *ls, int kind, const char *text)
 void linestore_close(struct linestore *ls)
 {
 	ls->open = false;
+}
+
+/* ---- search ---- */
+
+/* The first match of `needle` (nl bytes, ASCII case-insensitive) in `t` at or after byte
+ * `from`, counting matches from the line start without overlap; -1 when none. */
+static long next_match(const char *t, const char *needle, size_t nl, size_t from)
+{
+	for (size_t i = 0; t[i];) {
+		if (strncasecmp(t + i, needle, nl) == 0) {
+			if (i >= from)
+				return (long)i;
+			i += nl;
+		} else {
+			i++;
+		}
+	}
+	return -1;
+}
+
+/* The last match before byte `before` (same counting); -1 when none. */
+static long prev_match(const char *t, const char *needle, size_t nl, size_t before)
+{
+	long last = -1;
+
+	for (size_t i = 0; t[i] && i < before;) {
+		if (strncasecmp(t + i, needle, nl) == 0) {
+			last = (long)i;
+			i += nl;
+		} else {
+			i++;
+		}
+	}
+	return last;
+}
+
+bool linestore_find(const struct linestore *ls, const char *needle, size_t line, size_t off,
+		    bool forward, struct linestore_pos *hit)
+{
+	size_t n = ls->n, nl = strlen(needle);
+
+	if (n == 0 || nl == 0)
+		return false;
+	if (line >= n) {
+		line = forward ? 0 : n - 1;
+		off = forward ? 0 : (size_t)-1;
+	}
+	/* The start line from `off` on (forward) or before it (backward), then each other
+	 * line whole, then the start line whole again: a search wraps around. */
+	for (size_t k = 0; k <= n; k++) {
+		size_t i = forward ? (line + k) % n : (line + n - k) % n;
+		const char *t = ls->v[i].text;
+		long at;
+
+		if (forward)
+			at = next_match(t, needle, nl, k == 0 ? off : 0);
+		else
+			at = prev_match(t, needle, nl, k == 0 ? off : (size_t)-1);
+		if (at >= 0) {
+			hit->line = i;
+			hit->off = (size_t)at;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t linestore_count(const struct linestore *ls, const char *needle,
+		       const struct linestore_pos *at, size_t *index)
+{
+	size_t nl = strlen(needle), total = 0;
+
+	if (index)
+		*index = 0;
+	if (nl == 0)
+		return 0;
+	for (size_t i = 0; i < ls->n; i++) {
+		const char *t = ls->v[i].text;
+
+		for (size_t j = 0; t[j];) {
+			if (strncasecmp(t + j, needle, nl) != 0) {
+				j++;
+				continue;
+			}
+			total++;
+			if (index && at && at->line == i && at->off == j)
+				*index = total;
+			j += nl;
+		}
+	}
+	return total;
 }

@@ -30,4 +30,23 @@ void linestore_stream(struct linestore *ls, int kind, const char *text);
 /* Ends the open line, if any. */
 void linestore_close(struct linestore *ls);
 
+/* A place in the store: a line and a byte offset in its text. */
+struct linestore_pos {
+	size_t line, off;
+};
+
+/*
+ * Search, ASCII case-insensitive. Matches are counted from each line's start without
+ * overlapping ("aa" is in "aaaa" twice), the same way by every function here.
+ * linestore_find: the first match after (line, off) — at or after `off` in that line
+ * when forward, before it when backward — wrapping around the store; a `line` past the
+ * end starts at the top (forward) or the bottom. true and *hit when found.
+ */
+bool linestore_find(const struct linestore *ls, const char *needle, size_t line, size_t off,
+		    bool forward, struct linestore_pos *hit);
+/* The number of matches in the store; *index (may be NULL) gets the 1-based number of the
+ * match at `at` (0 when `at` is NULL or no match starts there). */
+size_t linestore_count(const struct linestore *ls, const char *needle,
+		       const struct linestore_pos *at, size_t *index);
+
 #endif

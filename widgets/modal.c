@@ -30,7 +30,7 @@ struct rect modal_draw(struct rect r, const char *title, const char *hint)
 		int room = r.w - 4;
 		int x = r.x + r.w - 2 - (w < room ? w : room);
 
-		draw_text(r.y + r.h - 1, x, room, hint, THEME_DIALOG_BORDER);
+		draw_text_cut(r.y + r.h - 1, x, room, hint, THEME_DIALOG_BORDER);
 	}
 	return rect_inner(r);
 }

@@ -13,7 +13,7 @@ void statusbar_draw(struct rect r, const char *left, const char *const *hints)
 	if (r.h <= 0 || r.w <= 0)
 		return;
 	draw_fill(r, THEME_STATUS);
-	used = draw_text(r.y, r.x + 1, r.w - 1, left, THEME_STATUS) + 1;
+	used = draw_text_cut(r.y, r.x + 1, r.w - 1, left, THEME_STATUS) + 1;
 	if (!hints)
 		return;
 	/* Count how many hints fit right-aligned after the left text. */

@@ -66,6 +66,14 @@ int textview_rows(const char *s, int width)
 int textview_draw(int y, int x, int width, int maxrows, int skip, const char *s,
 		  enum theme_role role)
 {
+	return textview_draw_mark(y, x, width, maxrows, skip, s, role, 0, 0, role);
+}
+
+int textview_draw_mark(int y, int x, int width, int maxrows, int skip, const char *s,
+		       enum theme_role role, size_t mark_off, size_t mark_len,
+		       enum theme_role mark_role)
+{
+	const char *base = s;
 	int row = 0, drawn = 0;
 	size_t len, next;
 
@@ -74,7 +82,20 @@ int textview_draw(int y, int x, int width, int maxrows, int skip, const char *s,
 	do {
 		len = textview_row(s, width, &next);
 		if (row >= skip) {
-			draw_textn(y + drawn, x, width, s, len, role);
+			/* This row holds bytes [a, b) of the text; the mark may cover some. */
+			size_t a = (size_t)(s - base), b = a + len;
+			size_t m0 = mark_off > a ? mark_off : a;
+			size_t m1 = mark_off + mark_len < b ? mark_off + mark_len : b;
+
+			if (mark_len && m0 < m1) {
+				int used = draw_textn(y + drawn, x, width, s, m0 - a, role);
+
+				used += draw_textn(y + drawn, x + used, width - used, base + m0,
+						   m1 - m0, mark_role);
+				draw_textn(y + drawn, x + used, width - used, base + m1, b - m1, role);
+			} else {
+				draw_textn(y + drawn, x, width, s, len, role);
+			}
 			drawn++;
 		}
 		row++;

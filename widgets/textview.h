@@ -21,5 +21,10 @@ int textview_rows(const char *s, int width);
  */
 int textview_draw(int y, int x, int width, int maxrows, int skip, const char *s,
 		  enum theme_role role);
+/* The same, with bytes [mark_off, mark_off + mark_len) of `s` drawn in `mark_role` (a
+ * search match). */
+int textview_draw_mark(int y, int x, int width, int maxrows, int skip, const char *s,
+		       enum theme_role role, size_t mark_off, size_t mark_len,
+		       enum theme_role mark_role);
 
 #endif

@@ -4,10 +4,12 @@
 #include "theme.h"
 
 #include <curses.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strbuf.h"
 #include "xalloc.h"
@@ -279,39 +281,159 @@ static char *read_file(const char *path)
 	return strbuf_detach(&sb);
 }
 
-struct theme *theme_load(const char *name, const char *dir, char **err)
+/* The names of the themes in `dir` (NAME.theme), added to *names once each. */
+static void themes_in(const char *dir, struct strvec *names)
 {
-	const char *env = getenv("PEVTUI_THEMES");
-	const char *dirs[2] = {env && *env ? env : NULL, dir};
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		bool seen = false;
+		char *name;
+
+		if (n <= 6 || de->d_name[0] == '.' || strcmp(de->d_name + n - 6, ".theme"))
+			continue;
+		name = xstrndup(de->d_name, n - 6);
+		for (size_t i = 0; i < names->n && !seen; i++)
+			seen = !strcmp(names->v[i], name);
+		if (!seen)
+			strvec_push(names, name);
+		free(name);
+	}
+	closedir(d);
+}
+
+struct theme *theme_find(const char *name, const char *const *dirs, size_t n_dirs, char **err)
+{
 	char *text = NULL, *path = NULL;
 	struct theme *t;
 
 	if (strchr(name, '/')) {
 		path = xstrdup(name);
 		text = read_file(path);
+		if (!text) {
+			*err = xasprintf("cannot read the theme file %s: %s", name, strerror(errno));
+			free(path);
+			return NULL;
+		}
 	} else {
-		for (int i = 0; i < 2 && !text; i++) {
-			if (!dirs[i])
-				continue;
+		for (size_t i = 0; i < n_dirs && !text; i++) {
 			free(path);
 			path = xasprintf("%s/%s.theme", dirs[i], name);
 			text = read_file(path);
 		}
 	}
 	if (!text) {
-		if (strcmp(name, "default") == 0) {
-			free(path);
-			return theme_builtin();
-		}
-		*err = xasprintf("theme \"%s\" not found%s%s", name, dir ? " in " : "",
-				 dir ? dir : "");
+		struct strbuf sb = STRBUF_INIT;
+		struct strvec names = STRVEC_INIT;
+		char *list;
+
 		free(path);
+		if (strcmp(name, "default") == 0)
+			return theme_builtin();
+		/* Say where it looked and what is there: a build tree, an install or
+		 * PEVTUI_THEMES that does not hold what was asked is then plain to see. */
+		strbuf_init(&sb);
+		strbuf_addf(&sb, "theme \"%s\" not found: looked for %s.theme in ", name, name);
+		for (size_t i = 0; i < n_dirs; i++) {
+			strbuf_addf(&sb, "%s%s", i ? ", " : "", dirs[i]);
+			themes_in(dirs[i], &names);
+		}
+		if (!n_dirs)
+			strbuf_adds(&sb, "no folder");
+		strvec_sort(&names);
+		list = strvec_join(&names, ", ");
+		if (names.n)
+			strbuf_addf(&sb, "; themes there: %s", list);
+		else
+			strbuf_adds(&sb, "; no themes there (set PEVTUI_THEMES to a folder of "
+					 "NAME.theme files)");
+		free(list);
+		strvec_clear(&names);
+		*err = strbuf_detach(&sb);
 		return NULL;
 	}
 	t = theme_parse(text, path, err);
 	free(text);
 	free(path);
 	return t;
+}
+
+struct theme *theme_load(const char *name, const char *dir, char **err)
+{
+	const char *env = getenv("PEVTUI_THEMES");
+	const char *dirs[3] = {NULL, NULL, NULL};
+	size_t n = 0;
+
+	if (env && *env)
+		dirs[n++] = env;
+	if (dir)
+		dirs[n++] = dir;
+	return theme_find(name, dirs, n, err);
+}
+
+/* The folder a path is in, resolved (links, "..") when it exists; caller frees. */
+static char *real_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = !slash	   ? xstrdup(".")
+		    : slash == path ? xstrdup("/")
+				    : xstrndup(path, (size_t)(slash - path));
+	char *real = realpath(dir, NULL);
+
+	if (!real)
+		return dir;
+	free(dir);
+	return real;
+}
+
+/* Adds `dir` to *out, resolved, unless it is there already. */
+static void add_dir(struct strvec *out, const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	const char *d = real ? real : dir;
+	bool seen = false;
+
+	for (size_t i = 0; i < out->n && !seen; i++)
+		seen = !strcmp(out->v[i], d);
+	if (!seen)
+		strvec_push(out, d);
+	free(real);
+}
+
+void theme_dirs(const char *exe, const char *builddir, const char *srcdir,
+		const char *installed, struct strvec *out)
+{
+	const char *env = getenv("PEVTUI_THEMES");
+	char self[4096];
+
+	if (env && *env)
+		add_dir(out, env);
+	if (!exe) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[n > 0 ? n : 0] = '\0';
+		exe = n > 0 ? self : NULL;
+	}
+	if (exe && builddir && srcdir) {
+		char *here = real_dir_of(exe), *build = realpath(builddir, NULL);
+
+		/* The program runs from the tree it was built in: its themes are the source
+		 * tree's, whatever is installed. */
+		if (!strcmp(here, build ? build : builddir)) {
+			char *themes = xasprintf("%s/themes", srcdir);
+
+			add_dir(out, themes);
+			free(themes);
+		}
+		free(build);
+		free(here);
+	}
+	if (installed)
+		add_dir(out, installed);
 }
 
 /* ---- the active theme (curses side) ---- */

@@ -6,6 +6,9 @@
 #define PEVTUI_THEME_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+struct strvec;
 
 enum theme_role {
 	THEME_NORMAL,
@@ -67,6 +70,22 @@ struct theme *theme_builtin(void);
  * NULL + *err (a sentence naming file and line) when missing or malformed.
  */
 struct theme *theme_load(const char *name, const char *dir, char **err);
+/*
+ * Loads a theme: `name` is a path when it contains '/', else NAME.theme in the first of
+ * the `n_dirs` folders `dirs` that has it. "default" falls back to the built-in theme. NULL
+ * + *err: a file's problem (naming file and line), or "not found" naming every folder
+ * looked in and the themes they hold.
+ */
+struct theme *theme_find(const char *name, const char *const *dirs, size_t n_dirs,
+			  char **err);
+/*
+ * The folders themes are looked for in, in order, appended to *out: $PEVTUI_THEMES; the
+ * source tree's themes (`srcdir`/themes) when the program `exe` (NULL: this process,
+ * /proc/self/exe) is in its build tree `builddir`; then `installed`. Any of builddir,
+ * srcdir, installed may be NULL. Folders that exist are given resolved, each once.
+ */
+void theme_dirs(const char *exe, const char *builddir, const char *srcdir,
+		const char *installed, struct strvec *out);
 /* Parses theme text (no file I/O); `origin` names it in errors. */
 struct theme *theme_parse(const char *text, const char *origin, char **err);
 void theme_free(struct theme *t); /* NULL ok */

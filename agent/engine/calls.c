@@ -12,6 +12,7 @@
 #include "budget.h"
 #include "bus.h"
 #include "cost.h"
+#include "requests.h"
 #include "result.h"
 #include "xalloc.h"
 
@@ -28,7 +29,37 @@ struct call_ctx {
 	enum llm_role role;
 	const char *step_id;
 	int attempt;
+	char *request; /* the kept request's name (llm.call's `request`), or NULL */
+	bool sent;     /* the provider showed the body it sends */
 };
+
+/* Keeps a request body in the run folder (requests.h) under the call's one name. */
+static void keep_request(struct call_ctx *c, const char *body, size_t len)
+{
+	char *err = NULL, *why;
+
+	if (!c->request)
+		c->request = requests_name(c->e->requests, llm_role_name(c->role), c->step_id,
+					   c->attempt);
+	if (c->request && !requests_write(c->e->requests, c->request, body, len, &err)) {
+		free(c->request);
+		c->request = NULL;
+	}
+	free(err);
+	why = requests_take_notice(c->e->requests);
+	if (why)
+		bus_notice(c->e->bus, "warn", c->step_id, "%s", why);
+	free(why);
+}
+
+/* Each body built replaces the last: the last one is what went out. */
+static void on_request(void *ctx, const char *body, size_t len)
+{
+	struct call_ctx *c = ctx;
+
+	c->sent = true;
+	keep_request(c, body, len);
+}
 
 static void on_delta(void *ctx, const char *text, size_t len)
 {
@@ -122,8 +153,8 @@ static bool reserve(struct pev *e, double est, const atomic_bool *cancel)
 int engine_call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
 		      const atomic_bool *cancel, char **err)
 {
-	struct call_ctx cc = {e, req->role, req->step_id, req->attempt};
-	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel};
+	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, NULL, false};
+	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request};
 	long t0;
 	int rc;
 	bool known = false, est_known;
@@ -138,6 +169,15 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		return PROVIDER_CANCELLED;
 	t0 = engine_now_ms();
 	rc = provider_complete(e->prov[req->role], req, &hooks, out, err);
+	if (!cc.sent &&
+	    (cc.request = requests_name(e->requests, llm_role_name(req->role), req->step_id,
+					req->attempt))) {
+		/* A provider that sends nothing (simulated): the request as the engine built it. */
+		char *body = requests_body_of(req);
+
+		keep_request(&cc, body, strlen(body));
+		free(body);
+	}
 	if (rc == PROVIDER_OK) {
 		cost = cost_of_call(req->model, &out->usage, &known);
 		if (!out->latency_ms)
@@ -177,6 +217,9 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		cJSON_AddStringToObject(f, "stop_reason", out->stop_reason);
 	if (rc == PROVIDER_ERROR)
 		cJSON_AddStringToObject(f, "error", *err ? *err : "model call failed");
+	if (cc.request)
+		cJSON_AddStringToObject(f, "request", cc.request);
+	free(cc.request);
 	bus_publish(e->bus, EV_LLM_CALL, f);
 
 	if (rc == PROVIDER_OK) {
@@ -219,6 +262,14 @@ void *engine_ask_and_read(struct pev *e, struct llm_request *req, char *prompt,
 			break;
 		}
 		out = read(ctx, res.text, round == 1, why);
+		if (!out && *why && llm_stop_is_cutoff(res.stop_reason)) {
+			/* Not a malformed answer: a cut one. Say so, to the model too. */
+			char *cut = xasprintf("it was cut off at the output token limit (stop reason "
+					      "\"%s\"), so %s; write a shorter answer",
+					      res.stop_reason, *why);
+			free(*why);
+			*why = cut;
+		}
 		if (!out && round == 0) {
 			bus_notice(e->bus, "warn", req->step_id,
 				   "the %s's answer cannot be used (%s); asking it once to fix it",

@@ -22,8 +22,10 @@
 #include "strbuf.h"
 
 struct budget;
+struct requests;
 struct cJSON;
 struct journal;
+struct shell_ask;
 struct verdict;
 
 #define MAX_TOOL_ROUNDS 8
@@ -115,6 +117,11 @@ struct job {
 	bool shell_waiting, shell_answered;
 	enum gate_decision shell_decision;
 	char *shell_command;     /* in: asked; out: the command to run (maybe edited) */
+	struct shell_ask_copy {  /* in: what the gate shows besides the command */
+		char *cwd, *allow_prefix, *allow_why;
+		int timeout_s;
+	} shell_ask;
+	const char *shell_how;   /* out: how the gate let it through (tool.result approval) */
 
 	/* JOB_PLAN */
 	enum llm_purpose purpose;
@@ -172,6 +179,7 @@ struct pev {
 	int max_retries, max_replans;
 	double threshold, chaos;
 	struct strvec shell_allow;
+	struct strvec shell_run_allow; /* exact commands the operator allowed for the run */
 	struct strvec http_allow_hosts;
 	int shell_timeout_s;
 	size_t http_max_bytes;
@@ -225,6 +233,7 @@ struct pev {
 	pthread_mutex_t acct;
 	struct role_usage usage[ROLE__COUNT];
 	struct budget *budget;
+	struct requests *requests; /* the request bodies kept in the run folder (any thread) */
 
 	/* the inbox (lock) */
 	pthread_t thread;
@@ -290,10 +299,30 @@ bool gates_enabled(const struct pev *e, enum gate_kind k);
 /* An answer for gate `id` (operator or policy): publishes gate.decision and continues. */
 void gates_decide(struct pev *e, unsigned long id, enum gate_decision d, const char *by,
 		  const char *reason, const char *json);
+/* The same, naming how a shell gate let its command through (tool.result's `approval`;
+ * NULL: from d and by, as gates_decide does). */
+void gates_decide_how(struct pev *e, unsigned long id, enum gate_decision d, const char *by,
+		      const char *reason, const char *json, const char *how);
 /* Withdraws an open gate (its question no longer stands). */
 void gates_withdraw(struct pev *e, unsigned long id, const char *reason);
 void gates_withdraw_all(struct pev *e, const char *reason);
 struct egate *gates_find(struct pev *e, unsigned long id);
+
+/* shell_gate.c */
+/* The gate.open fields of a shell gate for job j's command (taken by the caller), or
+ * NULL when the operator allowed that exact command for the rest of the run. */
+struct cJSON *shellgate_payload(struct pev *e, struct job *j);
+/* An answer's JSON asks to allow the command for the rest of the run ({"remember":true}). */
+bool shellgate_wants_remember(const char *json);
+/* The command job j waits at its shell gate with (caller frees). */
+char *shellgate_command(struct pev *e, struct job *j);
+/* tool.result's `approval` for a shell gate answered d by `by` (static string). */
+const char *shellgate_how(enum gate_decision d, const char *by);
+/* Allows cmd for the rest of the run (no gate, no event; --resume uses it). */
+void shellgate_allow_for_run(struct pev *e, const char *cmd);
+/* The operator allowed cmd for the rest of the run: from now on it skips the gate, and
+ * open shell gates for the same command are approved. */
+void shellgate_remember(struct pev *e, const char *cmd);
 
 /* planning.c */
 void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */
@@ -330,14 +359,16 @@ void job_free(struct job *j);
 void job_cancel(struct pev *e, struct job *j);
 void pool_cancel_all(struct pev *e, bool steps_only);
 void pool_cancel_step(struct pev *e, const char *step_id);
-/* The engine's answer to a job waiting at its shell gate. */
-void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const char *json);
+/* The engine's answer to a job waiting at its shell gate; `how` (static) is how the
+ * gate let the command through or not, for tool.result's `approval`. */
+void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const char *json,
+		     const char *how);
 /* A job for the next attempt of step i (the engine has counted the attempt). */
 struct job *job_new_step(struct pev *e, size_t i);
 /* One attempt: execute with tools, verify (deterministic, then the model). */
 void job_run_step(struct job *j);
 /* A step job asks the shell gate and waits for its own answer (only it waits). */
-bool job_confirm_shell(struct job *j, char **command);
+bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *ask);
 
 /* verify.c */
 struct exec_result;

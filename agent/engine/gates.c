@@ -49,7 +49,7 @@ static void allow_answers(struct pev *e, unsigned long id, bool allow)
 
 static void publish_decision(struct pev *e, const struct egate *g, const char *decision,
 			     const char *by, const char *reason, const char *edited,
-			     double budget_usd)
+			     double budget_usd, const char *remember)
 {
 	cJSON *f = cJSON_CreateObject();
 
@@ -72,6 +72,11 @@ static void publish_decision(struct pev *e, const struct egate *g, const char *d
 	}
 	if (budget_usd > 0)
 		cJSON_AddNumberToObject(f, "budget_usd", budget_usd);
+	if (remember) {
+		/* Allowed for the rest of the run: the fold (and --resume) keeps the command. */
+		cJSON_AddBoolToObject(f, "remember", true);
+		cJSON_AddStringToObject(f, "command", remember);
+	}
 	bus_publish(e->bus, EV_GATE_DECISION, f);
 }
 
@@ -106,7 +111,7 @@ static double new_cap(struct pev *e, const char *json)
 }
 
 static void run_continuation(struct pev *e, const struct egate *g, enum gate_decision d,
-			     const char *json)
+			     const char *how, const char *json)
 {
 	int i = g->step_id && e->plan ? plan_find(e->plan, g->step_id) : -1;
 
@@ -127,7 +132,7 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 			engine_end(e, PEV_EXIT_ABORTED, "a shell command of step %s was rejected",
 				   g->step_id ? g->step_id : "?");
 		if (g->job)
-			job_shell_reply(e, g->job, d, json);
+			job_shell_reply(e, g->job, d, json, how);
 		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
 		    e->phase != PH_ENDING)
 			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its shell command was %s",
@@ -150,23 +155,35 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 void gates_decide(struct pev *e, unsigned long id, enum gate_decision d, const char *by,
 		  const char *reason, const char *json)
 {
+	gates_decide_how(e, id, d, by, reason, json, NULL);
+}
+
+void gates_decide_how(struct pev *e, unsigned long id, enum gate_decision d, const char *by,
+		      const char *reason, const char *json, const char *how)
+{
 	struct egate g;
 	double cap = 0;
+	char *remember = NULL;
 
 	if (!take_gate(e, id, &g))
 		return;
 	/* Skipping is not an answer to every gate. */
-	if (d == GATE_SKIP && (g.kind == GATE_PLAN || g.kind == GATE_BUDGET))
+	if (d == GATE_SKIP && !gate_kind_can_skip(g.kind))
 		d = GATE_APPROVE;
 	if (g.kind == GATE_BUDGET && d == GATE_APPROVE)
 		cap = new_cap(e, json);
+	if (g.kind == GATE_SHELL && d == GATE_APPROVE && g.job && shellgate_wants_remember(json))
+		remember = shellgate_command(e, g.job);
 	publish_decision(e, &g, gate_decision_name(d), by, reason,
-			 g.kind == GATE_SHELL && d == GATE_EDIT ? json : NULL, cap);
+			 g.kind == GATE_SHELL && d == GATE_EDIT ? json : NULL, cap, remember);
 	if (g.kind == GATE_BUDGET && d == GATE_APPROVE)
 		bus_notice(e->bus, "info", NULL, "budget raised to $%.4f ($%.4f spent)", cap,
 			   budget_spent(e->budget));
-	run_continuation(e, &g, d, json);
+	run_continuation(e, &g, d, how ? how : shellgate_how(d, by), json);
 	free(g.step_id);
+	if (remember)
+		shellgate_remember(e, remember);
+	free(remember);
 }
 
 unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, unsigned gen,
@@ -230,12 +247,12 @@ void gates_withdraw(struct pev *e, unsigned long id, const char *reason)
 
 	if (!take_gate(e, id, &g))
 		return;
-	publish_decision(e, &g, "withdrawn", "engine", reason, NULL, 0);
+	publish_decision(e, &g, "withdrawn", "engine", reason, NULL, 0, NULL);
 	i = g.step_id && e->plan ? plan_find(e->plan, g.step_id) : -1;
 	if (i >= 0 && e->st[i].gate_id == g.id)
 		e->st[i].gate_id = 0;
 	if (g.kind == GATE_SHELL && g.job)
-		job_shell_reply(e, g.job, GATE_SKIP, NULL);
+		job_shell_reply(e, g.job, GATE_SKIP, NULL, "withdrawn");
 	if (g.kind == GATE_BUDGET)
 		e->budget_gate_open = false;
 	free(g.step_id);

@@ -21,6 +21,7 @@
 #include "journal.h"
 #include "jsonx.h"
 #include "report.h"
+#include "requests.h"
 #include "runlock.h"
 #include "sandbox.h"
 #include "settings.h"
@@ -299,6 +300,8 @@ static void publish_command(struct pev *e, const char *command, const char *step
 		double b = json_budget(json);
 		if (b >= 0 && (!strcmp(command, "budget") || !strcmp(command, "approve")))
 			cJSON_AddNumberToObject(f, "budget_usd", b);
+		else if (!strcmp(command, "approve") && shellgate_wants_remember(json))
+			cJSON_AddBoolToObject(f, "remember", true);
 		else if (j)
 			cJSON_AddItemToObject(f, "edited", j), j = NULL;
 		else
@@ -533,17 +536,18 @@ void engine_step(struct pev *e, struct msg *m)
 		cJSON *payload;
 
 		if (atomic_load(&j->cancel) || e->phase == PH_ENDING || e->phase == PH_ENDED) {
-			job_shell_reply(e, j, GATE_REJECT, NULL);
+			job_shell_reply(e, j, GATE_REJECT, NULL, "cancelled");
 			break;
 		}
 		if (!gates_enabled(e, GATE_SHELL)) {
-			job_shell_reply(e, j, GATE_APPROVE, NULL);
+			job_shell_reply(e, j, GATE_APPROVE, NULL, "gate_off");
 			break;
 		}
-		payload = cJSON_CreateObject();
-		pthread_mutex_lock(&e->pool_lock);
-		cJSON_AddStringToObject(payload, "command", j->shell_command);
-		pthread_mutex_unlock(&e->pool_lock);
+		payload = shellgate_payload(e, j);
+		if (!payload) {
+			job_shell_reply(e, j, GATE_APPROVE, NULL, "allowed_for_run");
+			break;
+		}
 		cJSON_AddItemToObject(payload, "step", plan_step_to_json(&j->step));
 		/* Its clock stops while the operator reads the command. */
 		if (i >= 0 && e->st[i].gen == j->gen)
@@ -658,6 +662,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->inbox_tail = &e->inbox;
 	e->queue_tail = &e->queue;
 	e->budget = budget_new(s->budget_usd, 0);
+	e->requests = requests_open(e->run_dir, s->keep_requests, 0);
 	atomic_init(&e->aborting, false);
 	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL) ||
 	    pthread_mutex_init(&e->acct, NULL) || pthread_mutex_init(&e->pool_lock, NULL) ||
@@ -767,12 +772,14 @@ void pev_free(struct pev *e)
 	for (int r = 0; r < ROLE__COUNT; r++)
 		free(e->models[r]);
 	strvec_clear(&e->shell_allow);
+	strvec_clear(&e->shell_run_allow);
 	strvec_clear(&e->http_allow_hosts);
 	journal_close(e->journal);
 	runlock_release(e->lock_fd);
 	if (e->ws_fd >= 0)
 		close(e->ws_fd);
 	budget_free(e->budget);
+	requests_close(e->requests);
 	free(e->threads);
 	free(e->task);
 	free(e->scenario);

@@ -57,9 +57,11 @@ void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
 /*
  * Answers the open gate `gate_id` (any thread). `json` (copied, may be NULL) goes with
  * GATE_EDIT at a shell gate ({"command": "…"} or a JSON string: the command that runs
- * instead) and with GATE_APPROVE at a budget gate ({"budget_usd": N}, the new cap;
- * without it the cap grows by half). false when no such gate is open (answered
- * elsewhere, withdrawn, or never opened); the first answer wins.
+ * instead), with GATE_APPROVE at a shell gate ({"remember": true}: allow this exact
+ * command for the rest of the run) and with GATE_APPROVE at a budget gate
+ * ({"budget_usd": N}, the new cap; without it the cap grows by half). false when no
+ * such gate is open (answered elsewhere, withdrawn, or never opened); the first answer
+ * wins.
  */
 bool pev_answer(struct pev *e, unsigned long gate_id, enum gate_decision d, const char *json);
 

@@ -173,6 +173,18 @@ bool rebuild_from_journal(struct pev *e, char **err)
 	}
 	e->reopen_on_start = rs.ended;
 	e->resume_summary = summary(&kept, &again, e->proposal != NULL);
+	/* Commands the operator allowed for the rest of the run are not allowed again from
+	 * the journal: a run folder may come from elsewhere, and a journal never widens what
+	 * a run may do (restore.h). They ask at the gate once more; the summary says so. */
+	if (rs.shell_allowed.n) {
+		char *with = xasprintf("%s; %zu shell command%s allowed for the run before the stop "
+				       "ask%s at the gate again",
+				       e->resume_summary, rs.shell_allowed.n,
+				       rs.shell_allowed.n == 1 ? "" : "s",
+				       rs.shell_allowed.n == 1 ? "s" : "");
+		free(e->resume_summary);
+		e->resume_summary = with;
+	}
 out:
 	strvec_clear(&kept);
 	strvec_clear(&again);

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "attempts.h"
 #include "budget.h"
 #include "bus.h"
 #include "jsonx.h"
@@ -49,6 +50,9 @@ void job_free(struct job *j)
 	free(j->output_json);
 	free(j->failure);
 	free(j->shell_command);
+	free(j->shell_ask.cwd);
+	free(j->shell_ask.allow_prefix);
+	free(j->shell_ask.allow_why);
 	free(j->prompt);
 	plan_free(j->plan);
 	free(j->why);
@@ -178,12 +182,14 @@ void pool_stop(struct pev *e)
 
 /* --------------------------------------------------------------- the shell */
 
-void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const char *json)
+void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const char *json,
+		     const char *how)
 {
 	pthread_mutex_lock(&e->pool_lock);
 	if (j->shell_waiting && !j->shell_answered) {
 		j->shell_answered = true;
 		j->shell_decision = d;
+		j->shell_how = how;
 		if (d == GATE_EDIT && json) {
 			cJSON *o = cJSON_Parse(json);
 			const char *c = cJSON_IsString(o) ? o->valuestring : jsonx_str(o, "command");
@@ -201,7 +207,7 @@ void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const c
 /* The shell gate, asked by the step's own job: only this job waits for the operator.
  * Approve runs the command, edit runs the edited one, skip refuses it (the model is told),
  * reject aborts the run; a cancelled job runs nothing. */
-bool job_confirm_shell(struct job *j, char **command)
+bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *ask)
 {
 	struct pev *e = j->e;
 	struct msg *m = xcalloc(1, sizeof(*m));
@@ -210,6 +216,14 @@ bool job_confirm_shell(struct job *j, char **command)
 	pthread_mutex_lock(&e->pool_lock);
 	free(j->shell_command);
 	j->shell_command = xstrdup(*command);
+	free(j->shell_ask.cwd);
+	free(j->shell_ask.allow_prefix);
+	free(j->shell_ask.allow_why);
+	j->shell_ask.cwd = xstrdup(ask ? ask->cwd : NULL);
+	j->shell_ask.allow_prefix = xstrdup(ask ? ask->allow_prefix : NULL);
+	j->shell_ask.allow_why = xstrdup(ask ? ask->allow_why : NULL);
+	j->shell_ask.timeout_s = ask ? ask->timeout_s : 0;
+	j->shell_how = NULL;
 	j->shell_waiting = true;
 	j->shell_answered = false;
 	pthread_mutex_unlock(&e->pool_lock);
@@ -230,9 +244,9 @@ bool job_confirm_shell(struct job *j, char **command)
 	return (d == GATE_APPROVE || d == GATE_EDIT) && !atomic_load(&j->cancel);
 }
 
-static bool confirm_shell(void *ctx, char **command)
+static bool confirm_shell(void *ctx, char **command, const struct shell_ask *ask)
 {
-	return job_confirm_shell(ctx, command);
+	return job_confirm_shell(ctx, command, ask);
 }
 
 /* ------------------------------------------------------------- step jobs */
@@ -320,6 +334,73 @@ static void on_tool_retry(void *ctx, const char *tool, int attempt, int max, lon
 	bus_publish(j->e->bus, EV_NOTICE, f);
 }
 
+/* The output a tool.result keeps of a shell command: all of it up to this, else its
+ * head and its tail (the model got up to TOOL_MAX_OUTPUT). */
+#define SHELL_OUTPUT_JOURNAL (16 * 1024)
+
+/* Where n bytes into s may be cut without splitting a UTF-8 character (backwards). */
+static size_t utf8_floor(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+static cJSON *bounded_output(const char *text)
+{
+	size_t n = strlen(text), half = SHELL_OUTPUT_JOURNAL / 2, head, tail;
+	cJSON *v;
+	char *cut;
+
+	if (n <= SHELL_OUTPUT_JOURNAL)
+		return cJSON_CreateString(text);
+	head = utf8_floor(text, half);
+	tail = utf8_floor(text, n - half);
+	cut = xasprintf("%.*s\n[… %zu bytes of output not journaled …]\n%s", (int)head, text,
+			tail - head, text + tail);
+	v = cJSON_CreateString(cut);
+	free(cut);
+	return v;
+}
+
+/* run_shell's own fields of tool.result: the command that ran, how the gate let it
+ * through, its exit status (null unless it exited by itself), duration and output. */
+static void add_shell_fields(cJSON *f, const struct shell_run *sr, const char *how)
+{
+	if (!sr->command)
+		return;
+	cJSON_AddStringToObject(f, "command", sr->command);
+	if (sr->allow_listed)
+		how = "allow_list";
+	if (how)
+		cJSON_AddStringToObject(f, "approval", how);
+	cJSON_AddBoolToObject(f, "ran", sr->ran);
+	if (!sr->ran)
+		return;
+	if (sr->exit_status >= 0)
+		cJSON_AddNumberToObject(f, "exit_status", sr->exit_status);
+	else
+		cJSON_AddNullToObject(f, "exit_status");
+	if (sr->signal)
+		cJSON_AddNumberToObject(f, "signal", sr->signal);
+	if (sr->timed_out)
+		cJSON_AddBoolToObject(f, "timed_out", true);
+	cJSON_AddNumberToObject(f, "duration_ms", (double)sr->duration_ms);
+	if (sr->output)
+		cJSON_AddItemToObject(f, "output", bounded_output(sr->output));
+}
+
+/* The whole output of tool call k, kept in the run folder for the operator (the event
+ * holds a summary): tool.result's `output_file`. */
+static void keep_output(struct job *j, int attempt, int k, const struct strbuf *out, cJSON *f)
+{
+	char *rel = attempts_keep_output(j->e->run_dir, j->step.id, attempt, k, out->buf, out->len);
+
+	if (rel)
+		cJSON_AddStringToObject(f, "output_file", rel);
+	free(rel);
+}
+
 static void run_tool(struct job *j, int attempt, const struct llm_tool_call *call,
 		     struct llm_tool_result *res, struct attempt_log *log)
 {
@@ -341,9 +422,11 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	cJSON *f = cJSON_CreateObject();
+	struct shell_run shell = {.exit_status = -1};
 	bool ok = false;
 	char *summary;
 
+	env.shell_run = &shell;
 	strbuf_init(&out);
 	cJSON_AddStringToObject(f, "step_id", step_id);
 	cJSON_AddNumberToObject(f, "attempt", attempt);
@@ -369,6 +452,10 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	cJSON_AddBoolToObject(f, "ok", ok);
 	cJSON_AddStringToObject(f, "summary", summary);
 	cJSON_AddNumberToObject(f, "bytes", (double)out.len);
+	/* The job's reply fields were written under pool_lock before the tool woke. */
+	add_shell_fields(f, &shell, j->shell_how);
+	tool_shell_run_release(&shell);
+	keep_output(j, attempt, (int)log->n, &out, f);
 	bus_publish(e->bus, EV_TOOL_RESULT, f);
 
 	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
@@ -417,7 +504,10 @@ struct job *job_new_step(struct pev *e, size_t i)
 
 /* The executor's tool loop for one attempt. The final text (caller frees), or NULL when
  * the call was cancelled or failed (then *err may hold the provider's sentence). */
-static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log, char **err)
+/* The executor's final answer (NULL when cancelled or failed: *err), and in *cut_off
+ * whether the server said it was cut at the output token limit. */
+static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log, bool *cut_off,
+			     char **err)
 {
 	struct pev *e = j->e;
 	const struct plan_step *step = &j->step;
@@ -449,6 +539,7 @@ static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log
 			break;
 		}
 		if (!res.n_calls || round == MAX_TOOL_ROUNDS) {
+			*cut_off = llm_stop_is_cutoff(res.stop_reason);
 			final = res.text ? res.text : xstrdup("");
 			res.text = NULL;
 			llm_response_release(&res);
@@ -510,6 +601,7 @@ void job_run_step(struct job *j)
 	char *text, *perr = NULL, *err = NULL;
 	size_t not_judged = (size_t)-1;
 	int attempt = j->attempt;
+	bool cut_off = false;
 	cJSON *f;
 
 	if (atomic_load(&j->cancel)) {
@@ -517,7 +609,7 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
-	text = execute_attempt(j, attempt, &log, &err);
+	text = execute_attempt(j, attempt, &log, &cut_off, &err);
 	if (!text) {
 		attempt_log_release(&log);
 		j->outcome = err ? OUT_ERROR : OUT_CANCELLED;
@@ -525,6 +617,14 @@ void job_run_step(struct job *j)
 		return;
 	}
 	r = exec_result_parse(text, &perr);
+	if (!r && cut_off) {
+		/* The critique tells the next attempt why: it ran out of room, not of sense. */
+		char *cut = xasprintf("the answer was cut off at the output token limit, so %s; "
+				      "write a shorter final answer",
+				      perr);
+		free(perr);
+		perr = cut;
+	}
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "step_id", id);
 	cJSON_AddNumberToObject(f, "attempt", attempt);
@@ -532,6 +632,9 @@ void job_run_step(struct job *j)
 		cJSON_AddItemToObject(f, "result", parse_or_string(r->json));
 	else
 		cJSON_AddStringToObject(f, "result", text);
+	/* Copies first: whoever reads step.output finds the attempt's artifacts kept. */
+	if (r)
+		attempts_keep_artifacts(e->run_dir, e->ws_fd, id, attempt, &r->artifacts);
 	bus_publish(e->bus, EV_STEP_OUTPUT, f);
 	if (r) {
 		cJSON *ro = cJSON_Parse(r->json);

@@ -15,6 +15,25 @@ const char *llm_role_name(enum llm_role r)
 	return (r >= 0 && r < ROLE__COUNT) ? role_names[r] : "unknown";
 }
 
+bool llm_stop_is_cutoff(const char *stop_reason)
+{
+	/* Anthropic: max_tokens; OpenAI and the compatible servers: length; the Responses
+	 * API and some proxies: max_output_tokens. */
+	static const char *const cut[] = {"max_tokens", "length", "max_output_tokens"};
+
+	for (size_t i = 0; stop_reason && i < sizeof(cut) / sizeof(cut[0]); i++)
+		if (!strcmp(stop_reason, cut[i]))
+			return true;
+	return false;
+}
+
+bool llm_stop_notable(const char *stop_reason)
+{
+	return llm_stop_is_cutoff(stop_reason) ||
+	       (stop_reason && (!strcmp(stop_reason, "content_filter") ||
+				!strcmp(stop_reason, "refusal")));
+}
+
 int llm_role_from_name(const char *s)
 {
 	for (int i = 0; s && i < ROLE__COUNT; i++)

@@ -22,6 +22,12 @@ enum llm_purpose {
 };
 
 const char *llm_role_name(enum llm_role r);       /* "planner" "executor" "verifier" */
+/* True when a stop reason says the answer was cut off at the output token limit
+ * ("length", "max_tokens", …): text that cannot be read is then cut, not malformed. */
+bool llm_stop_is_cutoff(const char *stop_reason);
+/* True for a stop reason worth telling the operator: a cut-off, or a server's refusal or
+ * content filter — not the normal end of an answer or a tool call. */
+bool llm_stop_notable(const char *stop_reason);
 int llm_role_from_name(const char *s);
 const char *llm_purpose_name(enum llm_purpose p); /* "plan" "replan" "execute" … */
 
@@ -81,7 +87,7 @@ struct llm_response {
 	char *text;              /* all text blocks joined; "" when none */
 	struct llm_tool_call *calls;
 	size_t n_calls;
-	char *stop_reason;
+	char *stop_reason;       /* as the server named it; NULL when none was sent */
 	struct llm_usage usage;
 	int http_status;         /* 0 for the simulated provider */
 	long latency_ms;
@@ -97,6 +103,10 @@ struct llm_hooks {
 			 const char *reason);
 	/* Set by the engine to cancel the call (abort, edit); checked at least every 200 ms. */
 	const atomic_bool *cancel;
+	/* The request body about to be sent (again for each body built; the last is what went
+	 * out). Never given headers, so never a key. Providers that send nothing never call
+	 * it. */
+	void (*on_request)(void *ctx, const char *body, size_t len);
 };
 
 enum { PROVIDER_OK = 0, PROVIDER_ERROR = -1, PROVIDER_CANCELLED = -2 };

@@ -266,6 +266,8 @@ int phttp_complete(struct phttp *h, struct llm_response *out, char **err)
 		body = h->wire->build_body(h->ctx);
 		hc.body = body;
 		hc.body_len = strlen(body);
+		if (h->hooks && h->hooks->on_request)
+			h->hooks->on_request(h->hooks->ctx, body, hc.body_len);
 		free(e);
 		e = NULL;
 		rc = http_perform(&hc, &h->cf->opt, h->hooks, &st, &e);

@@ -242,6 +242,7 @@ void fold_release(struct run_state *rs)
 	for (size_t i = 0; i < rs->n_gates; i++)
 		gate_release(&rs->gates[i]);
 	free(rs->gates);
+	strvec_clear(&rs->shell_allowed);
 	free(rs->answer);
 	free(rs->end_status);
 	free(rs->end_reason);
@@ -772,6 +773,17 @@ static void gate_remove(struct run_state *rs, size_t i)
 	rs->n_gates--;
 }
 
+/* An exact command allowed for the rest of the run (once, in the order allowed). */
+static void shell_allow_add(struct run_state *rs, const char *cmd)
+{
+	if (!cmd || !*cmd)
+		return;
+	for (size_t i = 0; i < rs->shell_allowed.n; i++)
+		if (!strcmp(rs->shell_allowed.v[i], cmd))
+			return;
+	strvec_push(&rs->shell_allowed, cmd);
+}
+
 static void on_gate_decision(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
@@ -790,6 +802,9 @@ static void on_gate_decision(struct ctx *c)
 	if (kind == GATE_BUDGET && jis(c->o, "decision", "approve") &&
 	    jnum(c->o, "budget_usd", &b) && b > 0)
 		rs->budget_usd = b;
+	if (kind == GATE_SHELL && jis(c->o, "decision", "approve") &&
+	    jbool(c->o, "remember", false))
+		shell_allow_add(rs, jstr(c->o, "command"));
 }
 
 void fold_forget_gates(struct run_state *rs)

@@ -120,6 +120,9 @@ struct run_state {
 	size_t n_gates, cap_gates;
 	unsigned long max_gate_id;
 	int gates_opened[GATE__COUNT]; /* gate.open seen per kind, over the whole run */
+	/* Exact shell commands the operator allowed for the rest of the run (gate.decision
+	 * approve with `remember`), oldest first, each once: --resume allows them again. */
+	struct strvec shell_allowed;
 
 	struct fusage roles[3];   /* planner, executor, verifier */
 	double spent_usd;         /* known prices only */

@@ -14,8 +14,11 @@
 
 #include "events.h"
 #include "fold.h"
+#include "gate.h"
 #include "journal.h"
 #include "jsonx.h"
+#include "report_audit.h"
+#include "report_replans.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -42,6 +45,8 @@ struct report {
 	struct strbuf gates;
 	struct strbuf notices;
 	char *last_type;
+	struct audit *audit; /* times, tool calls, edits, budget (report_audit.h) */
+	struct report_replans *replans; /* each replan and its diff (report_replans.h) */
 };
 
 static const char *const role_names[3] = {"planner", "executor", "verifier"};
@@ -184,20 +189,67 @@ static void on_step_end(struct report *r, const char *sid, const cJSON *o)
 	            reused ? " (result reused from an earlier plan)" : "");
 }
 
+/* Every tool call with its params in short and how it ended. A shell command that ran is
+ * told by on_shell_result (the command as it ran), so it is not told twice. */
 static void on_tool_result(struct report *r, const char *sid, const cJSON *o)
 {
-	bool ok = true;
-	double attempt = 0;
+	bool ran = false;
+
+	if (jsonx_str(o, "command") && jsonx_bool(o, "ran", &ran) && ran)
+		return;
+	audit_tool_line(r->audit, &step_get(r, sid)->text, o);
+}
+
+/* Inline code for any text: a fence longer than any run of backticks in it. */
+static void add_code(struct strbuf *sb, const char *s)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	size_t run = 0, longest = 0;
+
+	add_clean(&tmp, s, true);
+	for (const char *p = tmp.buf; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	for (size_t i = 0; i <= longest; i++)
+		strbuf_addc(sb, '`');
+	strbuf_adds(sb, " ");
+	strbuf_adds(sb, tmp.buf);
+	strbuf_adds(sb, " ");
+	for (size_t i = 0; i <= longest; i++)
+		strbuf_addc(sb, '`');
+	strbuf_release(&tmp);
+}
+
+/* A shell command as it ran (tool.result of run_shell): the command after any edit, its
+ * exit status, its duration and how the gate let it through. */
+static void on_shell_result(struct report *r, const char *sid, const cJSON *o)
+{
+	const char *cmd = jsonx_str(o, "command");
+	const char *how = gate_shell_approval_words(jsonx_str(o, "approval"));
+	double attempt = 0, v;
+	bool ran = false, timed_out = false;
 	struct step_log *s;
 
-	if (!jsonx_bool(o, "ok", &ok) || ok)
-		return; /* only failures matter in a report */
+	if (!cmd || !jsonx_bool(o, "ran", &ran) || !ran)
+		return;
 	s = step_get(r, sid);
 	jsonx_num(o, "attempt", &attempt);
-	strbuf_addf(&s->text, "- Attempt %.0f: tool ", attempt);
-	add_clean(&s->text, str_or(o, "tool", "?"), true);
-	strbuf_adds(&s->text, " failed: ");
-	add_clean(&s->text, str_or(o, "summary", ""), true);
+	strbuf_addf(&s->text, "- Attempt %.0f: shell ", attempt);
+	add_code(&s->text, cmd);
+	if (jsonx_num(o, "exit_status", &v))
+		strbuf_addf(&s->text, " — exit status %.0f", v);
+	else if (jsonx_num(o, "signal", &v))
+		strbuf_addf(&s->text, " — killed by signal %.0f", v);
+	else if (jsonx_bool(o, "timed_out", &timed_out) && timed_out)
+		strbuf_adds(&s->text, " — stopped at its time limit");
+	else
+		strbuf_adds(&s->text, " — stopped");
+	if (jsonx_num(o, "duration_ms", &v))
+		strbuf_addf(&s->text, " after %.1f s", v / 1000.0);
+	if (how)
+		strbuf_addf(&s->text, " (%s)", how);
 	strbuf_adds(&s->text, "\n");
 }
 
@@ -205,6 +257,7 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 {
 	const char *sid = jsonx_str(o, "step_id");
 	const char *reason = jsonx_str(o, "reason");
+	bool remember = false;
 
 	strbuf_adds(&r->gates, "- ");
 	add_clean(&r->gates, str_or(o, "gate", "unknown"), true);
@@ -220,6 +273,10 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 	if (reason && *reason) {
 		strbuf_adds(&r->gates, " — ");
 		add_clean(&r->gates, reason, true);
+	}
+	if (jsonx_bool(o, "remember", &remember) && remember && jsonx_str(o, "command")) {
+		strbuf_adds(&r->gates, " — allowed for the rest of the run: ");
+		add_code(&r->gates, jsonx_str(o, "command"));
 	}
 	strbuf_adds(&r->gates, "\n");
 	if (sid) {
@@ -282,6 +339,8 @@ static bool visit(void *ctx, const struct event *ev)
 	if (!o)
 		return true; /* journal_load parsed it already; cannot happen */
 	fold_apply_json(&r->rs, (int)ev->type, o);
+	audit_apply(r->audit, (int)ev->type, o);
+	report_replans_apply(r->replans, &r->rs, (int)ev->type, o);
 	free(r->last_type);
 	r->last_type = xstrdup(event_type_name(ev->type));
 	switch (ev->type) {
@@ -308,6 +367,8 @@ static bool visit(void *ctx, const struct event *ev)
 		break;
 	case EV_TOOL_RESULT:
 		if (sid)
+			on_shell_result(r, sid, o);
+		if (sid)
 			on_tool_result(r, sid, o);
 		break;
 	case EV_STEP_EDIT:
@@ -317,9 +378,15 @@ static bool visit(void *ctx, const struct event *ev)
 			strbuf_adds(&s->text, "- Edited by ");
 			add_clean(&s->text, str_or(o, "by", "operator"), true);
 			strbuf_adds(&s->text, "\n");
+			audit_step_edit_lines(&s->text, "  ",
+					      cJSON_GetObjectItemCaseSensitive(o, "before"),
+					      cJSON_GetObjectItemCaseSensitive(o, "after"));
 		}
 		break;
-	case EV_GATE_DECISION: on_gate_decision(r, o); break;
+	case EV_GATE_DECISION:
+		on_gate_decision(r, o);
+		audit_gate_line(r->audit, &r->gates, o);
+		break;
 	case EV_LLM_CALL: on_llm_call(r, o); break;
 	case EV_NOTICE: on_notice(r, o); break;
 	default: break;
@@ -436,7 +503,9 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 				strbuf_adds(sb, " — ");
 				add_clean(sb, st->name, true);
 			}
-			strbuf_addf(sb, "\n\n%s\n", r->steps[i].text.buf);
+			strbuf_adds(sb, "\n\n");
+			audit_render_step(r->audit, sb, st->id);
+			strbuf_addf(sb, "%s\n", r->steps[i].text.buf);
 		}
 	}
 	for (size_t i = 0; i < r->n_steps; i++) {
@@ -448,7 +517,9 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 			strbuf_adds(sb, " — ");
 			add_clean(sb, r->steps[i].name, true);
 		}
-		strbuf_addf(sb, " (not in the final plan)\n\n%s\n", r->steps[i].text.buf);
+		strbuf_adds(sb, " (not in the final plan)\n\n");
+		audit_render_step(r->audit, sb, r->steps[i].id);
+		strbuf_addf(sb, "%s\n", r->steps[i].text.buf);
 	}
 	free(done);
 }
@@ -612,6 +683,7 @@ static char *render(const struct report *r, const struct journal_load_info *info
 		add_clean(&sb, rs->workspace, true);
 		strbuf_adds(&sb, "\n");
 	}
+	audit_render_times(r->audit, &sb);
 	strbuf_adds(&sb, "- Status: ");
 	if (rs->ended)
 		add_clean(&sb, rs->end_status ? rs->end_status : "unknown", true);
@@ -624,7 +696,10 @@ static char *render(const struct report *r, const struct journal_load_info *info
 		strbuf_adds(&sb, "\n");
 	}
 	render_plan(&sb, r);
+	audit_render_plan_edits(r->audit, &sb);
+	report_replans_render(r->replans, &sb);
 	render_steps(&sb, r);
+	audit_render_unjudged(r->audit, &sb, rs);
 	strbuf_adds(&sb, "## Gates\n\n");
 	strbuf_adds(&sb, r->gates.len ? r->gates.buf : "No gate was decided.\n");
 	strbuf_adds(&sb, "\n");
@@ -632,6 +707,7 @@ static char *render(const struct report *r, const struct journal_load_info *info
 		strbuf_addf(&sb, "## Warnings and errors\n\n%s\n", r->notices.buf);
 	render_final(&sb, r);
 	render_cost(&sb, r);
+	audit_render_budget(r->audit, &sb, rs);
 	render_outcome(&sb, r, info);
 	return strbuf_detach(&sb);
 }
@@ -651,6 +727,8 @@ static void report_release(struct report *r)
 	strbuf_release(&r->gates);
 	strbuf_release(&r->notices);
 	free(r->last_type);
+	audit_free(r->audit);
+	report_replans_free(r->replans);
 }
 
 /* Temporary file + fsync + rename, so a reader never sees half a report. */
@@ -706,6 +784,8 @@ bool report_write(const char *run_dir, char **err)
 	fold_init(&r.rs);
 	strbuf_init(&r.gates);
 	strbuf_init(&r.notices);
+	r.audit = audit_new();
+	r.replans = report_replans_new();
 	ok = journal_load(jpath, visit, &r, &info, err);
 	if (ok) {
 		text = render(&r, &info);

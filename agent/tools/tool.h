@@ -10,6 +10,30 @@
 
 struct cJSON;
 
+/* What the shell gate shows besides the command (run_shell hands it to confirm_shell). */
+struct shell_ask {
+	const char *cwd;          /* where the command runs: the workspace */
+	int timeout_s;            /* its time limit */
+	const char *allow_prefix; /* the shell_allow entry the command starts with, or NULL */
+	const char *allow_why;    /* why the allow list does not let it skip the gate, in a
+				   * few words ("not on the allow list", "holds a glob (* or ?)") */
+};
+
+/* What run_shell did, for the journal's tool.result (filled when env->shell_run is set;
+ * release with tool_shell_run_release). */
+struct shell_run {
+	char *command;     /* what ran (the operator's edit, if any); the command asked when
+			    * nothing ran; NULL when the input held no command */
+	bool allow_listed; /* a shell_allow prefix let it skip the gate */
+	bool ran;          /* it started */
+	int exit_status;   /* -1 unless it exited by itself */
+	int signal;        /* the signal that ended it, 0 none */
+	bool timed_out;    /* stopped at its time limit */
+	long duration_ms;  /* from its start to its end */
+	char *output;      /* its output as the model got it (clean text), NULL when none ran */
+};
+void tool_shell_run_release(struct shell_run *r);
+
 /* What a tool may touch, and the engine's hooks around it. Hooks may be NULL. */
 struct tool_env {
 	int ws_fd;              /* O_PATH/O_DIRECTORY descriptor of the workspace root */
@@ -20,8 +44,9 @@ struct tool_env {
 	/* The shell gate: called before run_shell runs *command (unless a prefix in
 	 * shell_allow matches). Returns true to run it; the operator may have replaced the
 	 * command (then the hook frees *command and stores a new heap string). false: refused.
+	 * `ask` (valid during the call) says where, how long and why the gate asks.
 	 * NULL hook: no gate. */
-	bool (*confirm_shell)(void *hook_ctx, char **command);
+	bool (*confirm_shell)(void *hook_ctx, char **command, const struct shell_ask *ask);
 	/* A transient tool failure will be retried after wait_ms (attempt of max). */
 	void (*on_tool_retry)(void *hook_ctx, const char *tool, int attempt, int max,
 			      long wait_ms, const char *reason);
@@ -37,6 +62,7 @@ struct tool_env {
 	int http_timeout_s;               /* 0 = TOOL_HTTP_TIMEOUT_S */
 	/* Hosts http_get may reach on a local or private address (netguard.h); NULL = none */
 	const struct strvec *http_allow_hosts;
+	struct shell_run *shell_run;      /* out: what run_shell did; NULL = not wanted */
 	/*
 	 * Set by tool_invoke for one run (NULL when a tool is run directly, so tools check):
 	 * a tool that fails for a reason that may go away on its own (timeout, refused

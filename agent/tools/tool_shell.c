@@ -166,47 +166,101 @@ static bool path_char(char c)
 	       c == '.' || c == '_' || c == '-' || (unsigned char)c >= 0x80;
 }
 
-static bool plain_words(const char *cmd, size_t args_from)
+/* Why byte c, which plain_words refuses, makes the gate ask, in a few words. */
+static const char *byte_why(unsigned char c)
+{
+	switch (c) {
+	case '*':
+	case '?': return "holds a glob (* or ?)";
+	case '[':
+	case ']': return "holds a bracket";
+	case '{':
+	case '}': return "holds a brace";
+	case '~': return "holds a tilde";
+	case '\'':
+	case '"': return "holds a quote";
+	case '\\': return "holds a backslash";
+	case '$': return "holds a $ expansion";
+	case '`': return "holds a backtick";
+	case '(':
+	case ')': return "holds a parenthesis";
+	case ';':
+	case '&':
+	case '\n': return "chains commands";
+	case '|': return "holds a pipe";
+	case '<':
+	case '>': return "holds a redirection";
+	case '!': return "holds a !";
+	case '#': return "holds a #";
+	case '\t': return "holds a tab";
+	default: return "holds a character other than letters, digits and -_.,:=+@%/";
+	}
+}
+
+/* NULL when cmd is plain words (above); otherwise why not, in a few words. */
+static const char *not_plain(const char *cmd, size_t args_from)
 {
 	for (const unsigned char *p = (const unsigned char *)cmd; *p; p++)
 		if (*p < 0x80 && !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
 		    !(*p >= '0' && *p <= '9') && !strchr("-_.,:=+@%/ ", *p))
-			return false;
+			return byte_why(*p);
 	const char *w = cmd + args_from;
 	while (*w) {
 		size_t n = strcspn(w, " ");
 		for (size_t i = 0; i < n; i++) {
 			if (w[i] == '.' && i + 1 < n && w[i + 1] == '.')
-				return false;
-			if (w[i] == '/' && (i == 0 || w[0] == '-' || !path_char(w[i - 1])))
-				return false;
+				return "an argument holds ..";
+			if (w[i] == '/' && i == 0)
+				return "an argument starts with /";
+			if (w[i] == '/' && w[0] == '-')
+				return "an option carries a path";
+			if (w[i] == '/' && !path_char(w[i - 1]))
+				return "an argument names a path outside the workspace";
 		}
 		w += n;
 		w += strspn(w, " ");
 	}
-	return true;
+	return NULL;
 }
 
-/* Whole-word prefix: "git" allows "git status" but not "gitx"; "git status" allows
- * "git status -s". Leading spaces of the command are ignored. */
-static bool allowed(const struct strvec *allow, const char *cmd)
+/*
+ * Whole-word prefix: "git" allows "git status" but not "gitx"; "git status" allows
+ * "git status -s". Leading spaces of the command are ignored. NULL when an entry lets
+ * cmd skip the gate; otherwise why not, in a few words, with *prefix (caller frees) the
+ * entry it starts with when one does (its words were not plain), else NULL.
+ */
+static const char *allow_check(const struct strvec *allow, const char *cmd, char **prefix)
 {
-	if (!allow)
-		return false;
+	const char *why = NULL;
+	bool any = false;
+
+	*prefix = NULL;
 	size_t lead = strspn(cmd, " ");
-	for (size_t i = 0; i < allow->n; i++) {
+	for (size_t i = 0; allow && i < allow->n; i++) {
 		const char *p = allow->v[i];
 		size_t n = strlen(p);
 		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
 			n--;
 		if (n == 0)
 			continue;
+		any = true;
 		const char *c = cmd + lead;
-		if (strncmp(c, p, n) == 0 && (c[n] == '\0' || c[n] == ' ') &&
-		    plain_words(cmd, lead + n))
-			return true;
+		if (strncmp(c, p, n) != 0 || (c[n] != '\0' && c[n] != ' '))
+			continue;
+		const char *np = not_plain(cmd, lead + n);
+		if (!np) {
+			free(*prefix);
+			*prefix = NULL;
+			return NULL;
+		}
+		if (!why) {
+			why = np;
+			*prefix = xstrndup(p, n);
+		}
 	}
-	return false;
+	if (why)
+		return why;
+	return any ? "not on the allow list" : "the allow list is empty";
 }
 
 /* ---- output capture: the head and the tail are kept, the middle is counted ---------- */
@@ -283,7 +337,12 @@ struct spawn {
 
 /* The keeper's reports, in order: STARTED or START_FAILED; EXITED once the shell has
  * ended; ENDED (1: nothing is left; 0: something would not die) just before it exits. */
-enum report_kind { REPORT_STARTED = 1, REPORT_START_FAILED, REPORT_EXITED, REPORT_ENDED };
+/* FORKED (the shell's pid) comes before the shell may run anything, so the parent can stop
+ * the shell's group even if the command kills its keeper at once; then STARTED or
+ * START_FAILED, EXITED and ENDED. */
+enum report_kind {
+	REPORT_FORKED = 1, REPORT_STARTED, REPORT_START_FAILED, REPORT_EXITED, REPORT_ENDED
+};
 
 /* One message on the report pipe; smaller than PIPE_BUF, so written and read whole. */
 struct report {
@@ -349,9 +408,14 @@ static pid_t fork_raw(void)
 /* The shell: its own session (no controlling terminal), the workspace as its directory,
  * /dev/null as stdin, the output pipe as stdout and stderr, no other inherited descriptor.
  * On failure the errno goes to the keeper through `errfd` (close-on-exec). */
-_Noreturn static void shell_main(const struct spawn *sp, int errfd)
+_Noreturn static void shell_main(const struct spawn *sp, int errfd, int gofd)
 {
 	reset_signals();
+	/* Nothing runs before the keeper has told the parent this process's pid. */
+	char go;
+	while (read(gofd, &go, 1) < 0 && errno == EINTR)
+		;
+	close(gofd);
 	int e = 0;
 	if (setsid() < 0 || fchdir(sp->ws_fd) < 0 || dup2(sp->devnull, 0) < 0 ||
 	    dup2(sp->out_fd, 1) < 0 || dup2(sp->out_fd, 2) < 0)
@@ -522,13 +586,30 @@ static void keeper_watch(struct keeper *k)
 /* Starts the shell below the keeper. Returns 0, or the errno of what failed. */
 static int keeper_start_shell(struct keeper *k, const struct spawn *sp)
 {
-	int errpipe[2];
+	int errpipe[2], gopipe[2];
 	if (pipe2(errpipe, O_CLOEXEC) < 0)
 		return errno;
+	if (pipe2(gopipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(errpipe[0]);
+		close(errpipe[1]);
+		return e;
+	}
 	k->shell = fork_raw();
-	if (k->shell == 0)
-		shell_main(sp, errpipe[1]);
+	if (k->shell == 0) {
+		close(gopipe[1]);
+		shell_main(sp, errpipe[1], gopipe[0]);
+	}
 	int e = k->shell < 0 ? errno : 0;
+	close(gopipe[0]);
+	if (k->shell > 0) {
+		keeper_report(k, REPORT_FORKED, k->shell);
+		ssize_t w;
+		do
+			w = write(gopipe[1], "g", 1);
+		while (w < 0 && errno == EINTR);
+	}
+	close(gopipe[1]);
 	close(errpipe[1]);
 	close(sp->out_fd); /* from now on, only the command holds the output pipe */
 	close(sp->devnull);
@@ -729,9 +810,12 @@ static bool proc_start(int ws_fd, char *const argv[], char *const envp[], struct
 	close_fd(&sp.ctl_fd);
 
 	struct report r = {0, 0};
-	if (!e && read_report(p->rep_fd, &r) && r.kind == REPORT_STARTED) {
+	if (!e && read_report(p->rep_fd, &r) && r.kind == REPORT_FORKED) {
 		p->shell = r.value;
-		return true;
+		/* A keeper gone before it said more was killed by the command it let run:
+		 * that is a started command, which the caller ends and reports. */
+		if (!read_report(p->rep_fd, &r) || r.kind == REPORT_STARTED)
+			return true;
 	}
 	*why = e ? strerror(e)
 		 : r.kind == REPORT_START_FAILED ? strerror(r.value)
@@ -819,6 +903,10 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 		if (ts->valuedouble < limit)
 			limit = (int)ts->valuedouble;
 	}
+	if (env->shell_run) {
+		tool_shell_run_release(env->shell_run);
+		env->shell_run->exit_status = -1;
+	}
 	const char *advice;
 	char *hidden = unshowable(c->valuestring, &advice);
 	if (hidden) {
@@ -827,15 +915,31 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 		return false;
 	}
 
-	char *cmd = xstrdup(c->valuestring);
-	if (!allowed(env->shell_allow, cmd) && env->confirm_shell &&
-	    !env->confirm_shell(env->hook_ctx, &cmd)) {
-		char *s = show(cmd ? cmd : c->valuestring);
-		strbuf_addf(out, "the operator refused to run: %s", s);
-		free(s);
-		free(cmd);
-		return false;
+	char *cmd = xstrdup(c->valuestring), *prefix = NULL;
+	const char *gate_why = allow_check(env->shell_allow, cmd, &prefix);
+	struct shell_run *rec = env->shell_run;
+	if (rec) {
+		rec->command = xstrdup(cmd);
+		rec->allow_listed = gate_why == NULL;
 	}
+	if (gate_why && env->confirm_shell) {
+		struct shell_ask ask = {.cwd = env->ws_path, .timeout_s = limit,
+					.allow_prefix = prefix, .allow_why = gate_why};
+		bool yes = env->confirm_shell(env->hook_ctx, &cmd, &ask);
+		if (rec && cmd) {
+			free(rec->command);
+			rec->command = xstrdup(cmd);
+		}
+		if (!yes) {
+			char *s = show(cmd ? cmd : c->valuestring);
+			strbuf_addf(out, "the operator refused to run: %s", s);
+			free(s);
+			free(cmd);
+			free(prefix);
+			return false;
+		}
+	}
+	free(prefix);
 	if (!cmd || !*cmd) {
 		strbuf_adds(out, "the operator's edit left the command empty; nothing was run");
 		free(cmd);
@@ -872,11 +976,22 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 		return false;
 	}
 
+	long t0 = now_ms();
 	struct capture cap = {.head = xmalloc(HALF_OUTPUT), .tail = xmalloc(HALF_OUTPUT)};
-	enum ending how = proc_collect(&p, env, now_ms() + (long)limit * 1000, &cap);
+	enum ending how = proc_collect(&p, env, t0 + (long)limit * 1000, &cap);
+	long t1 = how == END_EXIT && p.exited ? p.exited_at : now_ms();
 	/* Nothing outlives the call, however it ended. */
 	proc_end(&p);
 	int status = p.status;
+	if (rec) {
+		rec->ran = true;
+		rec->duration_ms = t1 > t0 ? t1 - t0 : 0;
+		rec->timed_out = how == END_TIMEOUT;
+		if (how == END_EXIT && WIFEXITED(status))
+			rec->exit_status = WEXITSTATUS(status);
+		else if (how == END_EXIT && WIFSIGNALED(status))
+			rec->signal = WTERMSIG(status);
+	}
 
 	char *s = show(cmd);
 	bool ok = true;
@@ -905,9 +1020,18 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 	free(s);
 	if (cap.total == 0) {
 		strbuf_adds(out, ok ? "\n(no output)" : "; it printed nothing");
+		if (rec)
+			rec->output = xstrdup("");
 	} else {
+		struct strbuf text = STRBUF_INIT;
+		strbuf_init(&text);
+		capture_render(&cap, &text);
 		strbuf_adds(out, ok ? "\n" : "; its output so far:\n");
-		capture_render(&cap, out);
+		strbuf_add(out, text.buf, text.len);
+		if (rec)
+			rec->output = strbuf_detach(&text);
+		else
+			strbuf_release(&text);
 	}
 	if (how != END_LOST && !p.ended)
 		strbuf_adds(out, "\n[some processes the command started could not be stopped]");
@@ -915,6 +1039,16 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 	free(cap.tail);
 	free(cmd);
 	return ok;
+}
+
+void tool_shell_run_release(struct shell_run *r)
+{
+	if (!r)
+		return;
+	free(r->command);
+	free(r->output);
+	memset(r, 0, sizeof(*r));
+	r->exit_status = -1;
 }
 
 const struct tool_def tool_run_shell = {

@@ -398,6 +398,133 @@ static void test_fastapi_not_found_names_the_url(void **state)
 	free(tmp);
 }
 
+/*
+ * A planner answer cut at the output token limit (finish_reason "length") is not called
+ * malformed: the operator reads that it was cut, and the model is asked for a shorter one.
+ */
+static void test_cut_off_answer_said_so(void **state)
+{
+	static const char cut[] =
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\","
+		"\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+		"\"{\\\"goal\\\": \\\"count words\\\", \\\"steps\\\": [{\\\"step_id\\\": \\\"s1\\\", "
+		"\\\"name\\\": \\\"cou\"},\"finish_reason\":null}]}\n\n"
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\","
+		"\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n"
+		"data: [DONE]\n\n";
+	struct mock *m = mock_start();
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *url = mock_url(m, "/v1");
+	char *env_url = xasprintf("OPENAI_BASE_URL=%s", url);
+	const char *env[] = {env_url, NULL};
+	struct mock_reply r = {.body = cut};
+	struct mock_request *req;
+	struct cli_proc p;
+
+	(void)state;
+	mock_set_default(m, &r);
+	p = cli_run(env, "--headless", "--yes", "--model", "m", "--runs-dir", runs,
+		    "count the words", NULL);
+	if (p.status != 1 || !strstr(p.err, "cut off at the output token limit") ||
+	    !strstr(p.err, "\"length\""))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	/* The second ask told the model why. */
+	assert_int_equal(mock_request_count(m), 2);
+	req = mock_request_get(m, 1);
+	assert_non_null(strstr(req->body, "write a shorter answer"));
+	mock_request_free(req);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	mock_stop(m);
+	free(env_url);
+	free(url);
+	free(runs);
+	free(tmp);
+}
+
+/* A whole file (test helper). Caller frees. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = xmalloc((size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The drill-down's request view: every call's body is kept in RUNDIR/requests byte for
+ * byte as the server received it, named by llm.call's `request`, while the key went in a
+ * header (x-api-key, Authorization) and is nowhere in the run folder.
+ */
+static void test_requests_kept_as_sent_without_key(void **state)
+{
+	static const char *const models[5] = {"m", "m", "m", "m", "m"};
+
+	(void)state;
+	for (int anthropic = 0; anthropic < 2; anthropic++) {
+		struct mock *m = mock_start();
+		char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+		char *url = mock_url(m, anthropic ? "" : "/v1"), *run_dir;
+		char *env_url = xasprintf("%s=%s", anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL",
+					  url);
+		char *env_key = xasprintf("%s=" KEY, anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+		const char *env[] = {env_url, env_key, NULL};
+		struct cli_proc p;
+		cJSON *events;
+		const cJSON *ev;
+		int i = 0;
+
+		script_run(m, anthropic, models);
+		p = cli_run(env, "--headless", "--yes", "--model", "m", "--runs-dir", runs,
+			    "count the words", NULL);
+		if (p.status != 0)
+			fail_msg("exit %d\n%s\n%s", p.status, p.out, p.err);
+		run_dir = cli_only_run(runs);
+		events = cli_load_journal(run_dir);
+		cJSON_ArrayForEach(ev, events)
+		{
+			struct mock_request *req;
+			char *path, *kept;
+
+			if (strcmp(jsonx_str(ev, "type"), "llm.call"))
+				continue;
+			assert_non_null(jsonx_str(ev, "request"));
+			path = xasprintf("%s/%s", run_dir, jsonx_str(ev, "request"));
+			kept = read_text(path);
+			req = mock_request_get(m, i++);
+			assert_string_equal(kept, req->body);
+			/* the key went, in its header */
+			if (anthropic)
+				assert_string_equal(req->api_key, KEY);
+			else
+				assert_non_null(strstr(req->authorization, "TESTKEY"));
+			mock_request_free(req);
+			free(kept);
+			free(path);
+		}
+		assert_int_equal(i, 5);
+		assert_no_key_in_dir(tmp);
+		cJSON_Delete(events);
+		cli_proc_free(&p);
+		cli_rm_rf(tmp);
+		mock_stop(m);
+		free(run_dir);
+		free(env_url);
+		free(env_key);
+		free(url);
+		free(runs);
+		free(tmp);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +535,8 @@ int main(void)
 		cmocka_unit_test(test_openai_compatible_quirks_and_stop_reason_journaled),
 		cmocka_unit_test(test_llamacpp_old_error_reported_not_retried),
 		cmocka_unit_test(test_fastapi_not_found_names_the_url),
+		cmocka_unit_test(test_cut_off_answer_said_so),
+		cmocka_unit_test(test_requests_kept_as_sent_without_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

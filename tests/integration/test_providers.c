@@ -73,6 +73,7 @@ static void on_retry(void *ctx, int status, long wait_ms, int attempt, int max, 
 static void obs_init(struct obs *o, struct llm_hooks *h)
 {
 	memset(o, 0, sizeof(*o));
+	memset(h, 0, sizeof(*h)); /* hooks not set here stay NULL (on_request) */
 	strbuf_init(&o->deltas);
 	atomic_init(&o->cancel, false);
 	h->ctx = o;

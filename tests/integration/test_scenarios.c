@@ -283,6 +283,45 @@ static const char *LIBERAL_SCRIPT =
 	"     \"confidence\": \"0.9\", \"notes\": null}}]}\n"
 	"}\n";
 
+/* The shell scenario reaches the shell gate (here --yes answers it) twice with the same
+ * command; each tool.result carries the command that ran, its exit status and duration,
+ * and the gate shows where it runs, its time limit and why the allow list did not pass it. */
+static void test_shell(void **state)
+{
+	cJSON *ev = scenario("shell", 0, NULL, NULL);
+	const cJSON *e;
+	double exits[2] = {-1, -1}, ms, t;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(metric(ev, "steps_passed"), 3);
+	assert_int_equal(count(ev, "gate.open", "gate", "shell"), 2);
+	cJSON_ArrayForEach(e, ev)
+	{
+		const char *type = jsonx_str(e, "type");
+		if (!strcmp(type, "gate.open") && !strcmp(jsonx_str(e, "gate"), "shell")) {
+			const cJSON *allow = cJSON_GetObjectItem(e, "allow");
+			assert_string_equal(jsonx_str(e, "command"), "sh test.sh");
+			assert_non_null(strstr(jsonx_str(e, "cwd"), "workspace"));
+			assert_true(jsonx_num(e, "timeout_s", &t) && t == 60);
+			assert_string_equal(jsonx_str(allow, "why"), "the allow list is empty");
+		}
+		if (strcmp(type, "tool.result") || strcmp(jsonx_str(e, "tool"), "run_shell"))
+			continue;
+		assert_true(n < 2);
+		assert_string_equal(jsonx_str(e, "command"), "sh test.sh");
+		assert_string_equal(jsonx_str(e, "approval"), "policy");
+		assert_true(jsonx_num(e, "exit_status", &exits[n]));
+		assert_true(jsonx_num(e, "duration_ms", &ms) && ms >= 0 && ms < 60000);
+		assert_non_null(strstr(jsonx_str(e, "output"), "the invoice says: 1234.50\n"));
+		n++;
+	}
+	assert_int_equal(n, 2);
+	assert_true(exits[0] == 1); /* the test fails before the fix */
+	assert_true(exits[1] == 0); /* and passes after it */
+	cJSON_Delete(ev);
+}
+
 static void test_liberal_model_shapes(void **state)
 {
 	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
@@ -487,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_density_partial),
 		cmocka_unit_test(test_replan),
 		cmocka_unit_test(test_dag),
+		cmocka_unit_test(test_shell),
 		cmocka_unit_test(test_liberal_model_shapes),
 		cmocka_unit_test(test_gate_without_yes_exits_3),
 		cmocka_unit_test(test_json_lines),

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every shipped theme draws the cockpit: with colour on 256- and 8-colour terminals, and
-# without any colour for mono and NO_COLOR. An unknown theme falls back with a sentence.
+# without any colour for mono and NO_COLOR. Uninstalled, the themes come from the source
+# tree; a theme that cannot be found stops pevtui, naming where it looked.
 . "$(dirname "$0")/lib.sh"
 
 : "${top_srcdir:=$(dirname "$0")/../..}"
@@ -34,9 +35,31 @@ colour_screen | grep -q '38;5;\|\[3[0-7]m' && fail "mono: colour output"
 colour_screen | grep -q '\[7m\|;7m' || fail "mono: no reverse video for the status line"
 run_theme default screen-256color 1
 colour_screen | grep -q '38;5;\|\[3[0-7]m' && fail "NO_COLOR: colour output"
-run_theme no-such-theme screen-256color 1
-expect 'theme "no-such-theme" not found'
-keys q
-wait_for "Quit now"
-keys y
-wait_for "PEVTUI-EXIT=3" 10
+
+# Uninstalled, the binary finds the themes of its source tree without PEVTUI_THEMES.
+tmux -L "$SOCK" kill-server >/dev/null 2>&1
+SOCK="pevtui-test-$$-build"
+TEST_ENV="TERM=screen-256color PEVTUI_THEMES="
+start 100 30 --demo --theme high-contrast
+wait_for "Gate: Approve the plan"
+if [ -s "$TMPD/stderr" ]; then
+	fail "stderr: $(cat "$TMPD/stderr")"
+fi
+
+# A theme that is nowhere stops pevtui before the screen, naming where it looked and what
+# is there.
+tmux -L "$SOCK" kill-server >/dev/null 2>&1
+SOCK="pevtui-test-$$-missing"
+rm -rf "$TMPD/runs"
+TEST_ENV="PEVTUI_THEMES=$top_srcdir/themes"
+start 100 30 --demo --theme no-such-theme
+wait_for "PEVTUI-EXIT=1" 10
+grep -q 'theme "no-such-theme" not found: looked for no-such-theme.theme in' "$TMPD/stderr" ||
+	fail "no sentence saying the theme was not found"
+themes_dir=$(cd "$top_srcdir/themes" && pwd -P)
+grep -q "in $themes_dir, " "$TMPD/stderr" || fail "the folders looked in are not named"
+grep -q "themes there: default, high-contrast, light, mono" "$TMPD/stderr" ||
+	fail "the themes that are there are not named"
+if [ -n "$(ls -A "$TMPD/runs" 2>/dev/null)" ]; then
+	fail "a run folder was left behind"
+fi

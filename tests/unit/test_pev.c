@@ -132,6 +132,7 @@ struct recorder {
 	struct strvec exec_prompts; /* first user message of each executor attempt */
 	int calls[ROLE__COUNT];
 	int fail_purpose;           /* calls for this purpose fail (a 400), or 0 */
+	bool cut_first_answer;      /* the executor's first final answer comes back cut */
 };
 
 static int rec_complete(struct provider *p, const struct llm_request *req,
@@ -148,7 +149,20 @@ static int rec_complete(struct provider *p, const struct llm_request *req,
 		*err = xstrdup("HTTP 400: scripted failure");
 		return PROVIDER_ERROR;
 	}
-	return provider_complete(r->inner, req, hooks, out, err);
+	{
+		int rc = provider_complete(r->inner, req, hooks, out, err);
+
+		/* As a server does at its output token limit: the text stops, the reason says
+		 * so. Once, on the executor's final answer. */
+		if (rc == PROVIDER_OK && r->cut_first_answer && req->role == ROLE_EXECUTOR &&
+		    !out->n_calls && out->text && strlen(out->text) > 10) {
+			r->cut_first_answer = false;
+			out->text[strlen(out->text) / 2] = '\0';
+			free(out->stop_reason);
+			out->stop_reason = xstrdup("max_tokens");
+		}
+		return rc;
+	}
 }
 
 static void rec_destroy(struct provider *p)
@@ -189,6 +203,7 @@ struct run {
 	cJSON *events; /* array of every journaled event */
 	bool linger;   /* the engine stays after run.end (the cockpit's mode) */
 	int fail_purpose; /* the model's calls for this purpose fail (0: none) */
+	bool cut_first_answer; /* the executor's first final answer comes back cut */
 	/* Sees every journaled event as it is published (bus lock held: it may only post
 	 * commands and answers, which queue). */
 	void (*hook)(struct run *r, const cJSON *ev);
@@ -289,6 +304,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	r->rec->base.simulated = true;
 	r->rec->base.impl = r->rec;
 	r->rec->fail_purpose = r->fail_purpose;
+	r->rec->cut_first_answer = r->cut_first_answer;
 	free(path);
 
 	if (!r->s.task)
@@ -490,6 +506,25 @@ static void final_call_fails(int purpose, const char *gap)
 	if (purpose == PURPOSE_SYNTHESIZE)
 		assert_non_null(strstr(answer, "[s1] s1: ")); /* the verified result itself */
 	assert_string_equal(jsonx_str(last(&r, "run.end"), "status"), "partial");
+	run_free(&r);
+}
+
+/* An executor answer cut at the token limit is not "malformed": the critique says it was
+ * cut, and the retry passes. */
+static void test_cut_off_answer_retried_as_such(void **state)
+{
+	struct run r;
+	const cJSON *v;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	r.cut_first_answer = true;
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	v = nth(&r, "verify.verdict", "s1", 0);
+	assert_string_equal(jsonx_str(v, "action"), "retry");
+	assert_non_null(strstr(jsonx_str(v, "feedback"), "cut off at the output token limit"));
+	assert_string_equal(end_status(&r, "s1"), "passed");
 	run_free(&r);
 }
 
@@ -1509,6 +1544,155 @@ static void test_cancel_running_cancels_the_planner(void **state)
 	run_free(&r);
 }
 
+/* -------------------------------------------------------- the shell gate */
+
+/* An executor attempt that runs each command (NULL-terminated) in a round of its own. */
+static cJSON *shell_attempt(const char *first, ...)
+{
+	cJSON *a = cJSON_CreateObject(), *rounds = cJSON_AddArrayToObject(a, "rounds");
+	cJSON *res = cJSON_CreateObject(), *out;
+	va_list ap;
+
+	va_start(ap, first);
+	for (const char *c = first; c; c = va_arg(ap, const char *)) {
+		cJSON *round = cJSON_CreateObject();
+		cJSON *calls = cJSON_AddArrayToObject(round, "tool_calls");
+		cJSON *call = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(call, "input");
+		cJSON_AddStringToObject(round, "text", "running it");
+		cJSON_AddStringToObject(call, "name", "run_shell");
+		cJSON_AddStringToObject(in, "command", c);
+		cJSON_AddItemToArray(calls, call);
+		cJSON_AddItemToArray(rounds, round);
+	}
+	va_end(ap);
+	cJSON_AddStringToObject(res, "reasoning", "ran them");
+	cJSON_AddItemToObject(res, "actions_taken", strings("run_shell"));
+	out = cJSON_AddObjectToObject(res, "step_output");
+	cJSON_AddStringToObject(out, "findings", "they ran");
+	cJSON_AddItemToObject(out, "artifacts", cJSON_CreateArray());
+	cJSON_AddBoolToObject(out, "meets_criteria", true);
+	cJSON_AddNumberToObject(res, "confidence", 0.9);
+	cJSON_AddStringToObject(res, "notes", "");
+	cJSON_AddItemToObject(a, "final", res);
+	return a;
+}
+
+static void script_attempt(cJSON *script, const char *step_id, cJSON *attempt)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	cJSON_AddItemToArray(arr, attempt);
+	cJSON_AddItemToObject(cJSON_GetObjectItem(script, "executor"), step_id, arr);
+}
+
+/* The n-th run_shell tool.result, or NULL. */
+static const cJSON *nth_shell(const struct run *r, int n)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, r->events)
+		if (is(ev, "tool.result", NULL) && !strcmp(jsonx_str(ev, "tool"), "run_shell") &&
+		    n-- == 0)
+			return ev;
+	return NULL;
+}
+
+/* "Allow this exact command for the rest of the run": approved once with remember, the
+ * same command runs again without a gate, in its step and in the next; another command
+ * still asks. Each tool.result says what ran, how it got through, its exit and its time. */
+static void test_shell_allowed_for_run(void **state)
+{
+	struct run r;
+	const cJSON *d, *t;
+	double v;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_SHELL);
+	r.answers[r.n_answers++] = (struct answer){"shell", GATE_APPROVE, "{\"remember\":true}",
+						   PEV_CMD_PAUSE, false};
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL),
+				      NULL));
+	script_attempt(r.script, "s1", shell_attempt("echo same", "echo same", NULL));
+	script_attempt(r.script, "s2", shell_attempt("echo same", "echo other; exit 4", NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "gate.open", NULL), 2);
+	assert_string_equal(jsonx_str(nth(&r, "gate.open", NULL, 0), "command"), "echo same");
+	assert_string_equal(jsonx_str(nth(&r, "gate.open", NULL, 1), "command"),
+			    "echo other; exit 4");
+	d = nth(&r, "gate.decision", NULL, 0);
+	assert_string_equal(jsonx_str(d, "decision"), "approve");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(d, "remember")));
+	assert_string_equal(jsonx_str(d, "command"), "echo same");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(nth(&r, "operator.command", NULL, 0),
+						     "remember")));
+	assert_int_equal(count(&r, "tool.result", NULL), 4);
+	for (int i = 0; i < 4; i++) {
+		static const char *const how[] = {"operator", "allowed_for_run", "allowed_for_run",
+						  "operator"};
+		t = nth_shell(&r, i);
+		assert_non_null(t);
+		assert_string_equal(jsonx_str(t, "approval"), how[i]);
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(t, "ran")));
+		assert_true(jsonx_num(t, "duration_ms", &v) && v >= 0);
+		assert_true(jsonx_num(t, "exit_status", &v));
+		assert_true(v == (i == 3 ? 4 : 0));
+	}
+	assert_string_equal(jsonx_str(nth_shell(&r, 3), "command"), "echo other; exit 4");
+	assert_string_equal(jsonx_str(nth_shell(&r, 3), "output"), "other\n");
+	run_free(&r);
+}
+
+/* At s2's gate the operator quits. Resumed, s2 starts over, and the command allowed for
+ * the run at s1's gate asks again: a journal never widens what a run may do (the allowance
+ * came from the journal, which a run folder from elsewhere could have written). */
+static void quit_at_second_shell_gate(struct run *r, const cJSON *ev)
+{
+	if (!is(ev, "gate.open", NULL))
+		return;
+	if (r->hook_state++ == 0)
+		assert_true(gatekeeper_answer(r->gates, gate_id_of(ev), GATE_APPROVE,
+					      "{\"remember\":true}"));
+	else
+		pev_post(r->e, PEV_CMD_QUIT, NULL, NULL);
+}
+
+static void test_shell_allowed_for_run_asks_again_after_resume(void **state)
+{
+	struct run r;
+	const cJSON *ev;
+	bool said = false;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_SHELL);
+	r.hook = quit_at_second_shell_gate;
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL),
+				      NULL));
+	script_attempt(r.script, "s1", shell_attempt("echo same", NULL));
+	script_attempt(r.script, "s2", shell_attempt("echo other", "echo same", NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_ABORTED);
+	assert_int_equal(count(&r, "gate.open", NULL), 2);
+	run_end_go(&r);
+
+	r.hook = NULL;
+	r.answers[r.n_answers++] =
+		(struct answer){"shell", GATE_APPROVE, NULL, PEV_CMD_PAUSE, false};
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, true), PEV_EXIT_OK);
+	/* Two more gates: "echo other" and "echo same" both ask. */
+	assert_int_equal(count(&r, "gate.open", NULL), 4);
+	assert_string_equal(jsonx_str(nth(&r, "gate.open", NULL, 2), "command"), "echo other");
+	assert_string_equal(jsonx_str(nth(&r, "gate.open", NULL, 3), "command"), "echo same");
+	cJSON_ArrayForEach(ev, r.events)
+		if (is(ev, "notice", NULL) &&
+		    strstr(jsonx_str(ev, "message"),
+			   "1 shell command allowed for the run before the stop asks at the gate "
+			   "again"))
+			said = true;
+	assert_true(said);
+	run_free(&r);
+}
+
 int main(void)
 {
 	/* A stalled engine would hang the suite: fail it instead. */
@@ -1517,6 +1701,7 @@ int main(void)
 		cmocka_unit_test(test_all_pass),
 		cmocka_unit_test(test_second_engine_on_a_run_folder_is_refused),
 		cmocka_unit_test(test_synthesis_failure_keeps_verified_results),
+		cmocka_unit_test(test_cut_off_answer_retried_as_such),
 		cmocka_unit_test(test_final_check_failure_is_a_gap),
 		cmocka_unit_test(test_retry_then_pass),
 		cmocka_unit_test(test_retries_exhausted_replan_keeps_passed),
@@ -1546,6 +1731,8 @@ int main(void)
 		cmocka_unit_test(test_budget_gate_takes_a_new_cap),
 		cmocka_unit_test(test_quit_during_finish),
 		cmocka_unit_test(test_cancel_running_cancels_the_planner),
+		cmocka_unit_test(test_shell_allowed_for_run),
+		cmocka_unit_test(test_shell_allowed_for_run_asks_again_after_resume),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

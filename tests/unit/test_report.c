@@ -20,6 +20,7 @@
 #include "events.h"
 #include "journal.h"
 #include "report.h"
+#include "report_audit.h"
 #include "testdir.h"
 #include "xalloc.h"
 
@@ -423,6 +424,280 @@ static void test_not_judged_edit_and_dropped_step(void **state)
 	free(plan);
 }
 
+/* Each replan is told with its word diff against the plan it revised, and how it was
+ * answered: adopted after an edit at its gate, kept out (skip), or still waiting. */
+static void test_replan_diffs(void **state)
+{
+	struct fixture *fx = *state;
+	const char *plan1 =
+	    "{\"goal\":\"Review the contract\",\"steps\":["
+	    "{\"step_id\":\"read\",\"name\":\"Read the contract\",\"estimated_complexity\":\"low\","
+	    "\"dependencies\":[],\"acceptance_criteria\":[\"notes.md exists\",\"lists parties\"]},"
+	    "{\"step_id\":\"risks\",\"name\":\"Find the risks\",\"estimated_complexity\":\"high\","
+	    "\"dependencies\":[\"read\"],\"acceptance_criteria\":[\"cites clause numbers\"]},"
+	    "{\"step_id\":\"counsel\",\"name\":\"Ask counsel\\u001b]0;PWNED\\u0007\","
+	    "\"description\":\"one ``` question\",\"dependencies\":[\"risks\"]}],"
+	    "\"success_criteria\":[\"every risk cites a clause\"]}";
+	char *ev;
+
+	start_run(fx, false);
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":1,\"reason\":\"replan\",\"failed_step\":\"risks\","
+	    "\"failure\":\"no clause\\u001b[2J numbers\",\"plan\":{\"goal\":\"Review the "
+	    "contract\",\"steps\":[{\"step_id\":\"read\",\"name\":\"Read\"}]}}");
+	pub(fx, EV_GATE_OPEN, "{\"gate_id\":3,\"gate\":\"replan\",\"step_id\":\"risks\"}");
+	/* The operator rewrites the proposal at the gate, then approves: the diff is of the
+	 * plan adopted. */
+	ev = xasprintf("{\"revision\":1,\"reason\":\"edit\",\"failed_step\":\"risks\",\"plan\":%s}",
+		       plan1);
+	pub(fx, EV_PLAN_PROPOSED, ev);
+	free(ev);
+	pub(fx, EV_GATE_DECISION,
+	    "{\"gate_id\":3,\"gate\":\"replan\",\"step_id\":\"risks\","
+	    "\"decision\":\"approve\",\"by\":\"operator\"}");
+	ev = xasprintf("{\"revision\":1,\"kept\":[\"read\"],\"plan\":%s}", plan1);
+	pub(fx, EV_PLAN_ADOPTED, ev);
+	free(ev);
+	/* A second replan, which the operator keeps out. */
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":2,\"reason\":\"replan\",\"failed_step\":\"counsel\","
+	    "\"failure\":\"no answer\",\"plan\":{\"goal\":\"Review the contract\",\"steps\":["
+	    "{\"step_id\":\"read\",\"name\":\"Read the contract\",\"estimated_complexity\":\"low\","
+	    "\"dependencies\":[],\"acceptance_criteria\":[\"notes.md exists\",\"lists parties\"]}],"
+	    "\"success_criteria\":[\"every risk cites a clause\"]}}");
+	pub(fx, EV_GATE_DECISION,
+	    "{\"gate_id\":4,\"gate\":\"replan\",\"step_id\":\"counsel\","
+	    "\"decision\":\"skip\",\"by\":\"operator\"}");
+	/* A third, still at its gate when the journal ends. */
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":2,\"reason\":\"replan\",\"failed_step\":\"counsel\","
+	    "\"plan\":{\"goal\":\"Review the contract, twice\",\"steps\":["
+	    "{\"step_id\":\"read\",\"name\":\"Read the contract\",\"estimated_complexity\":\"low\","
+	    "\"dependencies\":[],\"acceptance_criteria\":[\"notes.md exists\",\"lists parties\"]}],"
+	    "\"success_criteria\":[\"every risk cites a clause\"]}}");
+	render(fx);
+
+	has_line(fx, "## Replans");
+	has_line(fx, "### Revision 1, after step risks failed");
+	has_line(fx, "Why: no clause numbers");
+	has_line(fx, "Adopted as revision 1, approved by operator at its gate. The operator edited "
+		     "the proposal at its gate; the diff shows it as edited.");
+	has_line(fx, "= read  Read the contract");
+	has_line(fx, "~ risks  Find the risks");
+	has_line(fx, "    name: Find {+the+} risks");
+	has_line(fx, "      \xe2\x80\xa2 cites [-clauses-]{+clause numbers+}");
+	has_line(fx, "+ counsel  Ask counsel");
+	/* The description holds three backticks: the fence around the diff is longer. */
+	has_line(fx, "    description: one ``` question");
+	has_line(fx, "````");
+	has_line(fx, "### Revision 2, after step counsel failed");
+	has_line(fx, "Not adopted: the old plan was kept (skip by operator). The diff is of the "
+		     "plan proposed.");
+	has_line(fx, "- risks  Find the risks");
+	has_line(fx, "Not answered: the journal ends with it waiting at its gate.");
+	has_line(fx, "    goal: Review the [-contract-]{+contract, twice+}");
+	assert_null(strstr(fx->report, "PWNED"));
+	no_control_bytes(fx);
+}
+
+/* A journal line written by hand, so its time is known: `fields` is the JSON after
+ * seq, ts and type (without braces). */
+static void jline(struct fixture *fx, const char *clock, const char *type, const char *fields)
+{
+	char *path = xasprintf("%s/journal.jsonl", fx->dir);
+	char *text = testdir_slurp(path);
+	unsigned long seq = 1;
+	FILE *f;
+
+	/* the next seq: one more than the lines there are */
+	for (const char *p = text; p && *p; p++)
+		seq += *p == '\n';
+	free(text);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fprintf(f, "{\"seq\":%lu,\"ts\":\"2026-11-22T%s.000Z\",\"type\":\"%s\"%s%s}\n", seq,
+		clock, type, *fields ? "," : "", fields);
+	fclose(f);
+	free(path);
+}
+
+static const char plan_a[] =
+    "{\"goal\":\"g\",\"steps\":["
+    "{\"step_id\":\"read\",\"name\":\"Read the contract\",\"description\":\"Read it\","
+    "\"estimated_complexity\":\"low\",\"dependencies\":[],"
+    "\"acceptance_criteria\":[\"notes.md exists\",\"lists parties\"]},"
+    "{\"step_id\":\"risks\",\"name\":\"Find risks\",\"estimated_complexity\":\"high\","
+    "\"dependencies\":[\"read\"],\"acceptance_criteria\":[\"cites clauses\"]}],"
+    "\"success_criteria\":[\"every risk cites a clause\"]}";
+
+static const char plan_b[] =
+    "{\"goal\":\"g\",\"steps\":["
+    "{\"step_id\":\"read\",\"name\":\"Read the contracts\",\"description\":\"Read it\","
+    "\"estimated_complexity\":\"low\",\"dependencies\":[],"
+    "\"acceptance_criteria\":[\"notes.md exists\",\"lists parties\"]},"
+    "{\"step_id\":\"extra\",\"name\":\"Extra check\",\"estimated_complexity\":\"low\","
+    "\"dependencies\":[],\"acceptance_criteria\":[\"x holds\"]}],"
+    "\"success_criteria\":[\"every risk cites a clause\"]}";
+
+/* Every audit field: times of the run, steps, attempts and gates; every tool call with its
+ * params in short (long ones cut, with a note); operator edits of a step and of a plan,
+ * before and after; the budget, its changes and the estimates held; criteria not judged. */
+static void test_audit_trail(void **state)
+{
+	struct fixture *fx = *state;
+	char *t, *line, *big = xmalloc(301), *note;
+	size_t params_len;
+
+	memset(big, 'x', 300);
+	big[300] = '\0';
+	jline(fx, "10:00:00", "run.start",
+	      "\"run_id\":\"r9\",\"task\":\"t\",\"provider\":\"sim\","
+	      "\"policy\":{\"budget_usd\":0.5}");
+	t = xasprintf("\"revision\":0,\"reason\":\"initial\",\"plan\":%s", plan_a);
+	jline(fx, "10:00:00", "plan.proposed", t);
+	free(t);
+	jline(fx, "10:00:01", "gate.open", "\"gate_id\":1,\"gate\":\"plan\",\"step_id\":null");
+	t = xasprintf("\"revision\":0,\"reason\":\"edit\",\"plan\":%s", plan_b);
+	jline(fx, "10:00:05", "plan.proposed", t);
+	free(t);
+	jline(fx, "10:00:11", "gate.decision",
+	      "\"gate_id\":1,\"gate\":\"plan\",\"step_id\":null,\"decision\":\"approve\","
+	      "\"by\":\"operator\"");
+	t = xasprintf("\"revision\":0,\"kept\":[],\"plan\":%s", plan_b);
+	jline(fx, "10:00:11", "plan.adopted", t);
+	free(t);
+	jline(fx, "10:00:12", "step.start", "\"step_id\":\"read\",\"attempt\":1");
+	jline(fx, "10:00:13", "tool.call",
+	      "\"step_id\":\"read\",\"attempt\":1,\"call_id\":\"c1\",\"tool\":\"read_file\","
+	      "\"params\":{\"path\":\"contract.md\"}");
+	jline(fx, "10:00:13.5", "tool.result",
+	      "\"step_id\":\"read\",\"attempt\":1,\"call_id\":\"c1\",\"tool\":\"read_file\","
+	      "\"ok\":true,\"summary\":\"# Contract\\u001b[2J\",\"bytes\":1234");
+	t = xasprintf("\"step_id\":\"read\",\"attempt\":1,\"call_id\":\"c2\","
+		      "\"tool\":\"write_file\",\"params\":{\"path\":\"big.md\",\"content\":\"%s\"}",
+		      big);
+	jline(fx, "10:00:14", "tool.call", t);
+	free(t);
+	jline(fx, "10:00:14", "tool.result",
+	      "\"step_id\":\"read\",\"attempt\":1,\"call_id\":\"c2\",\"tool\":\"write_file\","
+	      "\"ok\":false,\"summary\":\"disk full\"");
+	jline(fx, "10:00:15", "llm.call",
+	      "\"role\":\"executor\",\"model\":\"m\",\"step_id\":\"read\",\"attempt\":1,"
+	      "\"input_tokens\":10,\"output_tokens\":5,\"cost_usd\":0.004,\"reserved_usd\":0.006,"
+	      "\"status\":\"ok\"");
+	jline(fx, "10:00:20", "verify.verdict",
+	      "\"step_id\":\"read\",\"attempt\":1,\"stage\":\"deterministic\",\"action\":\"retry\","
+	      "\"criteria\":[],\"feedback\":\"write notes.md\"");
+	jline(fx, "10:00:25", "step.edit",
+	      "\"step_id\":\"read\",\"by\":\"operator\","
+	      "\"before\":{\"step_id\":\"read\",\"name\":\"Read the contracts\","
+	      "\"description\":\"Read it\",\"acceptance_criteria\":[\"notes.md exists\","
+	      "\"lists parties\"]},"
+	      "\"after\":{\"step_id\":\"read\",\"name\":\"Read the contracts\","
+	      "\"description\":\"Read it twice\",\"acceptance_criteria\":[\"notes.md exists\","
+	      "\"lists parties\",\"names the date\"]}");
+	jline(fx, "10:00:30", "step.start", "\"step_id\":\"read\",\"attempt\":2");
+	jline(fx, "10:00:40", "verify.verdict",
+	      "\"step_id\":\"read\",\"attempt\":2,\"stage\":\"model\",\"action\":\"pass\","
+	      "\"criteria\":[{\"criterion\":\"notes.md exists\",\"passed\":true},"
+	      "{\"criterion\":\"lists parties\",\"passed\":true},"
+	      "{\"criterion\":\"names the date\",\"passed\":false,\"not_judged\":true}],"
+	      "\"feedback\":\"\"");
+	jline(fx, "10:00:40", "step.end", "\"step_id\":\"read\",\"status\":\"passed\",\"attempts\":2");
+	jline(fx, "10:00:41", "gate.open",
+	      "\"gate_id\":2,\"gate\":\"budget\",\"step_id\":null,\"spent_usd\":0.49,"
+	      "\"reserved_usd\":0.01,\"budget_usd\":0.5,\"needed_usd\":0.02");
+	jline(fx, "10:01:41", "gate.decision",
+	      "\"gate_id\":2,\"gate\":\"budget\",\"step_id\":null,\"decision\":\"approve\","
+	      "\"by\":\"operator\",\"budget_usd\":1.0");
+	jline(fx, "10:01:50", "step.end",
+	      "\"step_id\":\"extra\",\"status\":\"skipped\",\"attempts\":0");
+	jline(fx, "10:01:59", "run.final",
+	      "\"answer\":\"a\",\"partial\":true,\"final_check\":{\"passed\":true}");
+	jline(fx, "10:02:00", "run.end", "\"status\":\"partial\",\"exit_code\":2");
+	render(fx);
+
+	/* the run's times */
+	has_line(fx, "- Started: 2026-11-22 10:00:00 UTC");
+	has_line(fx, "- Finished: 2026-11-22 10:02:00 UTC (2 min 00 s)");
+	/* a step's times and its attempts */
+	has_line(fx, "First started 10:00:12, settled 10:00:40 (passed): 28.0 s in all, 18.0 s in "
+	             "attempts.");
+	has_line(fx, "| 1 | 10:00:12 | 10:00:20 | 8.0 s | retry (deterministic) | 2 (1 failed) | "
+	             "$0.0040 |");
+	has_line(fx, "| 2 | 10:00:30 | 10:00:40 | 10.0 s | pass (model) | 0 | — |");
+	has_line(fx, "Settled 10:01:50 (skipped).");
+	/* every tool call, its params in short, its result and time */
+	has_line(fx, "- Attempt 1: tool read_file `{\"path\":\"contract.md\"}` ok (1234 bytes, "
+	             "0.5 s): # Contract");
+	line = line_starting(fx, "- Attempt 1: tool write_file `{\"path\":\"big.md\"");
+	params_len = strlen("{\"path\":\"big.md\",\"content\":\"\"}") + 300;
+	note = xasprintf("…` [cut: %zu more characters] failed (0.0 s): disk full",
+	                 params_len - (AUDIT_PARAMS_COLS - 1));
+	if (!strstr(line, note))
+		fail_msg("\"%s\" lacks \"%s\"", line, note);
+	free(note);
+	free(line);
+	/* a step edit, before and after */
+	has_line(fx, "- Edited by operator");
+	has_line(fx, "  - Description before: `Read it`");
+	has_line(fx, "  - Description after: `Read it twice`");
+	has_line(fx, "  - Criteria before: `notes.md exists`; `lists parties`");
+	has_line(fx, "  - Criteria after: `notes.md exists`; `lists parties`; `names the date`");
+	assert_null(strstr(fx->report, "Name before: `Read the contracts`"));
+	/* a plan edit at its gate, before and after */
+	has_line(fx, "## Plan edits");
+	has_line(fx, "- 10:00:05 revision 0 edited by the operator at its gate:");
+	has_line(fx, "  - Step `read` changed:");
+	has_line(fx, "    - Name before: `Read the contract`");
+	has_line(fx, "    - Name after: `Read the contracts`");
+	has_line(fx, "  - Step `extra` added:");
+	has_line(fx, "    - Criteria: `x holds`");
+	has_line(fx, "  - Step `risks` removed (it was `Find risks`)");
+	/* how long each gate waited */
+	has_line(fx, "- plan gate: approve by operator");
+	has_line(fx, "  - opened 10:00:01, answered 10:00:11 after 10.0 s");
+	has_line(fx, "  - opened 10:00:41, answered 10:01:41 after 1 min 00 s");
+	/* the budget */
+	has_line(fx, "## Budget");
+	has_line(fx, "- Cap: $1.0000 (at the start: $0.5000)");
+	has_line(fx, "  - 10:01:41 set to $1.0000 at the budget gate (by operator)");
+	has_line(fx, "- Spent: $0.0040, 0% of the cap");
+	has_line(fx, "- Reserved at the end: $0.0000 (the run ended with no call in flight; a "
+	             "call's estimate is held only while it runs)");
+	has_line(fx, "- Estimates held before calls: $0.0060 over 1 call (largest $0.0060)");
+	has_line(fx, "  - 10:00:41 the budget gate opened: $0.4900 spent and $0.0100 reserved of "
+	             "$0.5000; the next call needed about $0.0200");
+	/* criteria nobody judged */
+	has_line(fx, "## Criteria not judged");
+	has_line(fx, "- read (passed): `names the date` — left out by the verifier (attempt 2)");
+	has_line(fx, "- extra (skipped): `x holds` — the step was skipped");
+	has_line(fx, "The plan's success criteria were checked together by the final check "
+	             "(passed), not one by one.");
+	no_control_bytes(fx);
+	free(big);
+}
+
+/* An interrupted run: no end time, reservations unknown, nothing checked at the end; an
+ * attempt cut off by the crash says so. */
+static void test_audit_interrupted(void **state)
+{
+	struct fixture *fx = *state;
+
+	jline(fx, "23:59:50", "run.start", "\"run_id\":\"r8\",\"task\":\"t\",\"provider\":\"sim\"");
+	jline(fx, "23:59:58", "step.start", "\"step_id\":\"s\",\"attempt\":1");
+	jline(fx, "23:59:59", "step.state", "\"step_id\":\"s\",\"state\":\"stale\"");
+	render(fx);
+	has_line(fx, "- Finished: no (the journal ends while the run was live)");
+	has_line(fx, "- Cap: none");
+	has_line(fx, "- Reserved at the end: not known: the journal ends while the run was live, "
+	             "and a call is journaled only when it ends");
+	has_line(fx, "- Estimates held before calls: none journaled");
+	has_line(fx, "| 1 | 23:59:58 | 23:59:59 | 1.0 s | cancelled (stale) | 0 | — |");
+	has_line(fx, "The plan's success criteria were not checked: the run ended before its final "
+	             "check.");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,8 +706,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_latest_plan_wins, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_only_proposed_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_or_bad_journal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replan_diffs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_judged_edit_and_dropped_step, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_audit_trail, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_audit_interrupted, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.gates, GATES_DEFAULT);
 	assert_int_equal(s.shell_timeout_s, 60);
 	assert_int_equal(s.http_max_bytes, 1024 * 1024);
+	assert_true(s.mouse);
 	assert_int_equal(s.shell_allow.n, 0);
 	assert_true(s.budget_usd == 0);
 	assert_null(s.provider);
@@ -109,8 +110,10 @@ static void test_good_file(void **state)
 			 "[gates]\n"
 			 "list = plan,step\n"
 			 "[ui]\n"
-			 "theme = mono\n");
+			 "theme = mono\n"
+			 "mouse = off\n");
 	assert_null(err);
+	assert_false(s.mouse);
 	assert_string_equal(s.provider, "openai");
 	assert_string_equal(s.base_url, "http://localhost:11434/v1");
 	assert_string_equal(s.api_key_cmd, "pass show openai");

@@ -41,14 +41,23 @@ struct fx {
 	char *gate_saw;
 	bool gate_answer;
 	const char *gate_replace; /* non-NULL: the operator's edit */
+	char *gate_why, *gate_prefix, *gate_cwd; /* what the gate was shown besides */
+	int gate_timeout_s;
 };
 
-static bool gate(void *ctx, char **command)
+static bool gate(void *ctx, char **command, const struct shell_ask *ask)
 {
 	struct fx *fx = ctx;
 	fx->gate_calls++;
 	free(fx->gate_saw);
 	fx->gate_saw = xstrdup(*command);
+	free(fx->gate_why);
+	free(fx->gate_prefix);
+	free(fx->gate_cwd);
+	fx->gate_why = xstrdup(ask->allow_why);
+	fx->gate_prefix = xstrdup(ask->allow_prefix);
+	fx->gate_cwd = xstrdup(ask->cwd);
+	fx->gate_timeout_s = ask->timeout_s;
 	if (fx->gate_replace) {
 		free(*command);
 		*command = xstrdup(fx->gate_replace);
@@ -83,6 +92,9 @@ static int teardown(void **state)
 	assert_true(testdir_remove(fx->top));
 	free(fx->ws);
 	free(fx->gate_saw);
+	free(fx->gate_why);
+	free(fx->gate_prefix);
+	free(fx->gate_cwd);
 	strvec_clear(&fx->allow);
 	free(fx);
 	return 0;
@@ -588,6 +600,112 @@ static void test_allow_list_plain_words_only(void **state)
 	free(out);
 }
 
+/* The gate is told where the command runs, its time limit and why the allow list did not
+ * let it through, in a few words. */
+static void test_gate_is_told_why(void **state)
+{
+	struct fx *fx = *state;
+	fx->env.confirm_shell = gate;
+	fx->gate_answer = false;
+	fx->env.shell_timeout_s = 30;
+	bool ok;
+	char *out = run_cmd(fx, "ls", 0, &ok);
+	assert_int_equal(fx->gate_calls, 1);
+	assert_string_equal(fx->gate_why, "the allow list is empty");
+	assert_null(fx->gate_prefix);
+	assert_string_equal(fx->gate_cwd, fx->ws);
+	assert_int_equal(fx->gate_timeout_s, 30);
+	free(out);
+	strvec_push(&fx->allow, "grep ");
+	strvec_push(&fx->allow, "git status");
+	const struct {
+		const char *cmd, *prefix, *why;
+		int timeout_s;
+	} cases[] = {
+		{"ls -l", NULL, "not on the allow list", 0},
+		{"grep foo *.md", "grep", "holds a glob (* or ?)", 5},
+		{"grep foo a.md; rm -rf .", "grep", "chains commands", 0},
+		{"grep foo a.md | sh", "grep", "holds a pipe", 0},
+		{"grep foo a.md > b", "grep", "holds a redirection", 0},
+		{"grep 'foo' a.md", "grep", "holds a quote", 0},
+		{"grep $HOME a.md", "grep", "holds a $ expansion", 0},
+		{"grep foo /etc/passwd", "grep", "an argument starts with /", 0},
+		{"grep foo ../a.md", "grep", "an argument holds ..", 0},
+		{"grep --file=/etc/x a.md", "grep", "an option carries a path", 0},
+		{"grep foo if=/etc/x", "grep", "an argument names a path outside the workspace", 0},
+		{"git status ~", "git status", "holds a tilde", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		out = run_cmd(fx, cases[i].cmd, cases[i].timeout_s, &ok);
+		assert_false(ok);
+		assert_string_equal(fx->gate_saw, cases[i].cmd);
+		assert_string_equal(fx->gate_why, cases[i].why);
+		if (cases[i].prefix)
+			assert_string_equal(fx->gate_prefix, cases[i].prefix);
+		else
+			assert_null(fx->gate_prefix);
+		assert_int_equal(fx->gate_timeout_s, cases[i].timeout_s ? cases[i].timeout_s : 30);
+		free(out);
+	}
+}
+
+/* What ran is recorded apart from the text: the command (as edited), how the gate let it
+ * through, its exit status, duration and output. */
+static void test_run_record(void **state)
+{
+	struct fx *fx = *state;
+	struct shell_run rec = {.exit_status = -1};
+	fx->env.shell_run = &rec;
+	fx->env.confirm_shell = gate;
+	fx->gate_answer = true;
+	fx->gate_replace = "printf 'one\ntwo\n'; sleep 0.2; exit 3";
+	bool ok;
+	char *out = run_cmd(fx, "echo from-model", 0, &ok);
+	assert_true(ok);
+	assert_string_equal(rec.command, fx->gate_replace);
+	assert_false(rec.allow_listed);
+	assert_true(rec.ran);
+	assert_int_equal(rec.exit_status, 3);
+	assert_int_equal(rec.signal, 0);
+	assert_false(rec.timed_out);
+	assert_true(rec.duration_ms >= 150 && rec.duration_ms < 5000);
+	assert_string_equal(rec.output, "one\ntwo\n");
+	assert_has(out, "exit status 3\none\ntwo");
+	free(out);
+
+	/* allow-listed, killed by a signal */
+	fx->gate_replace = NULL;
+	strvec_push(&fx->allow, "kill");
+	int calls = fx->gate_calls;
+	out = run_cmd(fx, "kill -9 0", 0, &ok);
+	assert_int_equal(fx->gate_calls, calls);
+	assert_true(rec.allow_listed);
+	assert_string_equal(rec.command, "kill -9 0");
+	assert_int_equal(rec.exit_status, -1);
+	assert_int_equal(rec.signal, 9);
+	free(out);
+
+	/* out of time */
+	out = run_cmd(fx, "sleep 5", 1, &ok);
+	assert_false(ok);
+	assert_true(rec.ran);
+	assert_true(rec.timed_out);
+	assert_int_equal(rec.exit_status, -1);
+	assert_true(rec.duration_ms >= 900);
+	free(out);
+
+	/* refused: the command asked, nothing ran */
+	fx->gate_answer = false;
+	out = run_cmd(fx, "touch x", 0, &ok);
+	assert_false(ok);
+	assert_string_equal(rec.command, "touch x");
+	assert_false(rec.ran);
+	assert_null(rec.output);
+	free(out);
+	tool_shell_run_release(&rec);
+	fx->env.shell_run = NULL;
+}
+
 /* What the gate cannot show is refused before it, with a message that names it. */
 static void test_control_characters_refused(void **state)
 {
@@ -815,6 +933,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gate_edit_replaces_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allow_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allow_list_plain_words_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_is_told_why, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_characters_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_operator_edit_with_control_refused, setup,
 						teardown),

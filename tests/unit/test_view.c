@@ -32,10 +32,11 @@ static void apply(struct view *v, const char *line)
 	free(s);
 }
 
-#define PLAN3                                                                              \
-	"{'goal':'Review the contract','steps':["                                          \
+#define S1                                                                                 \
 	"{'step_id':'s1','name':'Read','description':'read it','acceptance_criteria':['c1'],"  \
-	"'dependencies':[],'estimated_complexity':'low'},"                                  \
+	"'dependencies':[],'estimated_complexity':'low'}"
+#define PLAN3                                                                              \
+	"{'goal':'Review the contract','steps':[" S1 ","                                    \
 	"{'step_id':'s2','name':'Find clauses','acceptance_criteria':['c2a','c2b'],"          \
 	"'dependencies':['s1'],'estimated_complexity':'medium'},"                           \
 	"{'step_id':'s3','name':'Summarize','acceptance_criteria':['c3'],"                    \
@@ -305,9 +306,8 @@ static void test_replan_diff_and_kept(void **state)
 	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'step.end','step_id':'s1',"
 		 "'status':'passed','attempts':1}");
 	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:20.000Z','type':'plan.proposed','revision':1,"
-		 "'reason':'replan','estimate_usd':0.01,'plan':{'goal':'g','steps':["
-		 "{'step_id':'s1','name':'Read','dependencies':[]},"
-		 "{'step_id':'s4','name':'Ask counsel','dependencies':['s1']}]}}");
+		 "'reason':'replan','estimate_usd':0.01,'plan':{'goal':'Review the contract',"
+		 "'steps':[" S1 ",{'step_id':'s4','name':'Ask counsel','dependencies':['s1']}]}}");
 	/* A proposal does not replace the running plan. */
 	assert_int_equal(v->n_steps, 3);
 	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:21.000Z','type':'gate.open','gate_id':4,"
@@ -331,6 +331,99 @@ static void test_replan_diff_and_kept(void **state)
 	/* s1 kept its log across the replan. */
 	assert_non_null(find_line(&v->steps[0].log, "Step passed"));
 	assert_int_equal(v->steps[1].status, VS_READY);
+	view_free(v);
+}
+
+/* A replan gate shows the word diff of a changed step against the plan in force; the run
+ * log tells the same; while the gate is open the proposal's steps are at hand, marked. An
+ * edit at the gate is marked in the dialog and told in the log. */
+static void test_replan_word_diff(void **state)
+{
+	struct view *v = running_view();
+
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'plan.proposed','revision':1,"
+		 "'reason':'replan','failed_step':'s2','plan':{'goal':'Review the contract',"
+		 "'steps':[" S1 ",{'step_id':'s2','name':'Find every clause',"
+		 "'acceptance_criteria':['c2a','c2b\\u001b]0;PWNED\\u0007 too'],"
+		 "'dependencies':['s1'],'estimated_complexity':'high'},"
+		 "{'step_id':'s5','name':'Ask counsel','description':'one question',"
+		 "'dependencies':['s2']}]}}");
+	assert_non_null(find_line(&v->runlog, "Changes against revision 0, the plan in force:"));
+	assert_non_null(find_line(&v->runlog, "    name: Find [-clauses-]{+every clause+}"));
+	assert_null(v->proposal); /* no gate yet */
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:11.000Z','type':'gate.open','gate_id':4,"
+		 "'gate':'replan','step_id':'s2','revision':1,'failed_step':'s2',"
+		 "'reason':'clauses missing','diff':{'added':['s5'],'removed':['s3'],"
+		 "'changed':['s2'],'kept':['s1']}}");
+	{
+		const struct linestore *b = &v->gates[0].body;
+		const char *l;
+
+		assert_non_null(find_line(b, "= s1  Read"));
+		l = find_line(b, "~ s2  Find every clause");
+		assert_non_null(l);
+		for (size_t i = 0; i < b->n; i++) {
+			if (b->v[i].text == l)
+				assert_int_equal(b->v[i].kind, VL_DIFF_CHANGE);
+			if (strstr(b->v[i].text, "complexity: [-medium-]{+high+}"))
+				assert_int_equal(b->v[i].kind, VL_DIFF_CHANGE);
+			if (strstr(b->v[i].text, "+ s5  Ask counsel"))
+				assert_int_equal(b->v[i].kind, VL_DIFF_ADD);
+			if (strstr(b->v[i].text, "- s3  Summarize"))
+				assert_int_equal(b->v[i].kind, VL_DIFF_DEL);
+			assert_null(strstr(b->v[i].text, "PWNED"));
+			assert_null(strchr(b->v[i].text, '\x1b'));
+		}
+		assert_non_null(find_line(b, "    complexity: [-medium-]{+high+}"));
+		assert_non_null(find_line(b, "c2b {+too+}"));
+		assert_non_null(find_line(b, "+ s5  Ask counsel"));
+		assert_non_null(find_line(b, "    description: one question"));
+		assert_non_null(find_line(b, "- s3  Summarize"));
+	}
+	/* The proposal's rows: s1 the same, s2 changed, s5 new and under s2. */
+	assert_int_equal(v->n_proposal, 3);
+	assert_int_equal(v->proposal[0].change, PDC_SAME);
+	assert_int_equal(v->proposal[1].change, PDC_CHANGED);
+	assert_string_equal(v->proposal[1].name, "Find every clause");
+	assert_int_equal(v->proposal[2].change, PDC_ADDED);
+	assert_int_equal(v->proposal[2].depth, 2);
+	/* The plan in force is still what the Plan pane shows. */
+	assert_int_equal(v->n_steps, 3);
+	assert_string_equal(v->steps[1].name, "Find clauses");
+
+	/* An edit at the gate: the dialog marks it, the log tells it, the rows follow. */
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:12.000Z','type':'plan.proposed','revision':1,"
+		 "'reason':'edit','failed_step':'s2','plan':{'goal':'Review the contract',"
+		 "'steps':[" S1 ",{'step_id':'s2','name':'Find every clause',"
+		 "'acceptance_criteria':['c2a','c2b'],"
+		 "'dependencies':['s1'],'estimated_complexity':'high'}]}}");
+	assert_non_null(find_line(&v->gates[0].body, "Edited at this gate (a approves it):"));
+	assert_non_null(find_line(&v->gates[0].body, "- s5  Ask counsel"));
+	assert_non_null(find_line(&v->runlog, "Changes made by the edit:"));
+	assert_non_null(find_line(&v->runlog, "- s5  Ask counsel"));
+	assert_int_equal(v->n_proposal, 2);
+	/* Answered: the rows go with the gate. */
+	apply(v, "{'seq':7,'ts':'2026-01-01T10:00:13.000Z','type':'gate.decision','gate_id':4,"
+		 "'gate':'replan','step_id':'s2','decision':'skip','by':'operator'}");
+	assert_int_equal(v->n_proposal, 0);
+	assert_null(v->proposal);
+	view_free(v);
+}
+
+/* At the plan gate an edit shows as a diff against the plan as it was proposed. */
+static void test_plan_gate_edit_diff(void **state)
+{
+	struct view *v = started_view();
+
+	apply(v, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'gate.open','gate_id':7,"
+		 "'gate':'plan','step_id':null,'revision':0,'estimate_usd':0.0123}");
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'plan.proposed','revision':0,"
+		 "'reason':'edit','plan':{'goal':'Review the contract','steps':[" S1 "]}}");
+	assert_non_null(find_line(&v->gates[0].body, "Edited at this gate (a approves it):"));
+	assert_non_null(find_line(&v->gates[0].body, "- s2  Find clauses"));
+	assert_non_null(find_line(&v->runlog, "Changes made by the edit:"));
+	/* No plan is in force yet: nothing to switch to. */
+	assert_int_equal(v->n_proposal, 0);
 	view_free(v);
 }
 
@@ -484,6 +577,27 @@ static void test_tool_retry_notice_in_step_log(void **state)
 	assert_non_null(find_line(&v->steps[1].log, "retrying in 0.5 s"));
 	assert_int_equal(v->steps[1].log.v[v->steps[1].log.n - 1].kind, VL_RETRY);
 	assert_null(find_line(&v->runlog, "retrying in 0.5 s"));
+	view_free(v);
+}
+
+/* A call that ended normally says nothing; one cut at the token limit or stopped by the
+ * server's filter says so in its step's log, with the reason as the server gave it. */
+static void test_notable_stop_reason_in_step_log(void **state)
+{
+	struct view *v = running_view();
+	size_t before = v->steps[1].log.n;
+
+	(void)state;
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'llm.call','role':'executor',"
+		 "'step_id':'s2','attempt':1,'status':'ok','stop_reason':'end_turn'}");
+	assert_int_equal(v->steps[1].log.n, before);
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'llm.call','role':'executor',"
+		 "'step_id':'s2','attempt':1,'status':'ok','stop_reason':'length'}");
+	assert_non_null(find_line(&v->steps[1].log,
+				  "executor answer cut off at the token limit (stop reason \"length\")"));
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:05.000Z','type':'llm.call','role':'executor',"
+		 "'step_id':'s2','attempt':1,'status':'ok','stop_reason':'content_filter'}");
+	assert_non_null(find_line(&v->steps[1].log, "stopped by the server"));
 	view_free(v);
 }
 
@@ -663,6 +777,42 @@ static void test_replay_predicates(void **state)
 	assert_false(view_event_is_failure(NULL));
 }
 
+/* The drill-down: every stretch of a log knows the event it came from (logref.h). */
+static void test_log_lines_know_their_event(void **state)
+{
+	struct view *v = running_view();
+	const struct vstep *s;
+	long i;
+
+	(void)state;
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:10.000Z','type':'step.start','step_id':'s1',"
+		 "'attempt':1}");
+	apply(v, "{'seq':0,'ts':'2026-01-01T10:00:11.000Z','type':'llm.delta','role':'executor',"
+		 "'step_id':'s1','attempt':1,'text':'thinking\\nmore '}");
+	apply(v, "{'seq':0,'ts':'2026-01-01T10:00:11.100Z','type':'llm.delta','role':'executor',"
+		 "'step_id':'s1','attempt':1,'text':'still'}");
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:12.000Z','type':'tool.call','step_id':'s1',"
+		 "'attempt':1,'call_id':'c1','tool':'read_file','params':{'path':'a.txt'}}");
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:13.000Z','type':'tool.result','step_id':'s1',"
+		 "'attempt':1,'call_id':'c1','tool':'read_file','ok':true,'summary':'x','bytes':1}");
+	s = &v->steps[view_find_step(v, "s1")];
+	assert_int_equal(s->refs.n, 4);
+	assert_int_equal(s->refs.v[0].type, EV_STEP_START);
+	/* the streamed text is one entry, whatever the chunks, with no JSON kept */
+	assert_int_equal(s->refs.v[1].type, EV_LLM_DELTA);
+	assert_null(s->refs.v[1].json);
+	assert_int_equal(s->refs.v[2].type, EV_TOOL_CALL);
+	assert_int_equal(s->refs.v[2].seq, 5);
+	assert_non_null(strstr(s->refs.v[2].json, "a.txt"));
+	i = logref_find(&s->refs, s->log.n - 1);
+	assert_int_equal(s->refs.v[i].type, EV_TOOL_RESULT);
+	assert_true(strstr(s->log.v[s->refs.v[2].line].text, "read_file") != NULL);
+	/* run-level events are remembered in the run log's refs */
+	assert_true(v->runlog_refs.n >= 2);
+	assert_int_equal(v->runlog_refs.v[0].type, EV_RUN_START);
+	view_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -674,6 +824,8 @@ int main(void)
 		cmocka_unit_test(test_high_gate_skip),
 		cmocka_unit_test(test_gates_answered_in_order),
 		cmocka_unit_test(test_replan_diff_and_kept),
+		cmocka_unit_test(test_replan_word_diff),
+		cmocka_unit_test(test_plan_gate_edit_diff),
 		cmocka_unit_test(test_step_edit_updates_definition),
 		cmocka_unit_test(test_pause_and_finish),
 		cmocka_unit_test(test_hostile_text_sanitized),
@@ -681,12 +833,14 @@ int main(void)
 		cmocka_unit_test(test_dependency_cycle_bounded),
 		cmocka_unit_test(test_pause_cancel_resume),
 		cmocka_unit_test(test_tool_retry_notice_in_step_log),
+		cmocka_unit_test(test_notable_stop_reason_in_step_log),
 		cmocka_unit_test(test_shell_gate),
 		cmocka_unit_test(test_budget_gate),
 		cmocka_unit_test(test_replay_predicates),
 		cmocka_unit_test(test_step_state_events_shown),
 		cmocka_unit_test(test_not_judged_criterion),
 		cmocka_unit_test(test_reopen_after_end),
+		cmocka_unit_test(test_log_lines_know_their_event),
 	};
 
 	if (!setlocale(LC_ALL, "C.UTF-8"))

@@ -14,6 +14,8 @@
 
 #include "linestore.h"
 #include "logview.h"
+#include "mouse.h"
+#include "strbuf.h"
 #include "textsan.h"
 #include "textview.h"
 #include "theme.h"
@@ -81,6 +83,94 @@ static void test_theme_missing(void **state)
 	assert_null(theme_load("no-such-theme", TOP_SRCDIR "/themes", &err));
 	assert_non_null(strstr(err, "no-such-theme"));
 	free(err);
+}
+
+/* Themes are looked for in each folder in turn; when none has it, the sentence names
+ * every folder and the themes they hold. */
+static void test_theme_find_and_where_it_looked(void **state)
+{
+	const char *dirs[] = {"/nonexistent/themes", TOP_SRCDIR "/themes"};
+	char *err = NULL;
+	struct theme *t;
+
+	(void)state;
+	t = theme_find("light", dirs, 2, &err);
+	assert_non_null(t);
+	theme_free(t);
+	t = theme_find("default", dirs, 1, &err); /* the built-in one */
+	assert_non_null(t);
+	theme_free(t);
+	assert_null(theme_find("nope", dirs, 2, &err));
+	assert_non_null(strstr(err, "theme \"nope\" not found: looked for nope.theme in "
+				    "/nonexistent/themes, " TOP_SRCDIR "/themes"));
+	assert_non_null(strstr(err, "themes there: default, high-contrast, light, mono"));
+	free(err);
+	err = NULL;
+	assert_null(theme_find("nope", dirs, 1, &err));
+	assert_non_null(strstr(err, "no themes there (set PEVTUI_THEMES"));
+	free(err);
+	err = NULL;
+	assert_null(theme_find("/nonexistent/x.theme", dirs, 2, &err));
+	assert_non_null(strstr(err, "cannot read the theme file /nonexistent/x.theme"));
+	free(err);
+}
+
+/* The source tree's themes count only for a program running from its build tree. */
+static void test_theme_dirs_build_tree(void **state)
+{
+	struct strvec d = STRVEC_INIT;
+	char *src = realpath(TOP_SRCDIR, NULL), *want = xasprintf("%s/themes", src);
+
+	(void)state;
+	unsetenv("PEVTUI_THEMES");
+	theme_dirs("/opt/build/pevtui", "/opt/build", TOP_SRCDIR, "/usr/share/pevtui/themes", &d);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.v[0], want);
+	assert_string_equal(d.v[1], "/usr/share/pevtui/themes");
+	strvec_clear(&d);
+	theme_dirs("/usr/bin/pevtui", "/opt/build", TOP_SRCDIR, "/usr/share/pevtui/themes", &d);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0], "/usr/share/pevtui/themes");
+	strvec_clear(&d);
+	/* $PEVTUI_THEMES first; a folder named twice is looked in once */
+	setenv("PEVTUI_THEMES", TOP_SRCDIR "/themes", 1);
+	theme_dirs("/opt/build/pevtui", "/opt/build", TOP_SRCDIR, NULL, &d);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0], want);
+	strvec_clear(&d);
+	unsetenv("PEVTUI_THEMES");
+	free(want);
+	free(src);
+}
+
+/* SGR mouse reports: press and release, the wheel, modifiers, columns past 223. */
+static void test_mouse_sgr_parse(void **state)
+{
+	struct mouse_event ev;
+
+	(void)state;
+	assert_true(mouse_sgr_parse("0;230;10M", &ev));
+	assert_int_equal(ev.what, MOUSE_CLICK);
+	assert_int_equal(ev.x, 229);
+	assert_int_equal(ev.y, 9);
+	assert_true(mouse_sgr_parse("0;1;1m", &ev)); /* a release: nothing to do */
+	assert_int_equal(ev.what, MOUSE_NONE);
+	assert_true(mouse_sgr_parse("64;500;3M", &ev));
+	assert_int_equal(ev.what, MOUSE_WHEEL_UP);
+	assert_true(mouse_sgr_parse("65;5;3M", &ev));
+	assert_int_equal(ev.what, MOUSE_WHEEL_DOWN);
+	assert_true(mouse_sgr_parse("16;5;3M", &ev)); /* control-click is a click */
+	assert_int_equal(ev.what, MOUSE_CLICK);
+	assert_true(mouse_sgr_parse("2;5;3M", &ev)); /* the right button */
+	assert_int_equal(ev.what, MOUSE_NONE);
+	assert_true(mouse_sgr_parse("32;5;3M", &ev)); /* motion */
+	assert_int_equal(ev.what, MOUSE_NONE);
+	assert_false(mouse_sgr_parse("0;0;3M", &ev));
+	assert_false(mouse_sgr_parse("0;5M", &ev));
+	assert_false(mouse_sgr_parse("0;5;3", &ev));
+	assert_false(mouse_sgr_parse("0;5;3Mx", &ev));
+	assert_false(mouse_sgr_parse(";5;3M", &ev));
+	assert_false(mouse_sgr_parse("0;99999999999999999999;3M", &ev));
 }
 
 static void test_linestore_streaming(void **state)
@@ -203,6 +293,72 @@ static void test_logview_search(void **state)
 	linestore_release(&ls);
 }
 
+/* Matches are counted per occurrence, without overlap; n and N walk them in order and
+ * wrap; the counter says which one of how many. */
+static void test_search_counts_matches(void **state)
+{
+	static const char *const lines[] = {"alpha Beta beta", "none here", "BETA", "aaaa"};
+	struct linestore ls;
+	struct linestore_pos at, seen[3];
+	struct logview lv;
+	size_t idx;
+
+	(void)state;
+	linestore_init(&ls);
+	for (size_t i = 0; i < 4; i++)
+		linestore_add(&ls, 0, lines[i]);
+	assert_int_equal(linestore_count(&ls, "beta", NULL, NULL), 3);
+	assert_int_equal(linestore_count(&ls, "aa", NULL, NULL), 2); /* "aaaa": 2, not 3 */
+	assert_int_equal(linestore_count(&ls, "absent", NULL, NULL), 0);
+	assert_int_equal(linestore_count(&ls, "", NULL, NULL), 0);
+	at = (struct linestore_pos){0, 11};
+	assert_int_equal(linestore_count(&ls, "beta", &at, &idx), 3);
+	assert_int_equal(idx, 2);
+
+	/* forward from the top: 0:6, 0:11, 2:0, then around to 0:6 */
+	assert_true(linestore_find(&ls, "beta", 0, 0, true, &seen[0]));
+	assert_true(linestore_find(&ls, "beta", seen[0].line, seen[0].off + 1, true, &seen[1]));
+	assert_true(linestore_find(&ls, "beta", seen[1].line, seen[1].off + 1, true, &seen[2]));
+	assert_int_equal(seen[0].line, 0);
+	assert_int_equal(seen[0].off, 6);
+	assert_int_equal(seen[1].line, 0);
+	assert_int_equal(seen[1].off, 11);
+	assert_int_equal(seen[2].line, 2);
+	assert_int_equal(seen[2].off, 0);
+	assert_true(linestore_find(&ls, "beta", 2, 1, true, &at));
+	assert_int_equal(at.line, 0);
+	assert_int_equal(at.off, 6);
+	/* backward from 0:6 wraps to the last match, 2:0; from 0:11 it finds 0:6 */
+	assert_true(linestore_find(&ls, "beta", 0, 6, false, &at));
+	assert_int_equal(at.line, 2);
+	assert_true(linestore_find(&ls, "beta", 0, 11, false, &at));
+	assert_int_equal(at.off, 6);
+	/* the only match, searched again from just after it, is found again */
+	assert_true(linestore_find(&ls, "here", 1, 6, true, &at));
+	assert_int_equal(at.line, 1);
+	assert_int_equal(at.off, 5);
+	assert_false(linestore_find(&ls, "absent", 0, 0, true, &at));
+
+	/* the log view marks the matched bytes only and keeps the counter */
+	logview_init(&lv);
+	assert_true(logview_search(&lv, &ls, "BETA", true));
+	assert_int_equal(lv.hit, 0);
+	assert_int_equal(lv.hit_off, 6);
+	assert_int_equal(lv.hit_len, 4);
+	assert_int_equal(lv.match_no, 1);
+	assert_int_equal(lv.matches, 3);
+	assert_true(logview_search(&lv, &ls, "BETA", true));
+	assert_int_equal(lv.match_no, 2);
+	assert_true(logview_search(&lv, &ls, "BETA", true));
+	assert_int_equal(lv.match_no, 3);
+	assert_int_equal(lv.hit, 2);
+	assert_true(logview_search(&lv, &ls, "BETA", true));
+	assert_int_equal(lv.match_no, 1);
+	assert_true(logview_search(&lv, &ls, "BETA", false));
+	assert_int_equal(lv.match_no, 3);
+	linestore_release(&ls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,11 +366,15 @@ int main(void)
 		cmocka_unit_test(test_theme_values),
 		cmocka_unit_test(test_theme_errors_name_the_line),
 		cmocka_unit_test(test_theme_missing),
+		cmocka_unit_test(test_theme_find_and_where_it_looked),
+		cmocka_unit_test(test_theme_dirs_build_tree),
+		cmocka_unit_test(test_mouse_sgr_parse),
 		cmocka_unit_test(test_linestore_streaming),
 		cmocka_unit_test(test_linestore_breaks_long_lines_on_char_boundary),
 		cmocka_unit_test(test_wrap_rows),
 		cmocka_unit_test(test_logview_scroll_and_follow),
 		cmocka_unit_test(test_logview_search),
+		cmocka_unit_test(test_search_counts_matches),
 	};
 
 	if (!setlocale(LC_ALL, "C.UTF-8"))

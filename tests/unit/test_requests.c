@@ -1,0 +1,430 @@
+/*
+ * test_requests — what the run folder keeps for the drill-down: the request bodies sent to
+ * the models (never a key: a fake one is sent through the real providers and looked for),
+ * and each attempt's copies of its artifacts and tools' outputs (beneath the run folder
+ * only, whatever the paths say).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "attempts.h"
+#include "http.h"
+#include "provider.h"
+#include "provider_anthropic.h"
+#include "provider_openai.h"
+#include "requests.h"
+#include "sandbox.h"
+#include "strbuf.h"
+#include "testdir.h"
+#include "tool.h"
+#include "xalloc.h"
+
+#define FAKE_KEY "sk-ant-FAKE-7d1f09c2e4b8a6"
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char *p = xasprintf("%s/%s", dir, rel);
+	FILE *f = fopen(p, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+static char *slurp(const char *dir, const char *rel)
+{
+	char *p = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(p);
+
+	free(p);
+	return s;
+}
+
+/* ---- the request store ---- */
+
+static void test_names_and_listing(void **state)
+{
+	char *dir = testdir_new("requests"), *err = NULL, *n1, *n2, *n3, *n4, *body;
+	struct requests *rq = requests_open(dir, true, 0);
+	struct request_ref *v;
+	size_t n;
+	struct stat st;
+
+	(void)state;
+	n1 = requests_name(rq, "planner", NULL, 0);
+	n2 = requests_name(rq, "executor", "review-1", 2);
+	n3 = requests_name(rq, "verifier", "review-1", 2);
+	n4 = requests_name(rq, "executor", "odd id/..", 1);
+	assert_string_equal(n1, "requests/000001-planner-~-0.json");
+	assert_string_equal(n2, "requests/000002-executor-review-1-2.json");
+	assert_string_equal(n3, "requests/000003-verifier-review-1-2.json");
+	/* any id stays one file name inside requests/ */
+	assert_string_equal(n4, "requests/000004-executor-odd%20id%2F..-1.json");
+	assert_true(requests_write(rq, n1, "{\"p\":1}", 7, &err));
+	assert_true(requests_write(rq, n3, "{\"v\":3}", 7, &err));
+	assert_true(requests_write(rq, n2, "{\"e\":2}", 7, &err));
+	assert_true(requests_write(rq, n4, "{}", 2, &err));
+	/* the bodies are private to the operator */
+	body = xasprintf("%s/%s", dir, n2);
+	assert_int_equal(stat(body, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	free(body);
+	/* only names of this run's folder are written */
+	assert_false(requests_write(rq, "requests/../journal.jsonl", "x", 1, &err));
+	free(err);
+	err = NULL;
+	assert_false(requests_write(rq, "plan.json", "x", 1, &err));
+	free(err);
+	err = NULL;
+
+	n = requests_list(dir, "review-1", 2, &v);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].role, "executor");
+	assert_string_equal(v[1].role, "verifier");
+	assert_int_equal(v[0].attempt, 2);
+	assert_string_equal(v[0].name, n2);
+	requests_list_free(v, n);
+	assert_int_equal(requests_list(dir, "review-1", 1, &v), 0);
+	requests_list_free(v, 0);
+	n = requests_list(dir, NULL, 0, &v);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].role, "planner");
+	requests_list_free(v, n);
+	n = requests_list(dir, "odd id/..", 1, &v);
+	assert_int_equal(n, 1);
+	requests_list_free(v, n);
+	requests_close(rq);
+
+	/* a resumed run numbers on */
+	rq = requests_open(dir, true, 0);
+	free(n1);
+	n1 = requests_name(rq, "executor", "review-1", 3);
+	assert_string_equal(n1, "requests/000005-executor-review-1-3.json");
+	requests_close(rq);
+	free(n1);
+	free(n2);
+	free(n3);
+	free(n4);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+static void test_parse_names(void **state)
+{
+	struct request_ref r;
+
+	(void)state;
+	assert_true(requests_parse_name("000012-executor-a-b-c-7.json", &r));
+	assert_int_equal(r.seq, 12);
+	assert_string_equal(r.role, "executor");
+	assert_string_equal(r.step, "a-b-c");
+	assert_int_equal(r.attempt, 7);
+	free(r.role);
+	free(r.step);
+	free(r.name);
+	assert_false(requests_parse_name("x-executor-a-1.json", &r));
+	assert_false(requests_parse_name("1-executor--1.json", &r));
+	assert_false(requests_parse_name("1-executor-a-1.txt", &r));
+	assert_false(requests_parse_name("1-executor-a-.json", &r));
+	assert_false(requests_parse_name(".json", &r));
+}
+
+static void test_off_keeps_nothing(void **state)
+{
+	char *dir = testdir_new("requests-off"), *p;
+	struct requests *rq = requests_open(dir, false, 0);
+
+	(void)state;
+	assert_null(requests_name(rq, "planner", NULL, 0));
+	requests_close(rq);
+	p = xasprintf("%s/requests", dir);
+	assert_int_not_equal(access(p, F_OK), 0);
+	free(p);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+static void test_cap(void **state)
+{
+	char *dir = testdir_new("requests-cap"), *err = NULL, *n, *why;
+	struct requests *rq = requests_open(dir, true, 100);
+
+	(void)state;
+	n = requests_name(rq, "executor", "s", 1);
+	assert_true(requests_write(rq, n, "0123456789", 10, &err));
+	free(n);
+	n = requests_name(rq, "executor", "s", 1);
+	assert_false(requests_write(rq, n, "x", 200, &err)); /* past the cap */
+	assert_non_null(strstr(err, "no longer kept"));
+	free(err);
+	free(n);
+	assert_true(requests_capped(rq));
+	assert_null(requests_name(rq, "executor", "s", 1));
+	why = requests_take_notice(rq);
+	assert_non_null(why);
+	free(why);
+	assert_null(requests_take_notice(rq)); /* said once */
+	requests_close(rq);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+/* ---- no key in a kept body ---- */
+
+struct capture {
+	struct requests *rq;
+	char *name;
+	int bodies;
+};
+
+static void on_request(void *ctx, const char *body, size_t len)
+{
+	struct capture *c = ctx;
+	char *err = NULL;
+
+	if (!c->name)
+		c->name = requests_name(c->rq, "executor", "s1", 1);
+	assert_true(requests_write(c->rq, c->name, body, len, &err));
+	c->bodies++;
+}
+
+/* A port on 127.0.0.1 that refuses connections: bound, never listening. */
+static int closed_port(int *fd)
+{
+	struct sockaddr_in a = {0};
+	socklen_t l = sizeof(a);
+
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(*fd >= 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &l), 0);
+	return ntohs(a.sin_port);
+}
+
+/* Sends one request through a real provider (it fails: nobody listens) and returns the
+ * body the store kept. */
+static char *kept_body(const char *dir, bool anthropic)
+{
+	struct http_options opt = {.connect_timeout_ms = 2000, .max_retries = -1};
+	struct llm_msg msg = {.kind = LLM_MSG_USER, .text = "count the words"};
+	struct llm_request req = {.role = ROLE_EXECUTOR,
+				  .purpose = PURPOSE_EXECUTE,
+				  .model = "m",
+				  .system = "you are a test",
+				  .msgs = &msg,
+				  .n_msgs = 1,
+				  .max_tokens = 64};
+	struct capture c = {requests_open(dir, true, 0), NULL, 0};
+	struct llm_hooks hooks = {.ctx = &c, .on_request = on_request};
+	struct llm_response res = {0};
+	char *err = NULL, *url, *body;
+	int fd, port = closed_port(&fd);
+	struct provider *p;
+
+	url = xasprintf("http://127.0.0.1:%d", port);
+	p = anthropic ? provider_anthropic_new(url, FAKE_KEY, &err)
+		      : provider_openai_new(url, FAKE_KEY, &err);
+	assert_non_null(p);
+	if (anthropic)
+		provider_anthropic_set_http(p, &opt);
+	else
+		provider_openai_set_http(p, &opt);
+	assert_int_equal(provider_complete(p, &req, &hooks, &res, &err), PROVIDER_ERROR);
+	/* the error names no key either */
+	assert_null(strstr(err, "FAKE"));
+	free(err);
+	assert_true(c.bodies >= 1);
+	body = slurp(dir, c.name);
+	assert_non_null(body);
+	llm_response_release(&res);
+	provider_free(p);
+	close(fd);
+	free(url);
+	free(c.name);
+	requests_close(c.rq);
+	return body;
+}
+
+static void test_no_key_in_kept_bodies(void **state)
+{
+	char *dir = testdir_new("requests-key");
+
+	(void)state;
+	for (int anthropic = 0; anthropic < 2; anthropic++) {
+		char *body = kept_body(dir, anthropic), *grep;
+		cJSON *o = cJSON_Parse(body);
+
+		/* the body as sent: the prompt is there, the key (a header) is not */
+		assert_non_null(o);
+		assert_non_null(strstr(body, "count the words"));
+		assert_non_null(strstr(body, "you are a test"));
+		assert_null(strstr(body, FAKE_KEY));
+		assert_null(strstr(body, "FAKE"));
+		cJSON_Delete(o);
+		free(body);
+		grep = xasprintf("grep -r -q FAKE '%s'", dir);
+		assert_int_not_equal(system(grep), 0);
+		free(grep);
+	}
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+/* The simulated provider sends nothing: the request as the engine built it. */
+static void test_body_of(void **state)
+{
+	struct llm_tool_call call = {"c1", "read_file", "{\"path\":\"a.txt\"}"};
+	struct llm_tool_result tr = {"c1", "line 1\nline 2", false};
+	struct llm_msg msgs[3] = {{.kind = LLM_MSG_USER, .text = "do it"},
+				  {.kind = LLM_MSG_ASSISTANT, .calls = &call, .n_calls = 1},
+				  {.kind = LLM_MSG_TOOL_RESULTS, .results = &tr, .n_results = 1}};
+	size_t nt;
+	const struct tool_def *const *all = tool_registry(&nt);
+	struct llm_request req = {.model = "sim-executor", .system = "sys", .msgs = msgs,
+				  .n_msgs = 3, .tools = all, .n_tools = 1, .max_tokens = 10};
+	char *b = requests_body_of(&req);
+	cJSON *o = cJSON_Parse(b), *m;
+
+	(void)state;
+	assert_non_null(o);
+	assert_non_null(cJSON_GetObjectItem(o, "pevtui_note"));
+	assert_string_equal(cJSON_GetObjectItem(o, "system")->valuestring, "sys");
+	m = cJSON_GetObjectItem(o, "messages");
+	assert_int_equal(cJSON_GetArraySize(m), 3);
+	assert_string_equal(
+	    cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(m, 1),
+								       "tool_calls"),
+						   0),
+				"name")
+		->valuestring,
+	    "read_file");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "tools")), 1);
+	cJSON_Delete(o);
+	free(b);
+}
+
+/* ---- attempts' copies ---- */
+
+static void test_artifact_copies(void **state)
+{
+	char *dir = testdir_new("attempts"), *ws = xasprintf("%s/ws", dir), *err = NULL, *s, *rel;
+	char *run = xasprintf("%s/run", dir), *big;
+	struct strvec paths = STRVEC_INIT;
+	size_t len = 0;
+	bool cut = true;
+	int root;
+
+	(void)state;
+	assert_int_equal(mkdir(run, 0700), 0);
+	root = sandbox_open_root(ws, &err);
+	assert_true(root >= 0);
+	s = xasprintf("%s/sub", ws);
+	assert_int_equal(mkdir(s, 0755), 0);
+	free(s);
+	put(ws, "sub/a.md", "attempt text\n");
+	put(dir, "secret.txt", "outside\n");
+	assert_int_equal(symlinkat("../secret.txt", root, "link.md"), 0);
+	big = xmalloc(ATTEMPTS_MAX_FILE + 2);
+	memset(big, 'x', ATTEMPTS_MAX_FILE + 1);
+	big[ATTEMPTS_MAX_FILE + 1] = '\0';
+	put(ws, "big.txt", big);
+	free(big);
+	strvec_push(&paths, "sub/a.md");
+	strvec_push(&paths, "../secret.txt"); /* refused: leaves the workspace */
+	strvec_push(&paths, "/etc/passwd");   /* refused: absolute */
+	strvec_push(&paths, "link.md");       /* refused: a symbolic link */
+	strvec_push(&paths, "big.txt");       /* over the cap: left out */
+	strvec_push(&paths, "missing.md");
+	assert_int_equal(attempts_keep_artifacts(run, root, "step 1", 2, &paths), 1);
+	rel = attempts_artifact_path("step 1", 2, "sub/a.md");
+	assert_string_equal(rel, "attempts/step%201/2/files/sub/a.md");
+	s = attempts_read_beneath(run, rel, 1024, &len, &cut, &err);
+	assert_non_null(s);
+	assert_string_equal(s, "attempt text\n");
+	assert_int_equal(len, 13);
+	assert_false(cut);
+	free(s);
+	free(rel);
+	/* nothing else was written: not the secret, not the big file */
+	s = xasprintf("grep -r -q outside '%s'", run);
+	assert_int_not_equal(system(s), 0);
+	free(s);
+	rel = attempts_artifact_path("step 1", 2, "big.txt");
+	assert_null(attempts_read_beneath(run, rel, 1024, &len, NULL, &err));
+	free(err);
+	err = NULL;
+	free(rel);
+	/* reading never leaves its folder either */
+	assert_null(attempts_read_beneath(run, "../secret.txt", 1024, &len, NULL, &err));
+	assert_non_null(err);
+	free(err);
+	err = NULL;
+	/* a read stops at its bound and says so */
+	s = attempts_read_beneath(ws, "sub/a.md", 4, &len, &cut, &err);
+	assert_int_equal(len, 4);
+	assert_true(cut);
+	free(s);
+	close(root);
+	strvec_clear(&paths);
+	free(ws);
+	free(run);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+static void test_tool_outputs(void **state)
+{
+	char *dir = testdir_new("outputs"), *rel, *s, *err = NULL;
+	size_t len;
+
+	(void)state;
+	rel = attempts_keep_output(dir, "s1", 3, 0, "full\noutput\n", 12);
+	assert_string_equal(rel, "attempts/s1/3/tools/1.txt");
+	s = attempts_read_beneath(dir, rel, 100, &len, NULL, &err);
+	assert_string_equal(s, "full\noutput\n");
+	free(s);
+	free(rel);
+	/* a leading dot cannot make a hidden or parent folder */
+	s = attempts_id_component("..");
+	assert_string_equal(s, "%2E.");
+	free(s);
+	s = attempts_id_component("a.b-c_d");
+	assert_string_equal(s, "a.b-c_d");
+	free(s);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_and_listing),
+		cmocka_unit_test(test_parse_names),
+		cmocka_unit_test(test_off_keeps_nothing),
+		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_no_key_in_kept_bodies),
+		cmocka_unit_test(test_body_of),
+		cmocka_unit_test(test_artifact_copies),
+		cmocka_unit_test(test_tool_outputs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

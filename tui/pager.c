@@ -1,0 +1,115 @@
+/* pager — $PAGER on a sanitized temporary copy, the terminal handed over and back. */
+#include "config.h"
+
+#include "pager.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "strbuf.h"
+#include "textsan.h"
+#include "xalloc.h"
+
+/* "-NAME" of the file's last component, in safe characters, for mkstemps. */
+static char *suffix(const char *name)
+{
+	const char *base = name ? strrchr(name, '/') : NULL;
+	struct strbuf sb;
+
+	base = base ? base + 1 : (name ? name : "");
+	strbuf_init(&sb);
+	strbuf_addc(&sb, '-');
+	for (const char *p = base; *p && sb.len < 48; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '.' || c == '_' || c == '-';
+
+		strbuf_addc(&sb, ok ? c : '_');
+	}
+	return strbuf_detach(&sb);
+}
+
+static bool write_all(int fd, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		s += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+bool pager_show(const char *name, const char *text, size_t len, char **err)
+{
+	const char *tmp = getenv("TMPDIR"), *pager = getenv("PAGER");
+	char *sfx = suffix(name), *path, *clean, *cmd;
+	int fd, status = 0;
+	bool wrote;
+	pid_t pid;
+
+	*err = NULL;
+	if (!pager || !*pager)
+		pager = "less";
+	path = xasprintf("%s/pevtui-view-XXXXXX%s", tmp && *tmp ? tmp : "/tmp", sfx);
+	fd = mkstemps(path, (int)strlen(sfx));
+	free(sfx);
+	if (fd < 0) {
+		*err = xasprintf("cannot create a temporary file: %s", strerror(errno));
+		free(path);
+		return false;
+	}
+	/* Model text: no escape sequence reaches the terminal, whatever the pager passes. */
+	clean = textsan_clean(text ? text : "", text ? len : 0, TEXTSAN_KEEP_NL | TEXTSAN_KEEP_TAB);
+	wrote = write_all(fd, clean, strlen(clean));
+	free(clean);
+	if (close(fd) != 0 || !wrote) {
+		*err = xasprintf("cannot write %s", path);
+		unlink(path);
+		free(path);
+		return false;
+	}
+	/* Through the shell, like git: PAGER may carry arguments ("less -S"). */
+	cmd = xasprintf("%s \"$1\"", pager);
+	def_prog_mode();
+	endwin();
+	pid = fork();
+	if (pid == 0) {
+		sigset_t set;
+
+		/* The cockpit keeps SIGWINCH blocked outside poll(); the pager needs it. */
+		signal(SIGWINCH, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, SIGWINCH);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	reset_prog_mode();
+	refresh();
+	unlink(path);
+	free(path);
+	free(cmd);
+	if (pid < 0) {
+		*err = xasprintf("cannot start the pager: %s", strerror(errno));
+		return false;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+		*err = xasprintf("the pager \"%s\" did not run (status %d)", pager,
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return false;
+	}
+	return true;
+}
