@@ -318,8 +318,8 @@ bool jsonx_num(const cJSON *obj, const char *key, double *out)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	if (!cJSON_IsNumber(it))
-		return false;
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+		return false; /* cJSON reads 1e999 as infinity */
 	*out = it->valuedouble;
 	return true;
 }

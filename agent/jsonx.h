@@ -17,7 +17,8 @@ struct cJSON;
  */
 struct cJSON *jsonx_extract(const char *text, int max_depth, char **err);
 
-/* Typed getters for untrusted objects: NULL / false when absent or of another type. */
+/* Typed getters for untrusted objects: NULL / false when absent or of another type (and
+ * jsonx_num for a number that is not finite). */
 const char *jsonx_str(const struct cJSON *obj, const char *key);
 bool jsonx_num(const struct cJSON *obj, const char *key, double *out);
 bool jsonx_bool(const struct cJSON *obj, const char *key, bool *out);

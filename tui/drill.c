@@ -15,33 +15,12 @@
 #include "strbuf.h"
 #include "textsan.h"
 #include "view.h"
+#include "jsonx.h"
 #include "xalloc.h"
 
 #define TAB_STOP 8
 
 /* ---- untrusted JSON, read with care ---- */
-
-static const cJSON *jget(const cJSON *o, const char *k)
-{
-	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-	const cJSON *it = jget(o, k);
-
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static bool jnum(const cJSON *o, const char *k, double *out)
-{
-	const cJSON *it = jget(o, k);
-
-	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-		return false;
-	*out = it->valuedouble;
-	return true;
-}
 
 /* ---- lines ---- */
 
@@ -272,7 +251,8 @@ static void section(struct linestore *page, const char *title)
 
 void drill_result(struct linestore *page, const cJSON *result)
 {
-	const cJSON *so = jget(result, "step_output"), *findings = jget(so, "findings");
+	const cJSON *so = jsonx_field(result, "step_output"),
+	            *findings = jsonx_field(so, "findings");
 	struct exec_result *r = NULL;
 	char *text, *err = NULL;
 
@@ -337,35 +317,36 @@ void drill_result(struct linestore *page, const cJSON *result)
 
 static void verdict(struct linestore *page, const cJSON *o)
 {
-	const cJSON *crit = jget(o, "criteria"), *c;
-	const char *sev = jstr(o, "severity"), *fb = jstr(o, "feedback");
-	bool pass = cJSON_IsTrue(jget(o, "overall_pass"));
+	const cJSON *crit = jsonx_field(o, "criteria"), *c;
+	const char *sev = jsonx_str(o, "severity"), *fb = jsonx_str(o, "feedback");
+	bool pass = cJSON_IsTrue(jsonx_field(o, "overall_pass"));
 	double d = 0;
 
 	putf(page, pass ? VL_PASS : VL_CRITIQUE, 0, "Verdict: %s%s%s \xc2\xb7 %s stage \xc2\xb7 %s",
-	     jstr(o, "action") ? jstr(o, "action") : "?", sev ? ", " : "", sev ? sev : "",
-	     jstr(o, "stage") ? jstr(o, "stage") : "?", pass ? "passed" : "not passed");
+	     jsonx_str(o, "action") ? jsonx_str(o, "action") : "?", sev ? ", " : "", sev ? sev : "",
+	     jsonx_str(o, "stage") ? jsonx_str(o, "stage") : "?", pass ? "passed" : "not passed");
 	if (cJSON_IsArray(crit) && cJSON_GetArraySize(crit) > 0) {
 		section(page, "Criteria");
 		cJSON_ArrayForEach(c, crit)
 		{
-			bool nj = cJSON_IsTrue(jget(c, "not_judged")), ok = cJSON_IsTrue(jget(c, "passed"));
+			bool nj = cJSON_IsTrue(jsonx_field(c, "not_judged")),
+			     ok = cJSON_IsTrue(jsonx_field(c, "passed"));
 			char conf[32] = "";
 
-			if (jnum(c, "confidence", &d))
+			if (jsonx_num(c, "confidence", &d))
 				snprintf(conf, sizeof(conf), " (%.2f)", d);
 			putf(page, nj ? DRILL_DIM : ok ? VL_TEXT : VL_CRITIQUE, 2, "%s %s%s%s",
 			     nj ? "?" : ok ? "\xe2\x9c\x93" : "\xe2\x9c\x97",
-			     jstr(c, "criterion") ? jstr(c, "criterion") : "", nj ? " (not judged)" : "",
+			     jsonx_str(c, "criterion") ? jsonx_str(c, "criterion") : "", nj ? " (not judged)" : "",
 			     conf);
-			if (jstr(c, "evidence") && *jstr(c, "evidence")) {
+			if (jsonx_str(c, "evidence") && *jsonx_str(c, "evidence")) {
 				put_s(page, DRILL_KEY, 4, "evidence:");
-				drill_text(page, VL_TEXT, jstr(c, "evidence"), strlen(jstr(c, "evidence")),
+				drill_text(page, VL_TEXT, jsonx_str(c, "evidence"), strlen(jsonx_str(c, "evidence")),
 					   6);
 			}
-			if (jstr(c, "feedback") && *jstr(c, "feedback")) {
+			if (jsonx_str(c, "feedback") && *jsonx_str(c, "feedback")) {
 				put_s(page, DRILL_KEY, 4, "feedback:");
-				drill_text(page, VL_TEXT, jstr(c, "feedback"), strlen(jstr(c, "feedback")),
+				drill_text(page, VL_TEXT, jsonx_str(c, "feedback"), strlen(jsonx_str(c, "feedback")),
 					   6);
 			}
 		}
@@ -378,10 +359,10 @@ static void verdict(struct linestore *page, const cJSON *o)
 
 static void tool_call(struct linestore *page, const cJSON *o)
 {
-	const cJSON *params = jget(o, "params");
+	const cJSON *params = jsonx_field(o, "params");
 
-	putf(page, VL_TOOL, 0, "\xe2\x86\x92 %s  (call %s)", jstr(o, "tool") ? jstr(o, "tool") : "?",
-	     jstr(o, "call_id") && *jstr(o, "call_id") ? jstr(o, "call_id") : "without an id");
+	putf(page, VL_TOOL, 0, "\xe2\x86\x92 %s  (call %s)", jsonx_str(o, "tool") ? jsonx_str(o, "tool") : "?",
+	     jsonx_str(o, "call_id") && *jsonx_str(o, "call_id") ? jsonx_str(o, "call_id") : "without an id");
 	section(page, "Arguments");
 	if (cJSON_IsObject(params) && !params->child)
 		put_s(page, DRILL_DIM, 2, "(none)");
@@ -391,32 +372,32 @@ static void tool_call(struct linestore *page, const cJSON *o)
 
 static void tool_result(struct linestore *page, const cJSON *o, const struct drill_input *in)
 {
-	bool ok = cJSON_IsTrue(jget(o, "ok"));
-	const char *cmd = jstr(o, "command"), *out = jstr(o, "output"), *file = jstr(o, "output_file");
+	bool ok = cJSON_IsTrue(jsonx_field(o, "ok"));
+	const char *cmd = jsonx_str(o, "command"), *out = jsonx_str(o, "output"), *file = jsonx_str(o, "output_file");
 	double d = 0;
 	struct strbuf sb;
 
 	putf(page, ok ? VL_TOOL_OK : VL_TOOL_FAIL, 0, "\xe2\x86\x90 %s %s \xc2\xb7 %.0f bytes",
-	     jstr(o, "tool") ? jstr(o, "tool") : "?", ok ? "ok" : "failed",
-	     jnum(o, "bytes", &d) ? d : 0);
+	     jsonx_str(o, "tool") ? jsonx_str(o, "tool") : "?", ok ? "ok" : "failed",
+	     jsonx_num(o, "bytes", &d) ? d : 0);
 	if (cmd) {
 		/* run_shell: the command as it ran, how it ended and how long it took */
 		section(page, "Command");
 		drill_text(page, VL_TEXT, cmd, strlen(cmd), 2);
 		strbuf_init(&sb);
-		if (jget(o, "ran") && !cJSON_IsTrue(jget(o, "ran")))
+		if (jsonx_field(o, "ran") && !cJSON_IsTrue(jsonx_field(o, "ran")))
 			strbuf_adds(&sb, "did not run");
-		else if (jnum(o, "exit_status", &d))
+		else if (jsonx_num(o, "exit_status", &d))
 			strbuf_addf(&sb, "exit status %.0f", d);
-		else if (jnum(o, "signal", &d))
+		else if (jsonx_num(o, "signal", &d))
 			strbuf_addf(&sb, "ended by signal %.0f", d);
-		if (cJSON_IsTrue(jget(o, "timed_out")))
+		if (cJSON_IsTrue(jsonx_field(o, "timed_out")))
 			strbuf_adds(&sb, sb.len ? ", timed out" : "timed out");
-		if (jnum(o, "duration_ms", &d))
+		if (jsonx_num(o, "duration_ms", &d))
 			strbuf_addf(&sb, "%s%.1f s", sb.len ? " \xc2\xb7 " : "", d / 1000.0);
-		if (jstr(o, "approval"))
+		if (jsonx_str(o, "approval"))
 			strbuf_addf(&sb, "%sapproval: %s", sb.len ? " \xc2\xb7 " : "",
-				    jstr(o, "approval"));
+				    jsonx_str(o, "approval"));
 		if (sb.len)
 			put_text(page, VL_NOTICE, 2, sb.buf, sb.len);
 		strbuf_release(&sb);
@@ -430,8 +411,8 @@ static void tool_result(struct linestore *page, const cJSON *o, const struct dri
 		drill_text(page, ok ? VL_TEXT : VL_TOOL_FAIL, out, strlen(out), 2);
 	} else {
 		section(page, "Output (summary: the full output was not kept)");
-		drill_text(page, ok ? VL_TEXT : VL_TOOL_FAIL, jstr(o, "summary") ? jstr(o, "summary") : "",
-			   jstr(o, "summary") ? strlen(jstr(o, "summary")) : 0, 2);
+		drill_text(page, ok ? VL_TEXT : VL_TOOL_FAIL, jsonx_str(o, "summary") ? jsonx_str(o, "summary") : "",
+			   jsonx_str(o, "summary") ? strlen(jsonx_str(o, "summary")) : 0, 2);
 	}
 	if (file)
 		putf(page, DRILL_DIM, 0, "Kept in the run folder: %s", file);
@@ -458,7 +439,7 @@ static void log_lines(struct linestore *page, const struct drill_input *in)
 void drill_event(struct linestore *page, const struct drill_input *in)
 {
 	cJSON *o = in->json ? cJSON_Parse(in->json) : NULL, *pair;
-	const char *type = jstr(o, "type"), *ts = jstr(o, "ts");
+	const char *type = jsonx_str(o, "type"), *ts = jsonx_str(o, "ts");
 	double seq = 0, att = 0;
 
 	if (!cJSON_IsObject(o)) {
@@ -467,15 +448,15 @@ void drill_event(struct linestore *page, const struct drill_input *in)
 		put_s(page, DRILL_DIM, 0, "Streamed text: shown as it came, not journaled.");
 		return;
 	}
-	jnum(o, "seq", &seq);
-	jnum(o, "attempt", &att);
+	jsonx_num(o, "seq", &seq);
+	jsonx_num(o, "attempt", &att);
 	{
 		struct strbuf sb;
 
 		strbuf_init(&sb);
 		strbuf_adds(&sb, type ? type : "event");
-		if (jstr(o, "step_id"))
-			strbuf_addf(&sb, " \xc2\xb7 step %s", jstr(o, "step_id"));
+		if (jsonx_str(o, "step_id"))
+			strbuf_addf(&sb, " \xc2\xb7 step %s", jsonx_str(o, "step_id"));
 		if (att > 0)
 			strbuf_addf(&sb, " \xc2\xb7 attempt %.0f", att);
 		strbuf_addf(&sb, " \xc2\xb7 journal seq %.0f%s%s", seq, ts ? " \xc2\xb7 " : "",
@@ -496,13 +477,13 @@ void drill_event(struct linestore *page, const struct drill_input *in)
 		tool_result(page, o, in);
 	} else if (type && !strcmp(type, "step.output")) {
 		putf(page, VL_HEADER, 0, "Result of attempt %.0f", att);
-		drill_result(page, jget(o, "result"));
+		drill_result(page, jsonx_field(o, "result"));
 	} else if (type && !strcmp(type, "verify.verdict")) {
 		verdict(page, o);
 	} else if (type && (!strcmp(type, "plan.proposed") || !strcmp(type, "plan.adopted"))) {
 		log_lines(page, in);
 		section(page, "Plan");
-		drill_value(page, jget(o, "plan"), 2);
+		drill_value(page, jsonx_field(o, "plan"), 2);
 	} else {
 		log_lines(page, in);
 		section(page, "Event");
@@ -554,20 +535,20 @@ static void content(struct linestore *page, const cJSON *c, int indent)
 	}
 	cJSON_ArrayForEach(b, c)
 	{
-		const char *type = jstr(b, "type");
+		const char *type = jsonx_str(b, "type");
 
-		if (type && !strcmp(type, "text") && jstr(b, "text")) {
-			drill_text(page, VL_TEXT, jstr(b, "text"), strlen(jstr(b, "text")), indent);
+		if (type && !strcmp(type, "text") && jsonx_str(b, "text")) {
+			drill_text(page, VL_TEXT, jsonx_str(b, "text"), strlen(jsonx_str(b, "text")), indent);
 		} else if (type && !strcmp(type, "tool_use")) {
 			putf(page, VL_TOOL, indent, "\xe2\x86\x92 %s  (call %s)",
-			     jstr(b, "name") ? jstr(b, "name") : "?", jstr(b, "id") ? jstr(b, "id") : "?");
-			drill_value(page, jget(b, "input"), indent + 2);
+			     jsonx_str(b, "name") ? jsonx_str(b, "name") : "?", jsonx_str(b, "id") ? jsonx_str(b, "id") : "?");
+			drill_value(page, jsonx_field(b, "input"), indent + 2);
 		} else if (type && !strcmp(type, "tool_result")) {
-			putf(page, cJSON_IsTrue(jget(b, "is_error")) ? VL_TOOL_FAIL : VL_TOOL_OK, indent,
+			putf(page, cJSON_IsTrue(jsonx_field(b, "is_error")) ? VL_TOOL_FAIL : VL_TOOL_OK, indent,
 			     "\xe2\x86\x90 result of call %s%s",
-			     jstr(b, "tool_use_id") ? jstr(b, "tool_use_id") : "?",
-			     cJSON_IsTrue(jget(b, "is_error")) ? " (error)" : "");
-			content(page, jget(b, "content"), indent + 2);
+			     jsonx_str(b, "tool_use_id") ? jsonx_str(b, "tool_use_id") : "?",
+			     cJSON_IsTrue(jsonx_field(b, "is_error")) ? " (error)" : "");
+			content(page, jsonx_field(b, "content"), indent + 2);
 		} else {
 			drill_value(page, b, indent);
 		}
@@ -585,8 +566,8 @@ static void messages(struct linestore *page, const cJSON *msgs)
 		cJSON *rest;
 
 		putf(page, DRILL_KEY, 0, "\xe2\x94\x80\xe2\x94\x80 %d. %s \xe2\x94\x80\xe2\x94\x80", ++i,
-		     jstr(m, "role") ? jstr(m, "role") : "?");
-		content(page, jget(m, "content"), 2);
+		     jsonx_str(m, "role") ? jsonx_str(m, "role") : "?");
+		content(page, jsonx_field(m, "content"), 2);
 		/* Whatever else the message carries: OpenAI's tool_calls and tool_call_id, the
 		 * simulated provider's tool_calls and results. */
 		rest = cJSON_Duplicate(m, 1);
@@ -606,10 +587,10 @@ static void tools(struct linestore *page, const cJSON *ts)
 	strbuf_init(&sb);
 	cJSON_ArrayForEach(t, ts)
 	{
-		const char *name = jstr(t, "name");
+		const char *name = jsonx_str(t, "name");
 
 		if (!name)
-			name = jstr(jget(t, "function"), "name"); /* OpenAI */
+			name = jsonx_str(jsonx_field(t, "function"), "name"); /* OpenAI */
 		strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", name ? name : "?");
 	}
 	if (!sb.len) {

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "handoff.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -53,10 +54,9 @@ static bool write_all(int fd, const char *s, size_t n)
 bool pager_show(const char *name, const char *text, size_t len, char **err)
 {
 	const char *tmp = getenv("TMPDIR"), *pager = getenv("PAGER");
-	char *sfx = suffix(name), *path, *clean, *cmd;
+	char *sfx = suffix(name), *path, *clean;
 	int fd, status = 0;
 	bool wrote;
-	pid_t pid;
 
 	*err = NULL;
 	if (!pager || !*pager)
@@ -79,30 +79,10 @@ bool pager_show(const char *name, const char *text, size_t len, char **err)
 		free(path);
 		return false;
 	}
-	/* Through the shell, like git: PAGER may carry arguments ("less -S"). */
-	cmd = xasprintf("%s \"$1\"", pager);
-	def_prog_mode();
-	endwin();
-	pid = fork();
-	if (pid == 0) {
-		sigset_t set;
-
-		/* The cockpit keeps SIGWINCH blocked outside poll(); the pager needs it. */
-		signal(SIGWINCH, SIG_DFL);
-		sigemptyset(&set);
-		sigaddset(&set, SIGWINCH);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	reset_prog_mode();
-	refresh();
+	status = handoff_run(pager, path);
 	unlink(path);
 	free(path);
-	free(cmd);
-	if (pid < 0) {
+	if (status < 0) {
 		*err = xasprintf("cannot start the pager: %s", strerror(errno));
 		return false;
 	}

@@ -15,27 +15,11 @@
 #include "strbuf.h"
 #include "textsan.h"
 #include "view.h"
+#include "jsonx.h"
 #include "xalloc.h"
 
 /* The command is shown up to this many columns on its line. */
 #define COMMAND_COLS 200
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static bool jnum(const cJSON *o, const char *k, double *out)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-		return false;
-	*out = it->valuedouble;
-	return true;
-}
 
 static bool jbool(const cJSON *o, const char *k, bool def)
 {
@@ -106,8 +90,8 @@ static void output_lines(struct linestore *log, const char *out)
 
 bool shell_view_result(struct linestore *log, const cJSON *o)
 {
-	const char *cmd = jstr(o, "command"), *out = jstr(o, "output");
-	const char *how = gate_shell_approval_words(jstr(o, "approval"));
+	const char *cmd = jsonx_str(o, "command"), *out = jsonx_str(o, "output");
+	const char *how = gate_shell_approval_words(jsonx_str(o, "approval"));
 	bool ok = jbool(o, "ok", false);
 	double exit_status, sig, ms;
 	struct strbuf sb = STRBUF_INIT;
@@ -120,18 +104,18 @@ bool shell_view_result(struct linestore *log, const cJSON *o)
 	c = one_line(cmd, COMMAND_COLS);
 	strbuf_addf(&sb, "\xe2\x86\x90 run_shell $ %s \xe2\x80\x94 ", c);
 	free(c);
-	if (jnum(o, "exit_status", &exit_status)) {
+	if (jsonx_num(o, "exit_status", &exit_status)) {
 		strbuf_addf(&sb, "exit %.0f", exit_status);
 		if (exit_status != 0 && ok)
 			kind = VL_WARN;
-	} else if (jnum(o, "signal", &sig)) {
+	} else if (jsonx_num(o, "signal", &sig)) {
 		strbuf_addf(&sb, "killed by signal %.0f", sig);
 	} else if (jbool(o, "timed_out", false)) {
 		strbuf_adds(&sb, "stopped at its time limit");
 	} else {
 		strbuf_adds(&sb, "stopped");
 	}
-	if (jnum(o, "duration_ms", &ms) && ms >= 0) {
+	if (jsonx_num(o, "duration_ms", &ms) && ms >= 0) {
 		strbuf_adds(&sb, " after ");
 		duration(&sb, ms);
 	}
@@ -147,7 +131,7 @@ bool shell_view_result(struct linestore *log, const cJSON *o)
 
 void shell_view_gate(struct linestore *body, const cJSON *o)
 {
-	const char *cwd = jstr(o, "cwd");
+	const char *cwd = jsonx_str(o, "cwd");
 	const cJSON *allow = cJSON_GetObjectItemCaseSensitive(o, "allow");
 	double t;
 
@@ -158,7 +142,7 @@ void shell_view_gate(struct linestore *body, const cJSON *o)
 		free(line);
 		free(c);
 	}
-	if (jnum(o, "timeout_s", &t) && t > 0) {
+	if (jsonx_num(o, "timeout_s", &t) && t > 0) {
 		char *line = xasprintf("Time limit: %.0f s (then it is stopped, with everything it "
 				       "started)",
 				       t);
@@ -166,7 +150,7 @@ void shell_view_gate(struct linestore *body, const cJSON *o)
 		free(line);
 	}
 	if (cJSON_IsObject(allow)) {
-		const char *why = jstr(allow, "why"), *prefix = jstr(allow, "prefix");
+		const char *why = jsonx_str(allow, "why"), *prefix = jsonx_str(allow, "prefix");
 		struct strbuf sb = STRBUF_INIT;
 
 		strbuf_init(&sb);

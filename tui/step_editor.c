@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "form.h"
+#include "handoff.h"
 #include "mouse.h"
 #include "plan.h"
 #include "strbuf.h"
@@ -234,38 +235,14 @@ static const char *skip_comments(const char *s)
 static bool run_editor(const char *path, char **err)
 {
 	const char *ed = getenv("VISUAL");
-	char *cmd;
-	pid_t pid;
-	int status = 0;
+	int status;
 
 	if (!ed || !*ed)
 		ed = getenv("EDITOR");
 	if (!ed || !*ed)
 		ed = "vi";
-	/* Through the shell, like git: EDITOR may carry arguments ("code -w"). */
-	cmd = xasprintf("%s \"$1\"", ed);
-	def_prog_mode();
-	mouse_suspend();
-	endwin();
-	pid = fork();
-	if (pid == 0) {
-		sigset_t set;
-
-		/* The cockpit keeps SIGWINCH blocked outside poll(); the editor needs it. */
-		signal(SIGWINCH, SIG_DFL);
-		sigemptyset(&set);
-		sigaddset(&set, SIGWINCH);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		execl("/bin/sh", "sh", "-c", cmd, "sh", path, (char *)NULL);
-		_exit(127);
-	}
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	reset_prog_mode();
-	refresh();
-	mouse_resume(); /* the editor may have turned SGR mouse reports off */
-	free(cmd);
-	if (pid < 0) {
+	status = handoff_run(ed, path);
+	if (status < 0) {
 		*err = xasprintf("cannot start the editor: %s", strerror(errno));
 		return false;
 	}
