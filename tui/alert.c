@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "notify.h"
 
 static double mono_now(void)
@@ -25,19 +26,8 @@ static double mono_now(void)
  * flush), and an OSC moves no cursor, so the screen curses knows stays true. */
 static void write_terminal(const char *s)
 {
-	size_t len = strlen(s);
-
 	fflush(stdout);
-	while (len > 0) {
-		ssize_t w = write(STDOUT_FILENO, s, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		len -= (size_t)w;
-	}
+	(void)fd_write_all(STDOUT_FILENO, s, strlen(s));
 }
 
 void alert_event(struct notify *n, const struct event *ev)

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "handoff.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -36,21 +37,6 @@ static char *suffix(const char *name)
 	return strbuf_detach(&sb);
 }
 
-static bool write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		s += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 bool pager_show(const char *name, const char *text, size_t len, char **err)
 {
 	const char *tmp = getenv("TMPDIR"), *pager = getenv("PAGER");
@@ -71,7 +57,7 @@ bool pager_show(const char *name, const char *text, size_t len, char **err)
 	}
 	/* Model text: no escape sequence reaches the terminal, whatever the pager passes. */
 	clean = textsan_clean(text ? text : "", text ? len : 0, TEXTSAN_KEEP_NL | TEXTSAN_KEEP_TAB);
-	wrote = write_all(fd, clean, strlen(clean));
+	wrote = fd_write_all(fd, clean, strlen(clean)) == 0;
 	free(clean);
 	if (close(fd) != 0 || !wrote) {
 		*err = xasprintf("cannot write %s", path);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "sandbox.h"
 #include "xalloc.h"
 
@@ -50,21 +51,6 @@ char *attempts_artifact_path(const char *step_id, int attempt, const char *path)
 	return p;
 }
 
-static bool write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* Writes rel beneath the run folder (parents created), replacing it. */
 static bool put(const char *run_dir, const char *rel, const char *buf, size_t n)
 {
@@ -79,7 +65,7 @@ static bool put(const char *run_dir, const char *rel, const char *buf, size_t n)
 	free(err);
 	if (fd < 0)
 		return false;
-	ok = write_all(fd, buf, n);
+	ok = fd_write_all(fd, buf, n) == 0;
 	return close(fd) == 0 && ok;
 }
 

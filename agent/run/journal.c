@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "fdio.h"
 #include "strbuf.h"
 #include "xalloc.h"
 
@@ -23,25 +24,6 @@ struct journal {
 	void (*on_fail)(void *ctx, const char *error);
 	void *fail_ctx;
 };
-
-/* Writes all of buf, continuing after short writes and EINTR. 0 or an errno value. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 struct journal *journal_open(const char *run_dir, char **err)
 {
@@ -105,7 +87,7 @@ void journal_on_event(void *ctx, const struct event *ev)
 	line[len] = '\n';
 	/* One write(2) for the whole line, so that with O_APPEND concurrent writers and
 	 * readers never see two lines mixed; the loop only continues a short write. */
-	e = write_all(j->fd, line, len + 1);
+	e = fd_write_all(j->fd, line, len + 1);
 	free(line);
 	if (!e) {
 		j->good += (off_t)len + 1;
@@ -142,7 +124,7 @@ bool journal_write_plan(const char *run_dir, const char *plan_json, char **err)
 		*err = xasprintf("cannot create %s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	e = write_all(fd, buf, len + 1);
+	e = fd_write_all(fd, buf, len + 1);
 	if (!e && fsync(fd) < 0)
 		e = errno;
 	if (close(fd) < 0 && !e)

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "fdio.h"
 #include "gate.h"
 #include "jsonx.h"
 #include "strbuf.h"
@@ -611,22 +612,6 @@ static void run_command(struct notify *n, const struct notify_signal *s, double 
 	free_env(envp);
 }
 
-static void write_all(int fd, const char *s)
-{
-	size_t len = strlen(s);
-
-	while (len > 0) {
-		ssize_t w = write(fd, s, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		len -= (size_t)w;
-	}
-}
-
 static void *notify_main(void *arg)
 {
 	struct notify *n = arg;
@@ -652,7 +637,7 @@ static void *notify_main(void *arg)
 		pthread_mutex_unlock(&n->lock);
 
 		if (job.term && n->term_fd >= 0)
-			write_all(n->term_fd, job.term);
+			(void)fd_write_all(n->term_fd, job.term, strlen(job.term));
 		if (n->cmd && deadline > mono_now())
 			run_command(n, &job.sig, deadline);
 		notify_signal_release(&job.sig);

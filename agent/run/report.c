@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "fdio.h"
 #include "fold.h"
 #include "gate.h"
 #include "journal.h"
@@ -745,18 +746,7 @@ static bool write_atomic(const char *path, const char *text, char **err)
 		free(tmp);
 		return false;
 	}
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : EIO;
-			break;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	e = fd_write_all(fd, p, len);
 	if (!e && fsync(fd) < 0)
 		e = errno;
 	if (close(fd) < 0 && !e)

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "attempts.h"
+#include "fdio.h"
 #include "provider.h"
 #include "sandbox.h"
 #include "strbuf.h"
@@ -178,17 +179,13 @@ bool requests_write(struct requests *rq, const char *name, const char *body, siz
 		pthread_mutex_unlock(&rq->lock);
 		return false;
 	}
-	while (len > 0) {
-		ssize_t w = write(fd, body, len);
+	{
+		int e = fd_write_all(fd, body, len);
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
+		if (e) {
 			ok = false;
-			break;
+			errno = e;
 		}
-		body += w;
-		len -= (size_t)w;
 	}
 	if (close(fd) != 0)
 		ok = false;

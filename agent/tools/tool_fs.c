@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fdio.h"
 #include "sandbox.h"
 #include "strbuf.h"
 #include "xalloc.h"
@@ -202,20 +203,6 @@ static bool read_file_run(const struct tool_env *env, const struct cJSON *input,
 
 static atomic_uint tmp_counter;
 
-static bool write_all(int fd, const char *data, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, data, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return false;
-		data += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 static bool write_file_run(const struct tool_env *env, const struct cJSON *input,
 			   struct strbuf *out)
 {
@@ -302,7 +289,7 @@ static bool write_file_run(const struct tool_env *env, const struct cJSON *input
 		return false;
 	}
 	size_t n = strlen(content);
-	bool ok = write_all(fd, content, n) && (!exists || fchmod(fd, fmode) == 0) &&
+	bool ok = fd_write_all(fd, content, n) == 0 && (!exists || fchmod(fd, fmode) == 0) &&
 		  fsync(fd) == 0;
 	int e = errno;
 	if (close(fd) < 0 && ok) {
