@@ -148,7 +148,7 @@ char *prompt_execute(const char *goal, const struct plan_step *step, const struc
 }
 
 char *prompt_verify(const char *goal, const struct plan_step *step, const char *result_json,
-		    const char *tool_log)
+		    const char *tool_log, const char *diff)
 {
 	struct strbuf sb;
 	char *sj = plan_step_to_string(step, true);
@@ -158,6 +158,11 @@ char *prompt_verify(const char *goal, const struct plan_step *step, const char *
 		    goal ? goal : "", sj, result_json);
 	if (tool_log && *tool_log)
 		strbuf_addf(&sb, "\nTool calls made in this attempt:\n%s\n", tool_log);
+	if (diff)
+		strbuf_addf(&sb,
+			    "\nWhat this attempt changed in the workspace (taken from the files "
+			    "themselves, not from the executor's account):\n%s\n",
+			    *diff ? diff : "(no file changed)\n");
 	strbuf_adds(&sb, "\nJudge each acceptance criterion and answer with the verdict JSON.");
 	free(sj);
 	return strbuf_detach(&sb);

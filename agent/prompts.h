@@ -34,9 +34,11 @@ struct prompt_dep {
  * critiques of earlier failed attempts (oldest first). */
 char *prompt_execute(const char *goal, const struct plan_step *step, const struct prompt_dep *deps,
 		     size_t n_deps, const struct strvec *critiques, int attempt);
-/* The verifier's message: the step, its criteria, and the executor's result. */
+/* The verifier's message: the step, its criteria, the executor's result, the tool calls
+ * and `diff` (may be NULL): what the attempt changed in the workspace, as the engine
+ * bounded it. */
 char *prompt_verify(const char *goal, const struct plan_step *step, const char *result_json,
-		    const char *tool_log);
+		    const char *tool_log, const char *diff);
 /* Whole-plan check against success_criteria, from verified results. */
 char *prompt_final_check(const struct plan *p, const struct strvec *results);
 /* Synthesis of the answer from verified results; `gaps` lists fail-accepted/skipped steps. */

@@ -39,6 +39,7 @@ void settings_init(struct settings *s)
 	s->notify_timeout_s = NOTIFY_TIMEOUT_S;
 	s->notify_debounce_s = NOTIFY_DEBOUNCE_S;
 	s->keep_requests = true;
+	s->checkpoints = true;
 }
 
 void settings_release(struct settings *s)
@@ -140,6 +141,7 @@ static const struct key_def keys[] = {
 	 "a number from 0 to 1"},
 	{"policy", "chaos", K_NUM, F(chaos), 0, 0, 1, "a probability from 0 to 1"},
 	{"policy", "keep_requests", K_BOOL, F(keep_requests), 0, 0, 0, NULL},
+	{"policy", "checkpoints", K_BOOL, F(checkpoints), 0, 0, 0, NULL},
 	{"gates", "list", K_GATES, 0, 0, 0, 0, NULL},
 	{"ui", "theme", K_STR, F(theme), 0, 0, 0, NULL},
 	{"ui", "mouse", K_BOOL, F(mouse), 0, 0, 0, NULL},

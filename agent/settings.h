@@ -36,6 +36,9 @@ struct settings {
 	bool keep_requests;          /* [policy] keep_requests = yes|no (on|off): keep the
 				      * bodies sent to the models in RUNDIR/requests
 				      * (agent/run/requests.h); default yes */
+	bool checkpoints;            /* [policy] checkpoints = on|off: snapshot the workspace
+				      * around every attempt, restore it before a retry
+				      * (agent/run/checkpoint.h); default on */
 	/* [tools] in the config file: */
 	struct strvec shell_allow;   /* shell_allow = git status, make test: comma-separated
 				      * command prefixes (whole words) that run without the

@@ -22,6 +22,8 @@
 #include "strbuf.h"
 
 struct budget;
+struct checkpoints;
+struct cp_changes;
 struct requests;
 struct cJSON;
 struct journal;
@@ -234,6 +236,12 @@ struct pev {
 	struct role_usage usage[ROLE__COUNT];
 	struct budget *budget;
 	struct requests *requests; /* the request bodies kept in the run folder (any thread) */
+	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);
+					  * NULL with [policy] checkpoints = off or when the
+					  * store could not be opened (checkpoint_err says why) */
+	char *checkpoint_err;
+	atomic_bool checkpoint_err_told;
+	struct strvec checkpoint_told; /* checkpoint warnings already published (acct lock) */
 
 	/* the inbox (lock) */
 	pthread_t thread;
@@ -384,6 +392,7 @@ struct attempt_log {
 	struct tool_record *v;
 	size_t n, cap;
 	struct strbuf text; /* for the verifier: what the tools did */
+	const struct cp_changes *changes; /* what the attempt changed, NULL without checkpoints */
 };
 
 void attempt_log_release(struct attempt_log *l);
@@ -392,8 +401,10 @@ void attempt_log_release(struct attempt_log *l);
  * model left out, even after one re-ask, are appended from *not_judged_from on, failed. */
 struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 				     const char *parse_err, const struct attempt_log *log);
+/* `diff` (may be NULL): the attempt's changes to the workspace, already bounded. */
 struct verdict *verify_model(struct job *j, int attempt, const char *result_json,
-			     const char *tools_text, size_t *not_judged_from, char **err);
+			     const char *tools_text, const char *diff, size_t *not_judged_from,
+			     char **err);
 
 /* finish.c */
 void finish_start(struct pev *e);

@@ -18,6 +18,7 @@
 
 #include "budget.h"
 #include "bus.h"
+#include "checkpoint.h"
 #include "journal.h"
 #include "jsonx.h"
 #include "report.h"
@@ -664,6 +665,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->budget = budget_new(s->budget_usd, 0);
 	e->requests = requests_open(e->run_dir, s->keep_requests, 0);
 	atomic_init(&e->aborting, false);
+	atomic_init(&e->checkpoint_err_told, false);
 	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL) ||
 	    pthread_mutex_init(&e->acct, NULL) || pthread_mutex_init(&e->pool_lock, NULL) ||
 	    pthread_cond_init(&e->pool_cond, NULL))
@@ -680,6 +682,13 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->ws_fd = sandbox_open_root(e->workspace, err);
 	if (e->ws_fd < 0)
 		goto fail;
+	/* Without a store the run goes on unprotected; the first attempt says so. */
+	if (s->checkpoints) {
+		char *cerr = NULL;
+		e->checkpoints = checkpoint_open(run_dir, e->workspace, &cerr);
+		if (!e->checkpoints)
+			e->checkpoint_err = cerr;
+	}
 	if (resume && !rebuild_from_journal(e, err))
 		goto fail;
 	e->journal = journal_open(run_dir, err);
@@ -780,6 +789,9 @@ void pev_free(struct pev *e)
 		close(e->ws_fd);
 	budget_free(e->budget);
 	requests_close(e->requests);
+	checkpoint_close(e->checkpoints);
+	free(e->checkpoint_err);
+	strvec_clear(&e->checkpoint_told);
 	free(e->threads);
 	free(e->task);
 	free(e->scenario);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bus.h"
+#include "checkpoint.h"
 #include "result.h"
 #include "sandbox.h"
 #include "xalloc.h"
@@ -23,6 +24,15 @@ void attempt_log_release(struct attempt_log *l)
 	}
 	free(l->v);
 	strbuf_release(&l->text);
+}
+
+/* How the attempt's checkpoints saw path: NULL when it did not change it. */
+static const struct cp_file *changed_by_attempt(const struct attempt_log *log, const char *path)
+{
+	for (size_t i = 0; log->changes && i < log->changes->n; i++)
+		if (!strcmp(log->changes->v[i].path, path))
+			return &log->changes->v[i];
+	return NULL;
 }
 
 static void add_check(struct verdict *v, const char *criterion, bool passed, const char *evidence)
@@ -54,24 +64,36 @@ struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 			     parse_err);
 		free(ev);
 	} else {
-		struct strbuf miss = STRBUF_INIT;
+		struct strbuf miss = STRBUF_INIT, unchanged = STRBUF_INIT;
 		bool tools_ok = true;
 
 		add_check(v, "result JSON is well-formed", true, "parsed and complete");
 		strbuf_init(&miss);
+		strbuf_init(&unchanged);
 		for (size_t a = 0; a < r->artifacts.n; a++) {
 			const char *path = r->artifacts.v[a];
 			const char *bad = sandbox_check_path(path);
 			if (bad)
 				strvec_pushf(&problems, "Artifact \"%s\" is not a workspace path (%s).",
 					     path, bad);
-			else if (!sandbox_file_nonempty(e->ws_fd, path))
+			else if (!sandbox_file_nonempty(e->ws_fd, path)) {
+				const struct cp_file *f = changed_by_attempt(log, path);
+				/* The checkpoints say what happened, whatever the result claims. */
+				const char *what =
+					!log->changes ? ""
+					: !f ? " (this attempt did not create or modify it)"
+					: f->change == CP_DELETED ? " (this attempt deleted it)"
+								  : " (this attempt left it empty)";
 				strvec_pushf(&problems,
-					     "Artifact \"%s\" is missing or empty in the workspace: "
+					     "Artifact \"%s\" is missing or empty in the workspace%s: "
 					     "write it with write_file before claiming it.",
-					     path);
-			else
+					     path, what);
+			} else {
+				if (log->changes && !changed_by_attempt(log, path))
+					strbuf_addf(&unchanged, "%s%s", unchanged.len ? ", " : "",
+						    path);
 				continue;
+			}
 			strbuf_addf(&miss, "%s%s", miss.len ? ", " : "", path);
 		}
 		if (miss.len) {
@@ -79,10 +101,16 @@ struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 			add_check(v, "declared artifacts exist and are not empty", false, ev);
 			free(ev);
 		} else {
-			add_check(v, "declared artifacts exist and are not empty", true,
-				  r->artifacts.n ? "all present" : "none declared");
+			char *ev = unchanged.len ? xasprintf("all present; not changed by this "
+							     "attempt: %s",
+							     unchanged.buf)
+						 : xstrdup(r->artifacts.n ? "all present"
+									  : "none declared");
+			add_check(v, "declared artifacts exist and are not empty", true, ev);
+			free(ev);
 		}
 		strbuf_release(&miss);
+		strbuf_release(&unchanged);
 
 		for (size_t t = 0; t < log->n; t++) {
 			bool addressed = false;
@@ -257,7 +285,8 @@ static char *fix_verdict(void *ctx, const char *why)
 }
 
 struct verdict *verify_model(struct job *j, int attempt, const char *result_json,
-			     const char *tools_text, size_t *not_judged_from, char **err)
+			     const char *tools_text, const char *diff, size_t *not_judged_from,
+			     char **err)
 {
 	char *step_json = plan_step_to_string(&j->step, false), *why = NULL;
 	struct read_ctx rc = {&j->step, (size_t)-1};
@@ -270,7 +299,7 @@ struct verdict *verify_model(struct job *j, int attempt, const char *result_json
 				  .want_json = true,
 				  .max_tokens = MAX_TOKENS_STEP};
 	struct verdict *v = engine_ask_and_read(
-		j->e, &req, prompt_verify(j->goal, &j->step, result_json, tools_text), &j->cancel,
+		j->e, &req, prompt_verify(j->goal, &j->step, result_json, tools_text, diff), &j->cancel,
 		read_verdict, &rc, fix_verdict, &why, err);
 
 	if (!v && why) {

@@ -15,6 +15,7 @@
 #include "attempts.h"
 #include "budget.h"
 #include "bus.h"
+#include "checkpoint.h"
 #include "jsonx.h"
 #include "result.h"
 #include "sandbox.h"
@@ -589,6 +590,169 @@ static void publish_verifying(struct job *j, int attempt)
 	bus_publish(j->e->bus, EV_STEP_STATE, f);
 }
 
+/* --------------------------------------------------------- checkpoints */
+
+#define CHANGES_DIFF_MAX (16 * 1024) /* of an attempt's diff, the verifier sees this much */
+#define CHANGES_FILES_MAX 500        /* files listed in one step.changes */
+#define CHANGES_TELL_MAX 20          /* paths named in one notice */
+
+static void cp_notice(struct job *j, const char *level, const char *kind, const char *msg)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "level", level);
+	cJSON_AddStringToObject(f, "kind", kind);
+	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	cJSON_AddStringToObject(f, "message", msg);
+	bus_publish(j->e->bus, EV_NOTICE, f);
+}
+
+/* Warnings of a checkpoint (a file left out for its size, …), each told once a run. */
+static void cp_tell_warnings(struct job *j, const struct strvec *w)
+{
+	struct pev *e = j->e;
+
+	for (size_t i = 0; i < w->n; i++) {
+		bool told = false;
+		pthread_mutex_lock(&e->acct);
+		for (size_t k = 0; k < e->checkpoint_told.n && !told; k++)
+			told = !strcmp(e->checkpoint_told.v[k], w->v[i]);
+		if (!told)
+			strvec_push(&e->checkpoint_told, w->v[i]);
+		pthread_mutex_unlock(&e->acct);
+		if (!told)
+			cp_notice(j, "warn", "checkpoint", w->v[i]);
+	}
+}
+
+static char *name_paths(const struct strvec *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb);
+	for (size_t i = 0; i < v->n && i < CHANGES_TELL_MAX; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", v->v[i]);
+	if (v->n > CHANGES_TELL_MAX)
+		strbuf_addf(&sb, " and %zu more", v->n - CHANGES_TELL_MAX);
+	return strbuf_detach(&sb);
+}
+
+/*
+ * Before an attempt: when the step's earlier attempts (since it last passed) changed
+ * files, they are put back as they were before its first one, so a retry starts clean;
+ * a file someone else changed since is left alone and named. Then the "before"
+ * checkpoint; before[0] is NUL when there is none (checkpoints off or failing).
+ */
+static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
+{
+	struct pev *e = j->e;
+	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT, warnings = STRVEC_INIT;
+	char *err = NULL;
+
+	before[0] = '\0';
+	if (!e->checkpoints) {
+		if (e->checkpoint_err && !atomic_exchange(&e->checkpoint_err_told, true))
+			cp_notice(j, "warn", "checkpoint", e->checkpoint_err);
+		return;
+	}
+	checkpoint_series_restore(e->checkpoints, j->step.id, &restored, &conflicts, &err);
+	if (restored.n) {
+		char *names = name_paths(&restored);
+		char *msg = xasprintf("step %s starts again from where its first attempt started: "
+				      "%zu file%s restored (%s)",
+				      j->step.id, restored.n, restored.n == 1 ? "" : "s", names);
+		cp_notice(j, "info", "checkpoint_restore", msg);
+		free(msg);
+		free(names);
+	}
+	for (size_t i = 0; i < conflicts.n; i++) {
+		char *msg = xasprintf("step %s: %s was changed by someone else since the step's "
+				      "last attempt, or while another step ran beside it; it is "
+				      "left as it is, not restored",
+				      j->step.id, conflicts.v[i]);
+		cp_notice(j, "warn", "checkpoint_conflict", msg);
+		free(msg);
+	}
+	if (err) {
+		cp_notice(j, "error", "checkpoint", err);
+		free(err);
+		err = NULL;
+	}
+	if (!checkpoint_take_step(e->checkpoints, j->step.id, true, before, &warnings, &err)) {
+		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
+		before[0] = '\0';
+	}
+	cp_tell_warnings(j, &warnings);
+	free(err);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+	strvec_clear(&warnings);
+}
+
+/* After an attempt (whatever its end): the "after" checkpoint, what changed, published as
+ * step.changes and noted in the step's series. false when there is nothing to say. */
+static bool checkpoint_after(struct job *j, int attempt, const char *before, struct cp_changes *ch)
+{
+	struct pev *e = j->e;
+	struct strvec warnings = STRVEC_INIT;
+	char after[CP_ID_LEN + 1];
+	char *err = NULL, *stat;
+	cJSON *f, *files;
+
+	if (!e->checkpoints || !before[0])
+		return false;
+	if (!checkpoint_take_step(e->checkpoints, j->step.id, false, after, &warnings, &err) ||
+	    !checkpoint_diff(e->checkpoints, before, after, CHANGES_DIFF_MAX, ch, &err)) {
+		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
+		cp_tell_warnings(j, &warnings);
+		strvec_clear(&warnings);
+		free(err);
+		return false;
+	}
+	cp_tell_warnings(j, &warnings);
+	strvec_clear(&warnings);
+	checkpoint_series_note(e->checkpoints, j->step.id, before, after, ch);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "before", before);
+	cJSON_AddStringToObject(f, "after", after);
+	files = cJSON_AddArrayToObject(f, "files");
+	for (size_t i = 0; i < ch->n && i < CHANGES_FILES_MAX; i++) {
+		const struct cp_file *cf = &ch->v[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", cf->path);
+		cJSON_AddStringToObject(o, "change", cp_change_name(cf->change));
+		cJSON_AddNumberToObject(o, "plus", (double)cf->plus);
+		cJSON_AddNumberToObject(o, "minus", (double)cf->minus);
+		if (cf->binary) {
+			cJSON_AddBoolToObject(o, "binary", true);
+			cJSON_AddNumberToObject(o, "old_size", (double)cf->old_size);
+			cJSON_AddNumberToObject(o, "new_size", (double)cf->new_size);
+		}
+		cJSON_AddItemToArray(files, o);
+	}
+	if (ch->n > CHANGES_FILES_MAX)
+		cJSON_AddNumberToObject(f, "files_more", (double)(ch->n - CHANGES_FILES_MAX));
+	cJSON_AddNumberToObject(f, "plus", (double)ch->plus);
+	cJSON_AddNumberToObject(f, "minus", (double)ch->minus);
+	stat = cp_changes_stat(ch);
+	cJSON_AddStringToObject(f, "stat", stat);
+	free(stat);
+	bus_publish(e->bus, EV_STEP_CHANGES, f);
+	return true;
+}
+
+/* The diff as the verifier gets it: bounded, with a note when it was cut. */
+static char *diff_for_verifier(const struct cp_changes *ch)
+{
+	if (!ch->diff_cut)
+		return xstrdup(ch->diff ? ch->diff : "");
+	return xasprintf("%s\n[the diff is cut here at %d KiB: %zu files changed in all, +%ld "
+			 "-%ld]\n",
+			 ch->diff, CHANGES_DIFF_MAX / 1024, ch->n, ch->plus, ch->minus);
+}
+
 /* One attempt of one step: execute, then verify (deterministic, then the model). The
  * engine published its step.start and routes what comes back (pass, retry, replan). */
 void job_run_step(struct job *j)
@@ -601,7 +765,9 @@ void job_run_step(struct job *j)
 	char *text, *perr = NULL, *err = NULL;
 	size_t not_judged = (size_t)-1;
 	int attempt = j->attempt;
-	bool cut_off = false;
+	bool cut_off = false, have_changes;
+	char before[CP_ID_LEN + 1], *diff = NULL;
+	struct cp_changes changes = {0};
 	cJSON *f;
 
 	if (atomic_load(&j->cancel)) {
@@ -609,8 +775,17 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
+	checkpoint_before(j, before);
 	text = execute_attempt(j, attempt, &log, &cut_off, &err);
+	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
+	have_changes = checkpoint_after(j, attempt, before, &changes);
+	if (have_changes) {
+		log.changes = &changes;
+		diff = diff_for_verifier(&changes);
+	}
 	if (!text) {
+		cp_changes_release(&changes);
+		free(diff);
 		attempt_log_release(&log);
 		j->outcome = err ? OUT_ERROR : OUT_CANCELLED;
 		j->failure = err;
@@ -650,13 +825,15 @@ void job_run_step(struct job *j)
 	engine_publish_verdict(e, id, attempt, "deterministic", v, (size_t)-1);
 	if (v->action == VERDICT_PASS) {
 		verdict_free(v);
-		v = verify_model(j, attempt, r->json, log.text.buf, &not_judged, &err);
+		v = verify_model(j, attempt, r->json, log.text.buf, diff, &not_judged, &err);
 		if (v)
 			engine_publish_verdict(e, id, attempt, "model", v, not_judged);
 	}
 	exec_result_free(r);
 	free(perr);
 	attempt_log_release(&log);
+	cp_changes_release(&changes);
+	free(diff);
 	if (!v) {
 		j->outcome = err ? OUT_ERROR : OUT_CANCELLED;
 		j->failure = err;
@@ -668,6 +845,9 @@ void job_run_step(struct job *j)
 		j->outcome = OUT_PASSED;
 	else
 		j->outcome = v->action == VERDICT_REPLAN ? OUT_REPLAN : OUT_RETRY;
+	/* A pass closes the step's series: what it changed stays. */
+	if (j->outcome == OUT_PASSED && e->checkpoints)
+		checkpoint_series_end(e->checkpoints, id);
 	if (j->outcome == OUT_RETRY || j->outcome == OUT_REPLAN)
 		j->failure = xstrdup(v->feedback ? v->feedback : "verification failed");
 	verdict_free(v);

@@ -40,6 +40,7 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_OPERATOR_COMMAND] = "operator.command",
 	[EV_RUN_REOPEN] = "run.reopen",
 	[EV_RUN_RESUME] = "run.resume",
+	[EV_STEP_CHANGES] = "step.changes",
 };
 
 const char *event_type_name(enum event_type t)

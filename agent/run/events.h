@@ -29,6 +29,7 @@ enum event_type {
 	EV_OPERATOR_COMMAND, /* what the operator asked, journaled before what it causes */
 	EV_RUN_REOPEN,       /* a finished run starts a new segment (edit, re-run, resume) */
 	EV_RUN_RESUME,       /* --resume: the policy in force from here */
+	EV_STEP_CHANGES,     /* what one attempt changed in the workspace (checkpoints) */
 	EV__COUNT
 };
 

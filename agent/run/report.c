@@ -138,6 +138,46 @@ static void on_step_start(struct report *r, const char *sid, const cJSON *o)
 	strbuf_addf(&s->text, "- Attempt %.0f started\n", attempt);
 }
 
+#define CHANGES_LISTED 50 /* files named per attempt; the stat counts them all */
+
+/* What an attempt changed in the workspace (step.changes), in the step's story. */
+static void on_step_changes(struct report *r, const char *sid, const cJSON *o)
+{
+	struct step_log *s = step_get(r, sid);
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files"), *it;
+	double attempt = 0, more = 0;
+	int n = 0;
+
+	jsonx_num(o, "attempt", &attempt);
+	jsonx_num(o, "files_more", &more);
+	strbuf_addf(&s->text, "- Attempt %.0f changed the workspace: ", attempt);
+	add_clean(&s->text, str_or(o, "stat", "?"), true);
+	strbuf_adds(&s->text, "\n");
+	cJSON_ArrayForEach(it, files) {
+		double plus = 0, minus = 0, osz = 0, nsz = 0;
+		if (n++ == CHANGES_LISTED) {
+			strbuf_addf(&s->text, "  - and %d more\n",
+				    cJSON_GetArraySize(files) - CHANGES_LISTED + (int)more);
+			break;
+		}
+		jsonx_num(it, "plus", &plus);
+		jsonx_num(it, "minus", &minus);
+		strbuf_adds(&s->text, "  - `");
+		add_clean(&s->text, str_or(it, "path", "?"), true);
+		strbuf_adds(&s->text, "` ");
+		add_clean(&s->text, str_or(it, "change", "?"), true);
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "binary"))) {
+			jsonx_num(it, "old_size", &osz);
+			jsonx_num(it, "new_size", &nsz);
+			strbuf_addf(&s->text, " (binary, %.0f → %.0f bytes)\n", osz, nsz);
+		} else {
+			strbuf_addf(&s->text, " (+%.0f −%.0f)\n", plus, minus);
+		}
+	}
+	if (n <= CHANGES_LISTED && more > 0)
+		strbuf_addf(&s->text, "  - and %.0f more\n", more);
+}
+
 /* The verdict the fold has just read, told under its step. */
 static void on_verdict(struct report *r, const char *sid)
 {
@@ -387,6 +427,10 @@ static bool visit(void *ctx, const struct event *ev)
 	case EV_GATE_DECISION:
 		on_gate_decision(r, o);
 		audit_gate_line(r->audit, &r->gates, o);
+		break;
+	case EV_STEP_CHANGES:
+		if (sid)
+			on_step_changes(r, sid, o);
 		break;
 	case EV_LLM_CALL: on_llm_call(r, o); break;
 	case EV_NOTICE: on_notice(r, o); break;

@@ -8,7 +8,7 @@ rundir=$(ls -d "$TMPD"/runs/*/ | head -n 1)
 [ -f "$rundir/journal.jsonl" ] || { echo "no journal from the headless run"; exit 1; }
 total=$(wc -l <"$rundir/journal.jsonl")
 
-start 100 30 --replay "$rundir"
+start 110 30 --replay "$rundir"
 wait_for "replay $total/$total"
 expect "finished — passed"
 expect "✓ acme "

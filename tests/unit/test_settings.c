@@ -74,12 +74,30 @@ static void test_defaults(void **state)
 	assert_int_equal(s.shell_timeout_s, 60);
 	assert_int_equal(s.http_max_bytes, 1024 * 1024);
 	assert_true(s.mouse);
+	assert_true(s.checkpoints);
 	assert_int_equal(s.shell_allow.n, 0);
 	assert_true(s.budget_usd == 0);
 	assert_null(s.provider);
 	assert_null(s.api_key_cmd);
 	for (int r = 0; r < ROLE__COUNT; r++)
 		assert_null(s.model[r]);
+	settings_release(&s);
+}
+
+static void test_checkpoints_off(void **state)
+{
+	struct fx *fx = *state;
+	struct settings s;
+	char *err;
+
+	settings_init(&s);
+	assert_null(load(fx, &s, "[policy]\ncheckpoints = off\n"));
+	assert_false(s.checkpoints);
+	assert_null(load(fx, &s, "[policy]\ncheckpoints = on\n"));
+	assert_true(s.checkpoints);
+	err = load(fx, &s, "[policy]\ncheckpoints = maybe\n");
+	assert_non_null(err);
+	free(err);
 	settings_release(&s);
 }
 
@@ -412,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_xdg_paths),
 		cmocka_unit_test_setup_teardown(test_tools_section, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_allow_hosts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoints_off, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

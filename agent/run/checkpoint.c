@@ -1,0 +1,1227 @@
+/* checkpoint — workspace snapshots in a private libgit2 store in the run folder, their
+ * differences, and restoring paths beneath the workspace without following links. */
+#include "config.h"
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <git2.h>
+
+#include "sandbox.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+/* A file's identity when it was last stored: same stat, same content (as git's index). */
+struct cache_ent {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	mode_t mode;
+	git_oid oid;
+};
+
+struct series_path {
+	char *path;
+	char base[CP_ID_LEN + 1]; /* the checkpoint before the series first changed it */
+};
+
+struct series {
+	char *step_id;
+	char after[CP_ID_LEN + 1]; /* after its latest attempt */
+	struct series_path *v;
+	size_t n, cap;
+};
+
+struct checkpoints {
+	pthread_mutex_t lock;
+	git_repository *repo;
+	char *ws_path;
+	char *run_rel; /* the run folder's path in the workspace when it is inside */
+	uint64_t max_file, max_total;
+	struct cache_ent *cache; /* sorted by path */
+	size_t n_cache;
+	time_t trust_before; /* cached entries modified at or after this are re-read */
+	git_oid last;
+	bool have_last;
+	struct series *series;
+	size_t n_series, cap_series;
+	struct strvec active;    /* steps with an attempt between its two checkpoints */
+	struct strvec ambiguous; /* "STEP\nPATH": changed while STEP ran beside another */
+};
+
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+
+/* The store is ours alone: no system, global or XDG git configuration applies to it (a
+ * user's core.excludesFile, filters or hooks would make snapshots depend on the machine). */
+static void git_setup(void)
+{
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, "");
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, "");
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, "");
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_PROGRAMDATA, "");
+	/* Every object a tree names was written by us just before. */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+}
+
+static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(char **err, const char *fmt, ...)
+{
+	va_list ap;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!err || *err)
+		return;
+	strbuf_init(&sb);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	*err = strbuf_detach(&sb);
+}
+
+static const char *git_why(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "unknown libgit2 error";
+}
+
+static void lock(struct checkpoints *cp)
+{
+	if (pthread_mutex_lock(&cp->lock))
+		fatal("checkpoint: cannot lock the store");
+}
+
+static void unlock(struct checkpoints *cp)
+{
+	pthread_mutex_unlock(&cp->lock);
+}
+
+static const char *const stale_locks[] = {"refs/pevtui/last.lock", "packed-refs.lock",
+                                          "config.lock", "HEAD.lock"};
+
+/* run_dir's path relative to ws when it lies inside it (a workspace holding its runs
+ * folder must not snapshot its own store and journal), else NULL. */
+static char *inside(const char *ws, const char *run_dir)
+{
+	char *w = realpath(ws, NULL), *r = realpath(run_dir, NULL), *rel = NULL;
+	size_t n = w ? strlen(w) : 0;
+
+	if (w && r && !strncmp(w, r, n) && r[n] == '/' && r[n + 1])
+		rel = xstrdup(r + n + 1);
+	free(w);
+	free(r);
+	return rel;
+}
+
+struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, char **err)
+{
+	struct checkpoints *cp;
+	char *dir = xasprintf("%s/checkpoints.git", run_dir);
+	git_repository *repo = NULL;
+	struct stat st;
+
+	pthread_once(&git_once, git_setup);
+	if (stat(ws_path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		set_err(err, "checkpoints: the workspace %s is not a folder", ws_path);
+		free(dir);
+		return NULL;
+	}
+	/* A run folder has one pevtui at a time (runlock.h): a lock file in the store is
+	 * what a killed one left behind. */
+	for (size_t i = 0; i < sizeof(stale_locks) / sizeof(*stale_locks); i++) {
+		char *p = xasprintf("%s/%s", dir, stale_locks[i]);
+		unlink(p);
+		free(p);
+	}
+	if (git_repository_open_bare(&repo, dir) < 0 && git_repository_init(&repo, dir, 1) < 0) {
+		set_err(err, "checkpoints: cannot create the store %s: %s", dir, git_why());
+		free(dir);
+		return NULL;
+	}
+	/* The workspace as our repository's work folder, in memory only (nothing is written
+	 * to either side): for its .gitignore files. */
+	if (git_repository_set_workdir(repo, ws_path, 0) < 0) {
+		set_err(err, "checkpoints: cannot use the workspace %s: %s", ws_path, git_why());
+		git_repository_free(repo);
+		free(dir);
+		return NULL;
+	}
+	cp = xcalloc(1, sizeof(*cp));
+	pthread_mutex_init(&cp->lock, NULL);
+	cp->repo = repo;
+	cp->ws_path = xstrdup(ws_path);
+	cp->run_rel = inside(ws_path, run_dir);
+	cp->max_file = CP_MAX_FILE_DEFAULT;
+	cp->max_total = CP_MAX_TOTAL_DEFAULT;
+	cp->have_last = git_reference_name_to_id(&cp->last, repo, "refs/pevtui/last") == 0;
+	free(dir);
+	return cp;
+}
+
+static void series_free(struct series *s)
+{
+	free(s->step_id);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].path);
+	free(s->v);
+}
+
+static void cache_free(struct cache_ent *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].path);
+	free(c);
+}
+
+void checkpoint_close(struct checkpoints *cp)
+{
+	if (!cp)
+		return;
+	git_repository_free(cp->repo);
+	cache_free(cp->cache, cp->n_cache);
+	for (size_t i = 0; i < cp->n_series; i++)
+		series_free(&cp->series[i]);
+	free(cp->series);
+	strvec_clear(&cp->active);
+	strvec_clear(&cp->ambiguous);
+	free(cp->ws_path);
+	free(cp->run_rel);
+	pthread_mutex_destroy(&cp->lock);
+	free(cp);
+}
+
+void checkpoint_set_limits(struct checkpoints *cp, uint64_t max_file, uint64_t max_total)
+{
+	lock(cp);
+	if (max_file)
+		cp->max_file = max_file;
+	if (max_total)
+		cp->max_total = max_total;
+	unlock(cp);
+}
+
+/* ------------------------------------------------------------------ taking */
+
+struct take {
+	struct checkpoints *cp;
+	struct strvec *warnings;
+	struct strvec skipped;
+	uint64_t total;
+	struct cache_ent *nv;
+	size_t n, cap;
+	char *err;
+};
+
+static int cache_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cache_ent *)a)->path, ((const struct cache_ent *)b)->path);
+}
+
+static const struct cache_ent *cache_find(const struct checkpoints *cp, const char *path)
+{
+	struct cache_ent key = {.path = (char *)path};
+
+	return cp->n_cache ? bsearch(&key, cp->cache, cp->n_cache, sizeof(key), cache_cmp) : NULL;
+}
+
+static bool same_stat(const struct cache_ent *c, const struct stat *st)
+{
+	return c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+	       c->mode == st->st_mode && c->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       c->mtime.tv_nsec == st->st_mtim.tv_nsec && c->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       c->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static void warn(struct take *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct take *t, const char *fmt, ...)
+{
+	va_list ap;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!t->warnings)
+		return;
+	strbuf_init(&sb);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strvec_push(t->warnings, sb.buf);
+	strbuf_release(&sb);
+}
+
+/* Reads a whole regular file beneath dfd (no link followed), at most max + 1 bytes (a
+ * file growing while it is read stops there); NULL + errno on failure. *st is the file's
+ * stat before reading; *changed when it moved meanwhile. */
+static char *read_file_at(int dfd, const char *name, uint64_t max, size_t *len, struct stat *st,
+                          bool *changed)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat after;
+	char *buf;
+	size_t n = 0, cap;
+
+	*changed = false;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	cap = (uint64_t)st->st_size < max ? (size_t)st->st_size + 1 : (size_t)max + 1;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n == cap)
+			buf = xgrow(buf, &cap, n + 4096, 1);
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			break;
+	}
+	if (fstat(fd, &after) == 0 &&
+	    (after.st_size != st->st_size || after.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	     after.st_mtim.tv_nsec != st->st_mtim.tv_nsec || (off_t)n != st->st_size))
+		*changed = true;
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+static bool is_ignored(struct take *t, const char *rel)
+{
+	int ignored = 0;
+
+	return git_ignore_path_is_ignored(&ignored, t->cp->repo, rel) == 0 && ignored;
+}
+
+static void add_cache(struct take *t, const char *rel, const struct stat *st, const git_oid *oid)
+{
+	struct cache_ent *c;
+
+	t->nv = xgrow(t->nv, &t->cap, t->n + 1, sizeof(*t->nv));
+	c = &t->nv[t->n++];
+	c->path = xstrdup(rel);
+	c->dev = st->st_dev;
+	c->ino = st->st_ino;
+	c->size = st->st_size;
+	c->mode = st->st_mode;
+	c->mtime = st->st_mtim;
+	c->ctime = st->st_ctim;
+	c->oid = *oid;
+}
+
+/* A regular file: from the cache when its stat is unchanged and old enough, else read. */
+static bool take_file(struct take *t, int dfd, const char *name, const char *rel,
+                      const struct stat *lst, git_oid *oid)
+{
+	struct checkpoints *cp = t->cp;
+	const struct cache_ent *c = cache_find(cp, rel);
+	struct stat st;
+	size_t len;
+	bool changed = false;
+	char *buf = NULL;
+
+	if (c && same_stat(c, lst) && lst->st_mtim.tv_sec < cp->trust_before) {
+		*oid = c->oid;
+		add_cache(t, rel, lst, oid);
+		return true;
+	}
+	for (int tries = 0; tries < 3; tries++) {
+		free(buf);
+		buf = read_file_at(dfd, name, cp->max_file, &len, &st, &changed);
+		if (!buf || !changed)
+			break;
+	}
+	if (!buf) {
+		warn(t, "%s was left out of the checkpoint: %s", rel, strerror(errno));
+		return false;
+	}
+	if (len > cp->max_file) {
+		warn(t, "%s grew past the size limit while it was stored and was left out", rel);
+		strvec_push(&t->skipped, rel);
+		free(buf);
+		return false;
+	}
+	if (git_blob_create_from_buffer(oid, cp->repo, buf, len) < 0) {
+		set_err(&t->err, "checkpoints: cannot store %s: %s", rel, git_why());
+		free(buf);
+		return false;
+	}
+	free(buf);
+	t->total += len;
+	if (changed)
+		warn(t, "%s changed while it was stored: the checkpoint holds one reading of it",
+		     rel);
+	else
+		add_cache(t, rel, &st, oid);
+	return true;
+}
+
+/* The tree of the folder dfd (rel: its path, "" for the root); *empty when nothing in it
+ * was kept (git keeps no empty folders). false on an error that stops the checkpoint. */
+static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git_oid *out,
+                     bool *empty)
+{
+	struct strvec names = STRVEC_INIT;
+	git_treebuilder *tb = NULL;
+	bool ok = true;
+
+	*empty = true;
+	if (!sandbox_read_dir(dfd, &names)) {
+		if (!*rel) {
+			set_err(&t->err, "checkpoints: cannot read the workspace: %s",
+			        strerror(errno));
+			return false;
+		}
+		warn(t, "%s/ could not be read and was left out of the checkpoint", rel);
+		return true;
+	}
+	if (git_treebuilder_new(&tb, t->cp->repo, NULL) < 0) {
+		set_err(&t->err, "checkpoints: %s", git_why());
+		strvec_clear(&names);
+		return false;
+	}
+	for (size_t i = 0; i < names.n && !ignores; i++)
+		ignores = !strcmp(names.v[i], ".gitignore");
+	for (size_t i = 0; i < names.n && ok; i++) {
+		const char *name = names.v[i];
+		char *path = *rel ? xasprintf("%s/%s", rel, name) : xstrdup(name);
+		struct stat st;
+		git_oid oid;
+		git_filemode_t mode = 0;
+
+		if (!strcmp(name, ".git") || (t->cp->run_rel && !strcmp(path, t->cp->run_rel)) ||
+		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			free(path);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			char *dpath = xasprintf("%s/", path);
+			bool sub_empty = true;
+			int sfd = -1;
+			if (!(ignores && is_ignored(t, dpath)))
+				sfd = openat(dfd, name,
+				             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sfd >= 0) {
+				ok = take_dir(t, sfd, path, ignores, &oid, &sub_empty);
+				close(sfd);
+			}
+			free(dpath);
+			if (ok && !sub_empty)
+				mode = GIT_FILEMODE_TREE;
+		} else if (S_ISLNK(st.st_mode) || S_ISREG(st.st_mode)) {
+			if (ignores && is_ignored(t, path)) {
+				/* left out on purpose */
+			} else if (S_ISLNK(st.st_mode)) {
+				char target[4096];
+				ssize_t n = readlinkat(dfd, name, target, sizeof(target));
+				if (n >= 0 && (size_t)n < sizeof(target) &&
+				    git_blob_create_from_buffer(&oid, t->cp->repo, target,
+				                                (size_t)n) == 0)
+					mode = GIT_FILEMODE_LINK;
+				else
+					warn(t, "the link %s could not be read and was left out",
+					     path);
+			} else if ((uint64_t)st.st_size > t->cp->max_file) {
+				warn(t,
+				     "%s (%lld bytes) is over the %llu-byte limit per file and was "
+				     "left out of the checkpoint",
+				     path, (long long)st.st_size,
+				     (unsigned long long)t->cp->max_file);
+				strvec_push(&t->skipped, path);
+			} else if (t->total + (uint64_t)st.st_size > t->cp->max_total) {
+				warn(t,
+				     "%s was left out: the checkpoint reached its %llu-byte limit",
+				     path, (unsigned long long)t->cp->max_total);
+				strvec_push(&t->skipped, path);
+			} else if (take_file(t, dfd, name, path, &st, &oid)) {
+				mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
+				                              : GIT_FILEMODE_BLOB;
+			} else if (t->err) {
+				ok = false;
+			}
+		} else {
+			warn(t, "%s is not a file, a link or a folder and was left out", path);
+		}
+		if (ok && mode && git_treebuilder_insert(NULL, tb, name, &oid, mode) < 0)
+			warn(t, "%s cannot be kept in a checkpoint (%s) and was left out", path,
+			     git_why());
+		free(path);
+	}
+	if (ok && (git_treebuilder_entrycount(tb) > 0 || !*rel)) {
+		if (git_treebuilder_write(out, tb) < 0) {
+			set_err(&t->err, "checkpoints: cannot write a tree: %s", git_why());
+			ok = false;
+		} else {
+			*empty = git_treebuilder_entrycount(tb) == 0;
+		}
+	}
+	git_treebuilder_free(tb);
+	strvec_clear(&names);
+	return ok;
+}
+
+/* The commit message: a title, then the paths left out for their size as JSON. */
+static char *commit_message(const struct strvec *skipped)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "left_out");
+	char *js, *msg;
+
+	for (size_t i = 0; i < skipped->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(skipped->v[i]));
+	js = cJSON_PrintUnformatted(o);
+	msg = xasprintf("pevtui checkpoint\n\n%s\n", js ? js : "{}");
+	cJSON_free(js);
+	cJSON_Delete(o);
+	return msg;
+}
+
+static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                        char **err)
+{
+	struct take t = {.cp = cp, .warnings = warnings};
+	struct timespec start;
+	git_oid tree_id, cid;
+	git_tree *tree = NULL;
+	git_commit *parent = NULL;
+	git_signature *sig = NULL;
+	char *msg = NULL;
+	bool empty, ok = false;
+	int fd;
+
+	out_id[0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &start);
+	fd = open(cp->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		set_err(err, "checkpoints: cannot open the workspace %s: %s", cp->ws_path,
+		        strerror(errno));
+		return false;
+	}
+	ok = take_dir(&t, fd, "", false, &tree_id, &empty);
+	close(fd);
+	if (ok && git_tree_lookup(&tree, cp->repo, &tree_id) < 0) {
+		set_err(&t.err, "checkpoints: %s", git_why());
+		ok = false;
+	}
+	if (ok && cp->have_last && git_commit_lookup(&parent, cp->repo, &cp->last) < 0)
+		parent = NULL; /* a store whose history was lost still takes checkpoints */
+	if (ok && git_signature_new(&sig, "pevtui", "pevtui@localhost", (git_time_t)start.tv_sec,
+	                            0) < 0) {
+		set_err(&t.err, "checkpoints: %s", git_why());
+		ok = false;
+	}
+	if (ok) {
+		const git_commit *parents[1] = {parent};
+		msg = commit_message(&t.skipped);
+		git_reference *ref = NULL;
+		if (git_commit_create(&cid, cp->repo, NULL, sig, sig, NULL, msg, tree,
+		                      parent ? 1 : 0, parents) < 0) {
+			set_err(&t.err, "checkpoints: cannot record the checkpoint: %s", git_why());
+			ok = false;
+		} else if (git_reference_create(&ref, cp->repo, "refs/pevtui/last", &cid, 1,
+		                                "checkpoint") < 0) {
+			/* The checkpoint is whole without its name; only `git gc` would miss it. */
+			warn(&t,
+			     "checkpoints: the store's newest-checkpoint name was not updated: %s",
+			     git_why());
+		}
+		git_reference_free(ref);
+	}
+	if (ok) {
+		git_oid_tostr(out_id, CP_ID_LEN + 1, &cid);
+		cp->last = cid;
+		cp->have_last = true;
+		if (t.n)
+			qsort(t.nv, t.n, sizeof(*t.nv), cache_cmp);
+		cache_free(cp->cache, cp->n_cache);
+		cp->cache = t.nv;
+		cp->n_cache = t.n;
+		t.nv = NULL;
+		t.n = 0;
+		/* A file changed within the second this snapshot began could keep its stat. */
+		cp->trust_before = start.tv_sec;
+	} else if (err && !*err) {
+		*err = t.err;
+		t.err = NULL;
+	}
+	free(msg);
+	free(t.err);
+	cache_free(t.nv, t.n);
+	strvec_clear(&t.skipped);
+	git_signature_free(sig);
+	git_commit_free(parent);
+	git_tree_free(tree);
+	return ok;
+}
+
+bool checkpoint_take(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                     char **err)
+{
+	bool ok;
+
+	lock(cp);
+	ok = take_locked(cp, out_id, warnings, err);
+	unlock(cp);
+	return ok;
+}
+
+/* --------------------------------------------------------------- reading back */
+
+struct snap {
+	git_commit *commit;
+	git_tree *tree;
+	struct strvec left_out;
+};
+
+static void snap_release(struct snap *s)
+{
+	git_tree_free(s->tree);
+	git_commit_free(s->commit);
+	strvec_clear(&s->left_out);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool snap_load(struct checkpoints *cp, const char *id, struct snap *s, char **err)
+{
+	git_oid oid;
+	const char *msg, *js;
+
+	memset(s, 0, sizeof(*s));
+	if (!id || strlen(id) != CP_ID_LEN || git_oid_fromstr(&oid, id) < 0 ||
+	    git_commit_lookup(&s->commit, cp->repo, &oid) < 0 ||
+	    git_commit_tree(&s->tree, s->commit) < 0) {
+		set_err(err, "checkpoints: no checkpoint %.40s in the store", id ? id : "(none)");
+		snap_release(s);
+		return false;
+	}
+	msg = git_commit_message(s->commit);
+	js = msg ? strchr(msg, '{') : NULL;
+	if (js) {
+		cJSON *o = cJSON_Parse(js), *a = cJSON_GetObjectItemCaseSensitive(o, "left_out"),
+		      *it;
+		cJSON_ArrayForEach(it, a) if (cJSON_IsString(it))
+		    strvec_push(&s->left_out, it->valuestring);
+		cJSON_Delete(o);
+	}
+	return true;
+}
+
+static bool in_vec(const struct strvec *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ diffing */
+
+void cp_changes_release(struct cp_changes *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].path);
+	free(c->v);
+	free(c->diff);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *cp_change_name(enum cp_change c)
+{
+	return c == CP_ADDED ? "added" : c == CP_DELETED ? "deleted" : "modified";
+}
+
+char *cp_changes_stat(const struct cp_changes *c)
+{
+	if (!c->n)
+		return xstrdup("no files changed");
+	return xasprintf("%zu file%s changed, +%ld -%ld", c->n, c->n == 1 ? "" : "s", c->plus,
+	                 c->minus);
+}
+
+static uint64_t blob_size(git_repository *repo, const git_diff_file *f)
+{
+	git_blob *b = NULL;
+	uint64_t n = 0;
+
+	if (!f->mode || git_oid_is_zero(&f->id) || git_blob_lookup(&b, repo, &f->id) < 0)
+		return 0;
+	n = (uint64_t)git_blob_rawsize(b);
+	git_blob_free(b);
+	return n;
+}
+
+/* Appends text to the bounded diff, cutting on a line end when it does not fit. */
+static void diff_append(struct strbuf *sb, const char *text, size_t len, size_t max, bool *cut)
+{
+	if (*cut)
+		return;
+	if (sb->len + len > max) {
+		size_t room = max > sb->len ? max - sb->len : 0;
+		while (room > 0 && text[room - 1] != '\n')
+			room--;
+		strbuf_add(sb, text, room);
+		*cut = true;
+		return;
+	}
+	strbuf_add(sb, text, len);
+}
+
+bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, size_t max_diff,
+                     struct cp_changes *out, char **err)
+{
+	struct snap a, b;
+	git_diff_options o;
+	git_diff *diff = NULL;
+	struct strbuf text = STRBUF_INIT;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	strbuf_init(&text);
+	lock(cp);
+	if (!snap_load(cp, from, &a, err)) {
+		unlock(cp);
+		strbuf_release(&text);
+		return false;
+	}
+	if (!snap_load(cp, to, &b, err)) {
+		snap_release(&a);
+		unlock(cp);
+		strbuf_release(&text);
+		return false;
+	}
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 3;
+	if (git_diff_tree_to_tree(&diff, cp->repo, a.tree, b.tree, &o) < 0) {
+		set_err(err, "checkpoints: cannot compare: %s", git_why());
+		goto done;
+	}
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		git_patch *patch = NULL;
+		const git_diff_delta *d;
+		struct cp_file *f;
+		size_t adds = 0, dels = 0;
+		const char *path;
+
+		if (git_patch_from_diff(&patch, diff, i) < 0 || !patch)
+			continue;
+		d = git_patch_get_delta(patch);
+		path = d->new_file.path ? d->new_file.path : d->old_file.path;
+		if (in_vec(&a.left_out, path) || in_vec(&b.left_out, path)) {
+			git_patch_free(patch);
+			continue;
+		}
+		out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof(*out->v));
+		f = &out->v[out->n++];
+		memset(f, 0, sizeof(*f));
+		f->path = xstrdup(path);
+		f->change = d->status == GIT_DELTA_ADDED     ? CP_ADDED
+		            : d->status == GIT_DELTA_DELETED ? CP_DELETED
+		                                             : CP_MODIFIED;
+		f->old_mode = d->old_file.mode;
+		f->new_mode = d->new_file.mode;
+		f->binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
+		f->old_size = blob_size(cp->repo, &d->old_file);
+		f->new_size = blob_size(cp->repo, &d->new_file);
+		if (!f->binary) {
+			git_buf pb = {0};
+			git_patch_line_stats(NULL, &adds, &dels, patch);
+			f->plus = (long)adds;
+			f->minus = (long)dels;
+			if (git_patch_to_buf(&pb, patch) == 0)
+				diff_append(&text, pb.ptr, pb.size, max_diff, &out->diff_cut);
+			git_buf_dispose(&pb);
+		} else {
+			char *line =
+			    xasprintf("Binary file %s %s: %llu bytes -> %llu bytes\n", path,
+			              cp_change_name(f->change), (unsigned long long)f->old_size,
+			              (unsigned long long)f->new_size);
+			diff_append(&text, line, strlen(line), max_diff, &out->diff_cut);
+			free(line);
+		}
+		out->plus += f->plus;
+		out->minus += f->minus;
+		git_patch_free(patch);
+	}
+	ok = true;
+done:
+	git_diff_free(diff);
+	snap_release(&a);
+	snap_release(&b);
+	unlock(cp);
+	out->diff = strbuf_detach(&text);
+	if (!ok)
+		cp_changes_release(out);
+	return ok;
+}
+
+/* ---------------------------------------------------------------- restoring */
+
+/* Opens the folder holding `path` beneath root, one component at a time without following
+ * a link (creating missing folders when `create`); *name points at the last component.
+ * -1 with errno on failure (ENOENT: a folder on the way does not exist). */
+static int open_parent(int root, const char *path, bool create, const char **name)
+{
+	int dfd = dup(root);
+	const char *p = path;
+
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		char *comp;
+		int nfd;
+
+		if (!slash) {
+			*name = p;
+			return dfd;
+		}
+		comp = xstrndup(p, (size_t)(slash - p));
+		nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && create) {
+			if (mkdirat(dfd, comp, 0777) == 0 || errno == EEXIST)
+				nfd = openat(dfd, comp,
+				             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		free(comp);
+		if (nfd < 0) {
+			int e = errno;
+			close(dfd);
+			errno = e;
+			return -1;
+		}
+		close(dfd);
+		dfd = nfd;
+		p = slash + 1;
+	}
+}
+
+/* The state of path in a tree: *mode 0 when absent. */
+static void tree_state(git_tree *tree, const char *path, unsigned *mode, git_oid *oid)
+{
+	git_tree_entry *te = NULL;
+
+	*mode = 0;
+	if (git_tree_entry_bypath(&te, tree, path) == 0) {
+		*mode = (unsigned)git_tree_entry_filemode(te);
+		*oid = *git_tree_entry_id(te);
+		if (*mode == GIT_FILEMODE_TREE)
+			*mode = 040000;
+		git_tree_entry_free(te);
+	}
+}
+
+/* Whether path in the workspace now is what `tree` holds (both absent counts). */
+static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char *path)
+{
+	unsigned mode;
+	git_oid want, have;
+	const char *name;
+	struct stat st;
+	int pfd = open_parent(root, path, false, &name);
+	bool same = false;
+
+	tree_state(tree, path, &mode, &want);
+	if (pfd < 0)
+		return mode == 0 && (errno == ENOENT || errno == ENOTDIR);
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		same = mode == 0 && errno == ENOENT;
+	} else if (S_ISLNK(st.st_mode) && mode == GIT_FILEMODE_LINK) {
+		char target[4096];
+		ssize_t n = readlinkat(pfd, name, target, sizeof(target));
+		same = n >= 0 && git_odb_hash(&have, target, (size_t)n, GIT_OBJECT_BLOB) == 0 &&
+		       git_oid_equal(&have, &want);
+	} else if (S_ISREG(st.st_mode) &&
+	           (mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE) &&
+	           ((st.st_mode & S_IXUSR) != 0) == (mode == GIT_FILEMODE_BLOB_EXECUTABLE)) {
+		size_t len;
+		bool changed;
+		struct stat fst;
+		char *buf = read_file_at(pfd, name, cp->max_file, &len, &fst, &changed);
+		same = buf && git_odb_hash(&have, buf, len, GIT_OBJECT_BLOB) == 0 &&
+		       git_oid_equal(&have, &want);
+		free(buf);
+	}
+	close(pfd);
+	return same;
+}
+
+/* Removes the folders on the way to path that are empty now and absent from tree. */
+static void prune_parents(int root, git_tree *tree, const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash;
+
+	while ((slash = strrchr(dir, '/'))) {
+		unsigned mode;
+		git_oid oid;
+		const char *name;
+		int pfd;
+
+		*slash = '\0';
+		tree_state(tree, dir, &mode, &oid);
+		if (mode)
+			break;
+		pfd = open_parent(root, dir, false, &name);
+		if (pfd < 0)
+			break;
+		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0) {
+			close(pfd);
+			break;
+		}
+		close(pfd);
+	}
+	free(dir);
+}
+
+/* Writes path as `tree` holds it (or deletes it): a temporary entry renamed into place. */
+static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const char *path,
+                        char **err)
+{
+	unsigned mode;
+	git_oid oid;
+	const char *name;
+	git_blob *blob = NULL;
+	char *tmp = NULL;
+	bool ok = false;
+	int pfd;
+
+	tree_state(tree, path, &mode, &oid);
+	if (mode == 040000) {
+		set_err(err, "checkpoints: %s is a folder in the checkpoint, not a file", path);
+		return false;
+	}
+	pfd = open_parent(root, path, mode != 0, &name);
+	if (pfd < 0) {
+		if (!mode && (errno == ENOENT || errno == ENOTDIR))
+			return true; /* already gone */
+		set_err(err, "checkpoints: cannot restore %s: %s (a link or a file on the way?)",
+		        path, strerror(errno));
+		return false;
+	}
+	if (!mode) {
+		if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT) {
+			set_err(err, "checkpoints: cannot remove %s: %s", path, strerror(errno));
+		} else {
+			ok = true;
+			close(pfd);
+			pfd = -1;
+			prune_parents(root, tree, path);
+		}
+		if (pfd >= 0)
+			close(pfd);
+		return ok;
+	}
+	if (git_blob_lookup(&blob, cp->repo, &oid) < 0) {
+		set_err(err, "checkpoints: the store lacks the content of %s: %s", path, git_why());
+		close(pfd);
+		return false;
+	}
+	tmp = xasprintf(".pevtui-restore-%ld-%lx", (long)getpid(), (unsigned long)random());
+	if (mode == GIT_FILEMODE_LINK) {
+		char *target = xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		ok = symlinkat(target, pfd, tmp) == 0;
+		free(target);
+	} else {
+		int fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		                mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
+		const char *p = git_blob_rawcontent(blob);
+		size_t left = (size_t)git_blob_rawsize(blob);
+		ok = fd >= 0;
+		while (ok && left) {
+			ssize_t w = write(fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			ok = w > 0;
+			if (ok) {
+				p += w;
+				left -= (size_t)w;
+			}
+		}
+		if (fd >= 0 && close(fd) < 0)
+			ok = false;
+	}
+	if (ok && renameat(pfd, tmp, pfd, name) < 0)
+		ok = false;
+	if (!ok) {
+		set_err(err, "checkpoints: cannot restore %s: %s", path, strerror(errno));
+		unlinkat(pfd, tmp, 0);
+	}
+	free(tmp);
+	git_blob_free(blob);
+	close(pfd);
+	return ok;
+}
+
+/* One path restored to `target` unless it differs from `expect` (a conflict). */
+static bool restore_path(struct checkpoints *cp, int root, struct snap *target, struct snap *expect,
+                         const char *path, struct strvec *restored, struct strvec *conflicts,
+                         char **err)
+{
+	if (in_vec(&target->left_out, path))
+		return true; /* never stored: nothing to restore it to, never deleted */
+	if (matches(cp, root, target->tree, path))
+		return true;
+	if (expect && !matches(cp, root, expect->tree, path)) {
+		if (conflicts)
+			strvec_push(conflicts, path);
+		return true;
+	}
+	if (!restore_one(cp, root, target->tree, path, err))
+		return false;
+	if (restored)
+		strvec_push(restored, path);
+	return true;
+}
+
+/* A path inside the workspace: relative, no empty, "." or ".." component. Unlike
+ * sandbox_check_path, any other byte is allowed: a step may well create such names. */
+static bool path_ok(const char *p)
+{
+	if (!p || !*p || *p == '/')
+		return false;
+	for (;;) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!p[n])
+			return true;
+		p += n + 1;
+	}
+}
+
+static bool restore_locked(struct checkpoints *cp, const char *id, const struct strvec *paths,
+                           const char *expect, struct strvec *restored, struct strvec *conflicts,
+                           char **err)
+{
+	struct snap t, x;
+	bool ok = true;
+	int root;
+
+	if (!snap_load(cp, id, &t, err))
+		return false;
+	if (expect && !snap_load(cp, expect, &x, err)) {
+		snap_release(&t);
+		return false;
+	}
+	root = open(cp->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		set_err(err, "checkpoints: cannot open the workspace %s: %s", cp->ws_path,
+		        strerror(errno));
+		ok = false;
+	}
+	for (size_t i = 0; root >= 0 && i < paths->n; i++) {
+		if (!path_ok(paths->v[i])) {
+			set_err(err, "checkpoints: will not restore \"%s\": not a workspace path",
+			        paths->v[i]);
+			ok = false;
+			continue;
+		}
+		if (!restore_path(cp, root, &t, expect ? &x : NULL, paths->v[i], restored,
+		                  conflicts, err))
+			ok = false;
+	}
+	if (root >= 0)
+		close(root);
+	snap_release(&t);
+	if (expect)
+		snap_release(&x);
+	return ok;
+}
+
+bool checkpoint_restore_paths(struct checkpoints *cp, const char *id, const struct strvec *paths,
+                              const char *expect, struct strvec *restored, struct strvec *conflicts,
+                              char **err)
+{
+	bool ok;
+
+	lock(cp);
+	ok = restore_locked(cp, id, paths, expect, restored, conflicts, err);
+	unlock(cp);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ series */
+
+static bool in_vec(const struct strvec *v, const char *s);
+
+/* The paths that differ between two commits (no content read beyond the trees). */
+static void changed_paths(struct checkpoints *cp, const git_oid *a, const git_oid *b,
+                          struct strvec *out)
+{
+	git_commit *ca = NULL, *cb = NULL;
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *diff = NULL;
+
+	if (git_commit_lookup(&ca, cp->repo, a) == 0 && git_commit_lookup(&cb, cp->repo, b) == 0 &&
+	    git_commit_tree(&ta, ca) == 0 && git_commit_tree(&tb, cb) == 0 &&
+	    git_diff_tree_to_tree(&diff, cp->repo, ta, tb, NULL) == 0) {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
+			strvec_push(out, d->new_file.path ? d->new_file.path : d->old_file.path);
+		}
+	}
+	git_diff_free(diff);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	git_commit_free(ca);
+	git_commit_free(cb);
+}
+
+bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool starting,
+                          char out_id[CP_ID_LEN + 1], struct strvec *warnings, char **err)
+{
+	git_oid prev;
+	bool had_prev, ok;
+
+	lock(cp);
+	prev = cp->last;
+	had_prev = cp->have_last;
+	ok = take_locked(cp, out_id, warnings, err);
+	/* What changed since the previous checkpoint, while several steps ran, belongs to
+	 * none of them for sure. */
+	if (ok && had_prev && cp->active.n > 1) {
+		struct strvec paths = STRVEC_INIT;
+		changed_paths(cp, &prev, &cp->last, &paths);
+		for (size_t p = 0; p < paths.n; p++)
+			for (size_t s = 0; s < cp->active.n; s++) {
+				char *key = xasprintf("%s\n%s", cp->active.v[s], paths.v[p]);
+				if (!in_vec(&cp->ambiguous, key))
+					strvec_push(&cp->ambiguous, key);
+				free(key);
+			}
+		strvec_clear(&paths);
+	}
+	if (starting && ok) {
+		strvec_push(&cp->active, step_id);
+	} else if (!starting) {
+		for (size_t i = 0; i < cp->active.n; i++)
+			if (!strcmp(cp->active.v[i], step_id)) {
+				free(cp->active.v[i]);
+				cp->active.v[i] = cp->active.v[--cp->active.n];
+				break;
+			}
+	}
+	unlock(cp);
+	return ok;
+}
+
+static struct series *series_find(struct checkpoints *cp, const char *step_id)
+{
+	for (size_t i = 0; i < cp->n_series; i++)
+		if (!strcmp(cp->series[i].step_id, step_id))
+			return &cp->series[i];
+	return NULL;
+}
+
+void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
+                            const char *after, const struct cp_changes *changes)
+{
+	struct series *s;
+
+	if (!before || !after || strlen(before) != CP_ID_LEN || strlen(after) != CP_ID_LEN)
+		return;
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (!s) {
+		cp->series =
+		    xgrow(cp->series, &cp->cap_series, cp->n_series + 1, sizeof(*cp->series));
+		s = &cp->series[cp->n_series++];
+		memset(s, 0, sizeof(*s));
+		s->step_id = xstrdup(step_id);
+	}
+	memcpy(s->after, after, CP_ID_LEN + 1);
+	for (size_t i = 0; changes && i < changes->n; i++) {
+		bool known = false;
+		for (size_t k = 0; k < s->n && !known; k++)
+			known = !strcmp(s->v[k].path, changes->v[i].path);
+		if (known)
+			continue;
+		s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(*s->v));
+		s->v[s->n].path = xstrdup(changes->v[i].path);
+		memcpy(s->v[s->n].base, before, CP_ID_LEN + 1);
+		s->n++;
+	}
+	unlock(cp);
+}
+
+bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
+                               struct strvec *conflicts, char **err)
+{
+	struct series *s;
+	bool ok = true;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (!s || !s->n) {
+		unlock(cp);
+		return false;
+	}
+	for (size_t i = 0; i < s->n;) {
+		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT;
+		char *key = xasprintf("%s\n%s", step_id, s->v[i].path);
+		strvec_push(&one, s->v[i].path);
+		if (in_vec(&cp->ambiguous, key))
+			strvec_push(&conf, s->v[i].path); /* another step may have made it */
+		else if (!restore_locked(cp, s->v[i].base, &one, s->after, restored, &conf, err))
+			ok = false;
+		free(key);
+		if (conf.n) {
+			/* Someone else changed it since: it is theirs now, not the series'. */
+			if (conflicts)
+				strvec_push(conflicts, s->v[i].path);
+			free(s->v[i].path);
+			s->v[i] = s->v[--s->n];
+		} else {
+			i++;
+		}
+		strvec_clear(&one);
+		strvec_clear(&conf);
+	}
+	unlock(cp);
+	return ok;
+}
+
+void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (s) {
+		series_free(s);
+		*s = cp->series[--cp->n_series];
+	}
+	for (size_t i = 0; i < cp->ambiguous.n;) {
+		size_t n = strlen(step_id);
+		if (!strncmp(cp->ambiguous.v[i], step_id, n) && cp->ambiguous.v[i][n] == '\n') {
+			free(cp->ambiguous.v[i]);
+			cp->ambiguous.v[i] = cp->ambiguous.v[--cp->ambiguous.n];
+		} else {
+			i++;
+		}
+	}
+	unlock(cp);
+}

@@ -1,0 +1,122 @@
+/*
+ * checkpoint — snapshots of the whole workspace in a content-addressed store of the run's
+ * own (RUNDIR/checkpoints.git, a bare libgit2 repository): taken before and after every
+ * attempt, compared, and restored path by path. The workspace's own .git is never read or
+ * written: a `.git` entry at any depth is left out of every snapshot.
+ *
+ * Thread safety: one store serves every worker thread; each function below takes the
+ * store's mutex for its whole length, so calls from parallel attempts are serialized.
+ */
+#ifndef PEVTUI_CHECKPOINT_H
+#define PEVTUI_CHECKPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+#define CP_ID_LEN 40                      /* a checkpoint id: the commit's hex object id */
+#define CP_MAX_FILE_DEFAULT (50ull << 20) /* bigger files are left out, with a warning */
+#define CP_MAX_TOTAL_DEFAULT (1ull << 30) /* bytes stored per checkpoint, then no more */
+
+struct checkpoints;
+
+/*
+ * Opens (creating it when missing) the store of the run in `run_dir` for the workspace
+ * `ws_path`. NULL + *err (caller frees) when the store cannot be created or opened, or the
+ * workspace is not a folder.
+ */
+struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, char **err);
+void checkpoint_close(struct checkpoints *cp);
+/* Per-file and per-checkpoint limits in bytes (0 keeps the current one). */
+void checkpoint_set_limits(struct checkpoints *cp, uint64_t max_file, uint64_t max_total);
+
+/*
+ * Snapshots the workspace: regular files with their exec bit, symbolic links as links
+ * (never followed), deletions implied by absence. `.gitignore`d paths, `.git` entries and
+ * things that are neither files nor links nor folders are left out; a file over the
+ * per-file limit, or past the per-checkpoint limit, is left out and named in `warnings`
+ * (sentences appended, may be NULL) and remembered in the checkpoint, so that diff and
+ * restore never take it for a deletion. Writes the id in out_id (NUL-terminated).
+ * false + *err when the workspace cannot be read or the store written.
+ */
+bool checkpoint_take(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                     char **err);
+
+/*
+ * The same for one step's attempt: `starting` for the checkpoint before it, false for the
+ * one after. The store keeps which steps' attempts are between their two checkpoints; a
+ * path that changed between two checkpoints while more than one was is theirs jointly,
+ * and checkpoint_series_restore never restores it (it says so in `conflicts`).
+ */
+bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool starting,
+                          char out_id[CP_ID_LEN + 1], struct strvec *warnings, char **err);
+
+enum cp_change { CP_ADDED, CP_MODIFIED, CP_DELETED };
+
+struct cp_file {
+	char *path;
+	enum cp_change change;
+	long plus, minus; /* lines added and removed (0 for binaries) */
+	bool binary;
+	uint64_t old_size, new_size;
+	unsigned old_mode, new_mode; /* git modes: 0100644, 0100755, 0120000; 0 absent */
+};
+
+/* What changed between two checkpoints, paths in bytewise order. */
+struct cp_changes {
+	struct cp_file *v;
+	size_t n, cap;
+	long plus, minus;
+	char *diff; /* unified diff text, at most the bound asked (then diff_cut) */
+	bool diff_cut;
+};
+
+void cp_changes_release(struct cp_changes *c);
+const char *cp_change_name(enum cp_change c); /* "added", "modified", "deleted" */
+/* "2 files changed, +3 −1" style short stat (caller frees). */
+char *cp_changes_stat(const struct cp_changes *c);
+
+/*
+ * The files that differ from checkpoint `from` to `to`, with line counts, and their
+ * unified diff (text files; binaries as sizes) cut at `max_diff` bytes. A path left out of
+ * either checkpoint for its size is not reported. false + *err for an unknown id.
+ */
+bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, size_t max_diff,
+                     struct cp_changes *out, char **err);
+
+/*
+ * Restores each of `paths` to its state in checkpoint `id`: its content, mode or link,
+ * or deletes it when `id` does not have it (never a path left out of `id` for its size).
+ * When `expect` is given, a path whose current state differs from its state in `expect`
+ * (someone else changed it since) is not touched and is appended to `conflicts`. Writes
+ * go through a temporary file renamed into place, in folders opened one by one without
+ * following links, so nothing is written outside the workspace. Paths restored are
+ * appended to `restored` (may be NULL). false + *err when a path could not be restored
+ * (the others are still tried; *err names the first failure).
+ */
+bool checkpoint_restore_paths(struct checkpoints *cp, const char *id, const struct strvec *paths,
+                              const char *expect, struct strvec *restored, struct strvec *conflicts,
+                              char **err);
+
+/*
+ * A step's series of attempts since it last passed: the checkpoint before its first
+ * attempt, every path its attempts changed, and the checkpoint after its latest one. The
+ * engine notes each attempt, restores the series before the next attempt, and ends the
+ * series when the step passes.
+ */
+void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
+                            const char *after, const struct cp_changes *changes);
+/*
+ * Before a new attempt of a step with a series: restores the paths the series changed to
+ * the checkpoint before its first attempt, leaving out (in `conflicts`) those changed
+ * since its last attempt by someone else and those that changed while another step's
+ * attempt ran too (checkpoint_take_step). Returns false when the step has no series (then
+ * nothing was done) or on an error (*err).
+ */
+bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
+                               struct strvec *conflicts, char **err);
+void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
+
+#endif

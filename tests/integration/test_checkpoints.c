@@ -1,0 +1,238 @@
+/* test_checkpoints — the real binary: a step whose attempts keep appending to a file is
+ * restored before every retry, each attempt's changes are journaled and reported, and the
+ * verifier is shown the diff. A scripted model (--script) plays every role. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "testdir.h"
+#include "xalloc.h"
+
+#define REJECT                                                                                     \
+	"{\"overall_pass\": false, \"criteria_results\": [{\"criterion\": \"notes.txt holds a "    \
+	"line\", \"passed\": false, \"evidence\": \"not convinced\", \"confidence\": 0.9, "        \
+	"\"feedback\": \"again\"}], \"action\": \"retry\", \"feedback_for_executor\": \"Do it "    \
+	"again.\", \"severity\": \"major\"}"
+#define ACCEPT                                                                                     \
+	"{\"overall_pass\": true, \"criteria_results\": [{\"criterion\": \"notes.txt holds a "     \
+	"line\", \"passed\": true, \"evidence\": \"the diff shows it\", \"confidence\": 0.9, "     \
+	"\"feedback\": \"\"}], \"action\": \"pass\", \"feedback_for_executor\": \"\", "            \
+	"\"severity\": \"minor\"}"
+
+/* One step: `echo line >> notes.txt` through run_shell; the verifier rejects attempts 1
+ * and 2 and passes attempt 3. */
+static char *write_script(const char *dir)
+{
+	char *text = xasprintf(
+	    "{\"task\": \"Append a line\",\n"
+	    " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"append\",\n"
+	    "   \"name\": \"Append\", \"description\": \"Append a line to notes.txt.\",\n"
+	    "   \"acceptance_criteria\": [\"notes.txt holds a line\"], \"dependencies\": [],\n"
+	    "   \"expected_outputs\": [\"notes.txt\"], \"estimated_complexity\": \"low\"}]}],\n"
+	    " \"executor\": {\"append\": [{\"rounds\": [{\"text\": \"Appending.\", "
+	    "\"tool_calls\":\n"
+	    "   [{\"name\": \"run_shell\", \"input\": {\"command\": \"echo line >> "
+	    "notes.txt\"}}]}],\n"
+	    "   \"final\": {\"reasoning\": \"appended\", \"actions_taken\": [\"run_shell\"],\n"
+	    "     \"step_output\": {\"findings\": \"done\", \"artifacts\": [\"notes.txt\"],\n"
+	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]},\n"
+	    " \"verifier\": {\"append\": [%s, %s, %s]}\n"
+	    "}\n",
+	    REJECT, REJECT, ACCEPT);
+	char *path = xasprintf("%s/script.json", dir);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	return path;
+}
+
+struct fx {
+	char *dir, *runs, *ws, *script, *run;
+	struct cli_proc p;
+};
+
+static void run(struct fx *fx, const char *config)
+{
+	char *cfg = NULL;
+
+	fx->dir = cli_tmpdir();
+	fx->runs = xasprintf("%s/runs", fx->dir);
+	fx->ws = xasprintf("%s/ws", fx->dir);
+	assert_int_equal(mkdir(fx->ws, 0755), 0);
+	fx->script = write_script(fx->dir);
+	cfg = xasprintf("%s/config", fx->dir);
+	{
+		FILE *f = fopen(cfg, "w");
+		assert_non_null(f);
+		fputs(config ? config : "", f);
+		fclose(f);
+	}
+	fx->p = cli_run(NULL, "--headless", "--json", "--yes", "--provider", "sim", "--script",
+	                fx->script, "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace",
+	                fx->ws, "--config", cfg, "Append a line", NULL);
+	free(cfg);
+	fx->run = cli_only_run(fx->runs);
+	assert_non_null(fx->run);
+}
+
+static void fx_free(struct fx *fx)
+{
+	cli_proc_free(&fx->p);
+	cli_rm_rf(fx->dir);
+	free(fx->dir);
+	free(fx->runs);
+	free(fx->ws);
+	free(fx->script);
+	free(fx->run);
+}
+
+static char *ws_file(const struct fx *fx, const char *rel)
+{
+	char *p = xasprintf("%s/%s", fx->ws, rel), *s = testdir_slurp(p);
+
+	free(p);
+	return s;
+}
+
+static char *run_file(const struct fx *fx, const char *rel)
+{
+	char *p = xasprintf("%s/%s", fx->run, rel), *s = testdir_slurp(p);
+
+	free(p);
+	return s;
+}
+
+/* Any request body kept for the verifier's call of attempt `attempt` holding `needle`. */
+static bool verifier_request_has(const struct fx *fx, int attempt, const char *needle)
+{
+	char *dir = xasprintf("%s/requests", fx->run);
+	char *suffix = xasprintf("-verifier-append-%d.json", attempt);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(d);
+	while (!found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name), k = strlen(suffix);
+		if (n > k && !strcmp(de->d_name + n - k, suffix)) {
+			char *p = xasprintf("%s/%s", dir, de->d_name), *s = testdir_slurp(p);
+			found = s && strstr(s, needle);
+			free(s);
+			free(p);
+		}
+	}
+	closedir(d);
+	free(suffix);
+	free(dir);
+	return found;
+}
+
+static void test_retries_start_clean(void **state)
+{
+	struct fx fx = {0};
+	cJSON *j, *ev;
+	int changes = 0, restores = 0;
+	char *s;
+
+	(void)state;
+	run(&fx, NULL);
+	assert_int_equal(fx.p.status, 0);
+	s = ws_file(&fx, "notes.txt");
+	assert_non_null(s);
+	assert_string_equal(s, "line\n"); /* one line, not three */
+	free(s);
+
+	j = cli_load_journal(fx.run);
+	cJSON_ArrayForEach(ev, j)
+	{
+		const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
+		if (!strcmp(type, "step.changes")) {
+			cJSON *files = cJSON_GetObjectItem(ev, "files"),
+			      *f0 = cJSON_GetArrayItem(files, 0);
+			changes++;
+			assert_int_equal(cJSON_GetObjectItem(ev, "attempt")->valueint, changes);
+			assert_int_equal(strlen(cJSON_GetObjectItem(ev, "before")->valuestring),
+			                 40);
+			assert_int_equal(strlen(cJSON_GetObjectItem(ev, "after")->valuestring), 40);
+			assert_int_equal(cJSON_GetArraySize(files), 1);
+			assert_string_equal(cJSON_GetObjectItem(f0, "path")->valuestring,
+			                    "notes.txt");
+			/* The first attempt adds the file; each retry starts without it again. */
+			assert_string_equal(cJSON_GetObjectItem(f0, "change")->valuestring,
+			                    "added");
+			assert_int_equal(cJSON_GetObjectItem(f0, "plus")->valueint, 1);
+			assert_int_equal(cJSON_GetObjectItem(f0, "minus")->valueint, 0);
+		}
+		if (!strcmp(type, "notice") && cJSON_GetObjectItem(ev, "kind") &&
+		    !strcmp(cJSON_GetObjectItem(ev, "kind")->valuestring, "checkpoint_restore"))
+			restores++;
+	}
+	assert_int_equal(changes, 3);
+	assert_int_equal(restores, 2);
+	cJSON_Delete(j);
+
+	/* --json carries the event as it was journaled. */
+	assert_non_null(strstr(fx.p.out, "\"type\":\"step.changes\""));
+
+	s = run_file(&fx, "report.md");
+	assert_non_null(s);
+	assert_non_null(strstr(s, "Attempt 3 changed the workspace: 1 file changed, +1 -0"));
+	assert_non_null(strstr(s, "`notes.txt` added (+1 −0)"));
+	free(s);
+
+	/* The verifier judged the diff, not only the executor's account. */
+	assert_true(verifier_request_has(&fx, 1, "What this attempt changed in the workspace"));
+	assert_true(verifier_request_has(&fx, 3, "+line"));
+
+	/* The store is in the run folder; the workspace holds no trace of it. */
+	s = run_file(&fx, "checkpoints.git/HEAD");
+	assert_non_null(s);
+	free(s);
+	s = ws_file(&fx, ".git/HEAD");
+	assert_null(s);
+	fx_free(&fx);
+}
+
+static void test_off(void **state)
+{
+	struct fx fx = {0};
+	char *s;
+
+	(void)state;
+	run(&fx, "[policy]\ncheckpoints = off\n");
+	assert_int_equal(fx.p.status, 0);
+	s = ws_file(&fx, "notes.txt");
+	assert_non_null(s);
+	assert_string_equal(s, "line\nline\nline\n"); /* what issue 18 was about */
+	free(s);
+	assert_null(strstr(fx.p.out, "\"type\":\"step.changes\""));
+	s = run_file(&fx, "checkpoints.git/HEAD");
+	assert_null(s);
+	fx_free(&fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_retries_start_clean),
+	    cmocka_unit_test(test_off),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

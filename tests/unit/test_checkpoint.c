@@ -1,0 +1,620 @@
+/* test_checkpoint — workspace snapshots: what is kept, what a diff says, what a restore
+ * writes (and never writes outside the workspace). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "strbuf.h"
+#include "testdir.h"
+#include "xalloc.h"
+
+struct fx {
+	char *top; /* holds run/, ws/ and outside/ */
+	char *run, *ws, *outside;
+	struct checkpoints *cp;
+};
+
+static char *at(const struct fx *fx, const char *rel)
+{
+	return xasprintf("%s/%s", fx->ws, rel);
+}
+
+static void put(const struct fx *fx, const char *rel, const char *text)
+{
+	char *p = at(fx, rel);
+	FILE *f = fopen(p, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+static char *get(const struct fx *fx, const char *rel)
+{
+	char *p = at(fx, rel), *s = testdir_slurp(p);
+
+	free(p);
+	return s;
+}
+
+static bool exists(const struct fx *fx, const char *rel)
+{
+	char *p = at(fx, rel);
+	struct stat st;
+	bool ok = lstat(p, &st) == 0;
+
+	free(p);
+	return ok;
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = xcalloc(1, sizeof(*fx));
+	char *err = NULL;
+
+	fx->top = testdir_new("checkpoint");
+	assert_non_null(fx->top);
+	fx->run = xasprintf("%s/run", fx->top);
+	fx->ws = xasprintf("%s/ws", fx->top);
+	fx->outside = xasprintf("%s/outside", fx->top);
+	assert_int_equal(mkdir(fx->run, 0700), 0);
+	assert_int_equal(mkdir(fx->ws, 0700), 0);
+	assert_int_equal(mkdir(fx->outside, 0700), 0);
+	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
+	assert_null(err);
+	assert_non_null(fx->cp);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	checkpoint_close(fx->cp);
+	testdir_remove(fx->top);
+	free(fx->top);
+	free(fx->run);
+	free(fx->ws);
+	free(fx->outside);
+	free(fx);
+	return 0;
+}
+
+static void take(struct fx *fx, char id[CP_ID_LEN + 1], struct strvec *warnings)
+{
+	char *err = NULL;
+
+	assert_true(checkpoint_take(fx->cp, id, warnings, &err));
+	assert_null(err);
+	assert_int_equal(strlen(id), CP_ID_LEN);
+}
+
+static const struct cp_file *find(const struct cp_changes *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].path, path))
+			return &c->v[i];
+	return NULL;
+}
+
+static void test_store_in_run_folder(void **state)
+{
+	struct fx *fx = *state;
+	char *p = xasprintf("%s/checkpoints.git/HEAD", fx->run);
+	char id[CP_ID_LEN + 1];
+
+	take(fx, id, NULL);
+	assert_int_equal(access(p, F_OK), 0);
+	free(p);
+}
+
+static void test_added_modified_deleted(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	const struct cp_file *f;
+	char *err = NULL;
+	char *p;
+
+	put(fx, "keep.txt", "same\n");
+	put(fx, "mod.txt", "one\ntwo\nthree\n");
+	put(fx, "gone.txt", "bye\n");
+	take(fx, a, NULL);
+	put(fx, "mod.txt", "one\nTWO\nthree\nfour\n");
+	p = at(fx, "gone.txt");
+	unlink(p);
+	free(p);
+	p = at(fx, "sub");
+	mkdir(p, 0755);
+	free(p);
+	put(fx, "sub/new.txt", "hello\n");
+	take(fx, b, NULL);
+
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_null(err);
+	assert_int_equal(c.n, 3);
+	f = find(&c, "mod.txt");
+	assert_non_null(f);
+	assert_int_equal(f->change, CP_MODIFIED);
+	assert_int_equal(f->plus, 2);
+	assert_int_equal(f->minus, 1);
+	f = find(&c, "gone.txt");
+	assert_non_null(f);
+	assert_int_equal(f->change, CP_DELETED);
+	assert_int_equal(f->minus, 1);
+	f = find(&c, "sub/new.txt");
+	assert_non_null(f);
+	assert_int_equal(f->change, CP_ADDED);
+	assert_null(find(&c, "keep.txt"));
+	assert_non_null(strstr(c.diff, "+TWO"));
+	assert_non_null(strstr(c.diff, "-two"));
+	assert_false(c.diff_cut);
+	cp_changes_release(&c);
+
+	/* Restore all three: back to a, and the empty sub/ folder goes too. */
+	{
+		struct strvec paths = STRVEC_INIT, restored = STRVEC_INIT;
+		char *s;
+		strvec_push(&paths, "mod.txt");
+		strvec_push(&paths, "gone.txt");
+		strvec_push(&paths, "sub/new.txt");
+		assert_true(
+		    checkpoint_restore_paths(fx->cp, a, &paths, NULL, &restored, NULL, &err));
+		assert_null(err);
+		assert_int_equal(restored.n, 3);
+		s = get(fx, "mod.txt");
+		assert_string_equal(s, "one\ntwo\nthree\n");
+		free(s);
+		s = get(fx, "gone.txt");
+		assert_string_equal(s, "bye\n");
+		free(s);
+		assert_false(exists(fx, "sub/new.txt"));
+		assert_false(exists(fx, "sub"));
+		strvec_clear(&paths);
+		strvec_clear(&restored);
+	}
+
+	/* The diff is bounded, and says so. */
+	assert_true(checkpoint_diff(fx->cp, a, b, 40, &c, &err));
+	assert_true(c.diff_cut);
+	assert_true(strlen(c.diff) <= 40);
+	cp_changes_release(&c);
+}
+
+static void test_modes(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	struct strvec paths = STRVEC_INIT;
+	char *err = NULL, *p = at(fx, "run.sh");
+	struct stat st;
+
+	put(fx, "run.sh", "#!/bin/sh\necho hi\n");
+	assert_int_equal(chmod(p, 0755), 0);
+	take(fx, a, NULL);
+	assert_int_equal(chmod(p, 0644), 0);
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.v[0].change, CP_MODIFIED);
+	assert_int_equal(c.v[0].old_mode, 0100755);
+	assert_int_equal(c.v[0].new_mode, 0100644);
+	cp_changes_release(&c);
+	strvec_push(&paths, "run.sh");
+	assert_true(checkpoint_restore_paths(fx->cp, a, &paths, NULL, NULL, NULL, &err));
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(st.st_mode & S_IXUSR);
+	strvec_clear(&paths);
+	free(p);
+}
+
+static void test_symlink_outside(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	char *secret = xasprintf("%s/secret.txt", fx->outside);
+	char *link = at(fx, "escape");
+	struct cp_changes c;
+	struct strvec paths = STRVEC_INIT;
+	char *err = NULL, *s;
+	char target[4096];
+	ssize_t n;
+	FILE *f = fopen(secret, "w");
+
+	assert_non_null(f);
+	fputs("outside\n", f);
+	fclose(f);
+	assert_int_equal(symlink(secret, link), 0);
+	take(fx, a, NULL);
+	/* The link changes where it points; the file outside must never be written. */
+	unlink(link);
+	assert_int_equal(symlink("elsewhere", link), 0);
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.v[0].old_mode, 0120000);
+	assert_non_null(strstr(c.diff, secret)); /* the link's target, not the file's text */
+	assert_null(strstr(c.diff, "outside\n"));
+	cp_changes_release(&c);
+
+	/* A regular file in a is restored over a link: the link is replaced, not followed. */
+	unlink(link);
+	put(fx, "escape", "was a file\n");
+	take(fx, b, NULL);
+	unlink(link);
+	assert_int_equal(symlink(secret, link), 0);
+	strvec_push(&paths, "escape");
+	assert_true(checkpoint_restore_paths(fx->cp, b, &paths, NULL, NULL, NULL, &err));
+	assert_null(err);
+	s = testdir_slurp(secret);
+	assert_string_equal(s, "outside\n");
+	free(s);
+	s = get(fx, "escape");
+	assert_string_equal(s, "was a file\n");
+	free(s);
+
+	/* And a link is restored as a link. */
+	assert_true(checkpoint_restore_paths(fx->cp, a, &paths, NULL, NULL, NULL, &err));
+	n = readlink(link, target, sizeof(target) - 1);
+	assert_true(n > 0);
+	target[n] = '\0';
+	assert_string_equal(target, secret);
+	s = testdir_slurp(secret);
+	assert_string_equal(s, "outside\n");
+	free(s);
+
+	/* A folder on the way that became a link is not followed either. */
+	{
+		char *dir = at(fx, "d");
+		char id[CP_ID_LEN + 1];
+		struct strvec one = STRVEC_INIT;
+		char *outfile = xasprintf("%s/x.txt", fx->outside);
+		mkdir(dir, 0755);
+		put(fx, "d/x.txt", "inside\n");
+		take(fx, id, NULL);
+		char *xf = at(fx, "d/x.txt");
+		unlink(xf);
+		free(xf);
+		rmdir(dir);
+		assert_int_equal(symlink(fx->outside, dir), 0);
+		strvec_push(&one, "d/x.txt");
+		assert_false(checkpoint_restore_paths(fx->cp, id, &one, NULL, NULL, NULL, &err));
+		assert_non_null(err);
+		free(err);
+		err = NULL;
+		assert_int_equal(access(outfile, F_OK), -1);
+		strvec_clear(&one);
+		free(outfile);
+		free(dir);
+	}
+	strvec_clear(&paths);
+	free(secret);
+	free(link);
+}
+
+static void test_refuses_escaping_paths(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1];
+	struct strvec paths = STRVEC_INIT;
+	char *err = NULL;
+	char *victim = xasprintf("%s/victim", fx->top);
+	FILE *f = fopen(victim, "w");
+
+	assert_non_null(f);
+	fclose(f);
+	take(fx, a, NULL);
+	strvec_push(&paths, "../victim");
+	strvec_push(&paths, "/etc/passwd");
+	assert_false(checkpoint_restore_paths(fx->cp, a, &paths, NULL, NULL, NULL, &err));
+	assert_non_null(err);
+	free(err);
+	assert_int_equal(access(victim, F_OK), 0);
+	strvec_clear(&paths);
+	free(victim);
+}
+
+/* Every byte and time of a folder, for "untouched" checks. */
+static void fingerprint(const char *dir, struct strbuf *out)
+{
+	struct strvec names = STRVEC_INIT;
+	char *cmd = xasprintf("cd '%s' && find . -print0 | sort -z | xargs -0 stat -c '%%n %%s %%Y "
+	                      "%%y %%a' && find . -type f -print0 | sort -z | xargs -0 cat | "
+	                      "md5sum",
+	                      dir);
+	FILE *p = popen(cmd, "r");
+	char buf[4096];
+	size_t n;
+
+	assert_non_null(p);
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		strbuf_add(out, buf, n);
+	pclose(p);
+	free(cmd);
+	strvec_clear(&names);
+}
+
+static void test_git_workspace_untouched(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	char *gitdir = at(fx, ".git"), *hooks = at(fx, ".git/hooks"), *nested = at(fx, "lib");
+	char *nested_git = at(fx, "lib/.git");
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+	struct cp_changes c;
+	struct strvec paths = STRVEC_INIT;
+	char *err = NULL;
+
+	strbuf_init(&before);
+	strbuf_init(&after);
+	mkdir(gitdir, 0755);
+	mkdir(hooks, 0755);
+	mkdir(nested, 0755);
+	put(fx, "lib/.git", "gitdir: ../.git/modules/lib\n");
+	put(fx, ".git/HEAD", "ref: refs/heads/main\n");
+	put(fx, ".git/config", "[core]\n\tbare = false\n");
+	put(fx, ".git/index", "DIRC\001\002binary");
+	put(fx, ".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
+	put(fx, "file.txt", "v1\n");
+	put(fx, "lib/code.c", "int x;\n");
+	fingerprint(gitdir, &before);
+	take(fx, a, NULL);
+	put(fx, "file.txt", "v2\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.v[0].path, "file.txt");
+	cp_changes_release(&c);
+	strvec_push(&paths, "file.txt");
+	strvec_push(&paths, "lib/code.c");
+	assert_true(checkpoint_restore_paths(fx->cp, a, &paths, NULL, NULL, NULL, &err));
+	fingerprint(gitdir, &after);
+	assert_string_equal(before.buf, after.buf);
+	{
+		char *s = get(fx, "lib/.git");
+		assert_string_equal(s, "gitdir: ../.git/modules/lib\n");
+		free(s);
+	}
+	/* Nothing named .git is ever in a checkpoint: changing one changes nothing. */
+	put(fx, ".git/HEAD", "ref: refs/heads/other\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 0);
+	cp_changes_release(&c);
+	strvec_clear(&paths);
+	strbuf_release(&before);
+	strbuf_release(&after);
+	free(gitdir);
+	free(hooks);
+	free(nested);
+	free(nested_git);
+}
+
+static void test_gitignore(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL, *d = at(fx, "build");
+
+	put(fx, ".gitignore", "*.log\nbuild/\n");
+	mkdir(d, 0755);
+	take(fx, a, NULL);
+	put(fx, "debug.log", "noise\n");
+	put(fx, "build/out.o", "obj\n");
+	put(fx, "real.txt", "kept\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.v[0].path, "real.txt");
+	cp_changes_release(&c);
+	free(d);
+}
+
+static void test_too_large(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct strvec warnings = STRVEC_INIT, paths = STRVEC_INIT;
+	struct cp_changes c;
+	char *err = NULL, *s;
+
+	checkpoint_set_limits(fx->cp, 10, 0);
+	put(fx, "small.txt", "tiny\n");
+	take(fx, a, NULL);
+	put(fx, "big.bin", "far more than ten bytes\n");
+	take(fx, b, &warnings);
+	assert_int_equal(warnings.n, 1);
+	assert_non_null(strstr(warnings.v[0], "big.bin"));
+	assert_non_null(strstr(warnings.v[0], "limit"));
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 0);
+	cp_changes_release(&c);
+	/* Left out of b is not deleted in b: restoring b never removes it. */
+	strvec_push(&paths, "big.bin");
+	assert_true(checkpoint_restore_paths(fx->cp, b, &paths, NULL, NULL, NULL, &err));
+	s = get(fx, "big.bin");
+	assert_non_null(s);
+	free(s);
+	strvec_clear(&paths);
+	strvec_clear(&warnings);
+}
+
+static void test_binary(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL, *p = at(fx, "blob.bin");
+	FILE *f;
+
+	take(fx, a, NULL);
+	f = fopen(p, "wb");
+	fwrite("\0\1\2\3\0", 1, 5, f);
+	fclose(f);
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_true(c.v[0].binary);
+	assert_int_equal(c.v[0].new_size, 5);
+	assert_non_null(strstr(c.diff, "Binary file blob.bin added: 0 bytes -> 5 bytes"));
+	cp_changes_release(&c);
+	free(p);
+}
+
+/* A step's retries start from where its first attempt started; another step's change to
+ * the same file is left alone and reported. */
+static void test_series(void **state)
+{
+	struct fx *fx = *state;
+	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1], b2[CP_ID_LEN + 1], a2[CP_ID_LEN + 1];
+	struct cp_changes c;
+	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+	char *err = NULL, *s;
+
+	put(fx, "notes.txt", "start\n");
+	put(fx, "shared.txt", "base\n");
+	take(fx, b1, NULL);
+	put(fx, "notes.txt", "start\nline\n");
+	put(fx, "shared.txt", "mine\n");
+	take(fx, a1, NULL);
+	assert_true(checkpoint_diff(fx->cp, b1, a1, 1 << 20, &c, &err));
+	checkpoint_series_note(fx->cp, "s1", b1, a1, &c);
+	cp_changes_release(&c);
+
+	put(fx, "shared.txt", "theirs\n"); /* another step, in parallel */
+	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
+	assert_null(err);
+	assert_int_equal(restored.n, 1);
+	assert_string_equal(restored.v[0], "notes.txt");
+	assert_int_equal(conflicts.n, 1);
+	assert_string_equal(conflicts.v[0], "shared.txt");
+	s = get(fx, "notes.txt");
+	assert_string_equal(s, "start\n");
+	free(s);
+	s = get(fx, "shared.txt");
+	assert_string_equal(s, "theirs\n");
+	free(s);
+
+	/* Second attempt appends again: restored again, to one line. */
+	take(fx, b2, NULL);
+	put(fx, "notes.txt", "start\nline\n");
+	take(fx, a2, NULL);
+	assert_true(checkpoint_diff(fx->cp, b2, a2, 1 << 20, &c, &err));
+	checkpoint_series_note(fx->cp, "s1", b2, a2, &c);
+	cp_changes_release(&c);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
+	assert_int_equal(conflicts.n, 0);
+	s = get(fx, "notes.txt");
+	assert_string_equal(s, "start\n");
+	free(s);
+
+	checkpoint_series_end(fx->cp, "s1");
+	assert_false(checkpoint_series_restore(fx->cp, "s1", NULL, NULL, &err));
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+}
+
+/* Two steps' attempts overlap: what changed meanwhile is neither's to restore. */
+static void test_parallel_overlap(void **state)
+{
+	struct fx *fx = *state;
+	char ab[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
+	struct cp_changes c;
+	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+	char *err = NULL, *s;
+
+	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
+	put(fx, "a-alone.txt", "A wrote this alone\n");
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	put(fx, "b.txt", "B wrote this while A ran\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	assert_true(checkpoint_diff(fx->cp, ab, aa, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 2); /* A's window saw both files */
+	checkpoint_series_note(fx->cp, "A", ab, aa, &c);
+	cp_changes_release(&c);
+
+	assert_true(checkpoint_series_restore(fx->cp, "A", &restored, &conflicts, &err));
+	assert_int_equal(restored.n, 1);
+	assert_string_equal(restored.v[0], "a-alone.txt");
+	assert_int_equal(conflicts.n, 1);
+	assert_string_equal(conflicts.v[0], "b.txt");
+	assert_false(exists(fx, "a-alone.txt"));
+	s = get(fx, "b.txt");
+	assert_string_equal(s, "B wrote this while A ran\n");
+	free(s);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+}
+
+static void test_unknown_id(void **state)
+{
+	struct fx *fx = *state;
+	struct cp_changes c;
+	char *err = NULL;
+
+	assert_false(checkpoint_diff(fx->cp, "nope", "0000000000000000000000000000000000000000", 10,
+	                             &c, &err));
+	assert_non_null(err);
+	free(err);
+}
+
+/* Reopening the store (a resumed run) finds the earlier checkpoints. */
+static void test_reopen(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL;
+
+	put(fx, "x.txt", "1\n");
+	take(fx, a, NULL);
+	checkpoint_close(fx->cp);
+	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
+	assert_non_null(fx->cp);
+	put(fx, "x.txt", "2\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	cp_changes_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_store_in_run_folder, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_added_modified_deleted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_symlink_outside, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refuses_escaping_paths, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_git_workspace_untouched, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gitignore, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_binary, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_series, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parallel_overlap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unknown_id, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
