@@ -28,6 +28,9 @@ int handoff_run(const char *program, const char *path)
 
 		/* The cockpit keeps SIGWINCH blocked outside poll(); the program needs it. */
 		signal(SIGWINCH, SIG_DFL);
+		/* pevtui ignores these (main.c); the editor or pager expects them as usual. */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		sigemptyset(&set);
 		sigaddset(&set, SIGWINCH);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);

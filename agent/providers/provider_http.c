@@ -266,8 +266,21 @@ int phttp_complete(struct phttp *h, struct llm_response *out, char **err)
 		body = h->wire->build_body(h->ctx);
 		hc.body = body;
 		hc.body_len = strlen(body);
-		if (h->hooks && h->hooks->on_request)
-			h->hooks->on_request(h->hooks->ctx, body, hc.body_len);
+		if (h->hooks && h->hooks->on_request) {
+			const char *key = h->cf->api_key;
+
+			/* The key travels in a header; a body can still hold it when a tool
+			 * result read it (a .env): the kept copy never does. */
+			if (key && *key && memmem(body, hc.body_len, key, strlen(key))) {
+				char *copy = xstrdup(body);
+
+				http_redact(copy, key);
+				h->hooks->on_request(h->hooks->ctx, copy, strlen(copy));
+				free(copy);
+			} else {
+				h->hooks->on_request(h->hooks->ctx, body, hc.body_len);
+			}
+		}
 		free(e);
 		e = NULL;
 		rc = http_perform(&hc, &h->cf->opt, h->hooks, &st, &e);

@@ -347,6 +347,7 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	if (c && same_stat(c, lst) && lst->st_mtim.tv_sec < cp->trust_before) {
 		*oid = c->oid;
 		add_cache(t, rel, lst, oid);
+		t->total += (size_t)lst->st_size; /* the per-checkpoint limit counts it too */
 		return true;
 	}
 	for (int tries = 0; tries < 3; tries++) {
@@ -485,11 +486,15 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 }
 
 /* The commit message: a title, then the paths left out for their size as JSON. */
-static char *commit_message(const struct strvec *skipped)
+/* The message: "pevtui checkpoint", then {"left_out": [...], "taken_s": S, "taken_ns": N}
+ * (when the walk began, to the nanosecond: there_before compares file times with it). */
+static char *commit_message(const struct strvec *skipped, const struct timespec *taken)
 {
 	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "left_out");
 	char *js, *msg;
 
+	cJSON_AddNumberToObject(o, "taken_s", (double)taken->tv_sec);
+	cJSON_AddNumberToObject(o, "taken_ns", (double)taken->tv_nsec);
 	for (size_t i = 0; i < skipped->n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(skipped->v[i]));
 	js = cJSON_PrintUnformatted(o);
@@ -503,7 +508,7 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
                         char **err)
 {
 	struct take t = {.cp = cp, .warnings = warnings};
-	struct timespec start;
+	struct timespec start, coarse;
 	git_oid tree_id, cid;
 	git_tree *tree = NULL;
 	git_commit *parent = NULL;
@@ -514,6 +519,8 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 
 	out_id[0] = '\0';
 	clock_gettime(CLOCK_REALTIME, &start);
+	/* The clock file times come from (coarse): what there_before compares with. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
 	fd = open(cp->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		set_err(err, "checkpoints: cannot open the workspace %s: %s", cp->ws_path,
@@ -535,7 +542,7 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	}
 	if (ok) {
 		const git_commit *parents[1] = {parent};
-		msg = commit_message(&t.skipped);
+		msg = commit_message(&t.skipped, &coarse);
 		git_reference *ref = NULL;
 		if (git_commit_create(&cid, cp->repo, NULL, sig, sig, NULL, msg, tree,
 		                      parent ? 1 : 0, parents) < 0) {
@@ -945,8 +952,19 @@ static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const 
 		ok = symlinkat(target, pfd, tmp) == 0;
 		free(target);
 	} else {
+		/* The permissions the file has now (a .env kept at 0600 stays so), with the
+		 * checkpoint's exec bit; 0600 or 0700 for a file that is gone. */
+		struct stat now;
+		bool exec = mode == GIT_FILEMODE_BLOB_EXECUTABLE;
+		mode_t perm = exec ? 0700 : 0600;
+		if (fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(now.st_mode)) {
+			perm = now.st_mode & 0777;
+			perm = exec ? perm | ((perm & 0444) >> 2) : perm & ~(mode_t)0111;
+		}
 		int fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		                mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
+		                perm);
+		if (fd >= 0 && fchmod(fd, perm) < 0) { /* the umask took some away */
+		}
 		const char *p = git_blob_rawcontent(blob);
 		size_t left = (size_t)git_blob_rawsize(blob);
 		ok = fd >= 0;
@@ -975,16 +993,53 @@ static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const 
 	return ok;
 }
 
+/*
+ * Whether the file at path was already there when `target` was taken: its inode last
+ * changed no later than that second. A path the checkpoint lacks can still be an old file
+ * (the step edited .gitignore, so an ignored file looked new): such a file is never
+ * deleted. Same-second cases count as old: a file left behind beats one lost.
+ */
+static bool there_before(int root, const char *path, const struct snap *target)
+{
+	const char *msg = git_commit_message(target->commit);
+	const char *js = msg ? strstr(msg, "\n\n") : NULL;
+	cJSON *o = js ? cJSON_Parse(js + 2) : NULL;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "taken_s");
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "taken_ns");
+	struct stat st;
+	bool before;
+
+	if (fstatat(root, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		cJSON_Delete(o);
+		return false;
+	}
+	if (cJSON_IsNumber(s) && cJSON_IsNumber(ns))
+		/* Both times come from the kernel's coarse clock: a file changed after the
+		 * checkpoint began is not older than it. */
+		before = (double)st.st_ctim.tv_sec < s->valuedouble ||
+			 ((double)st.st_ctim.tv_sec == s->valuedouble &&
+			  (double)st.st_ctim.tv_nsec < ns->valuedouble);
+	else
+		before = (long long)st.st_ctim.tv_sec <= (long long)git_commit_time(target->commit);
+	cJSON_Delete(o);
+	return before;
+}
+
 /* One path restored to `target` unless it differs from `expect` (a conflict). */
 static bool restore_path(struct checkpoints *cp, int root, struct snap *target, struct snap *expect,
                          const char *path, struct strvec *restored, struct strvec *conflicts,
                          char **err)
 {
+	unsigned mode;
+	git_oid oid;
+
 	if (in_vec(&target->left_out, path))
 		return true; /* never stored: nothing to restore it to, never deleted */
 	if (matches(cp, root, target->tree, path))
 		return true;
-	if (expect && !matches(cp, root, expect->tree, path)) {
+	tree_state(target->tree, path, &mode, &oid);
+	if ((expect && !matches(cp, root, expect->tree, path)) ||
+	    (!mode && there_before(root, path, target))) {
 		if (conflicts)
 			strvec_push(conflicts, path);
 		return true;

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -199,6 +200,24 @@ bool restore_settings(struct settings *s, const char *run_start_json, const char
 
 	/* The workspace: the run's own folder, or the operator names it again. */
 	v = jsonx_str(o, "workspace");
+	if (!(given & RESTORE_GIVEN(RESTORE_WORKSPACE))) {
+		/* The run's own folder is trusted only as a folder: a link there (a run folder
+		 * from elsewhere) could aim the tools and the restores anywhere. */
+		char *own = xasprintf("%s/workspace", run_dir);
+		struct stat st;
+
+		if (lstat(own, &st) == 0 && S_ISLNK(st.st_mode)) {
+			char *so = shown(own);
+			*err = xasprintf("cannot resume: %s is a symbolic link, not the run's own "
+					 "folder; to resume in the folder it points to, say so: "
+					 "--workspace DIR",
+					 so);
+			free(so);
+			free(own);
+			goto out;
+		}
+		free(own);
+	}
 	if (v && !(given & RESTORE_GIVEN(RESTORE_WORKSPACE))) {
 		char *own = xasprintf("%s/workspace", run_dir);
 		bool same = same_dir(v, own);

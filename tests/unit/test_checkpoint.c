@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -534,6 +535,66 @@ static void test_series(void **state)
 	strvec_clear(&conflicts);
 }
 
+/*
+ * A step that edits .gitignore makes an ignored file of the operator's look added; a retry
+ * must not delete it. A restored file keeps the permissions it has (a 0600 file stays
+ * 0600), and a file the attempt really created is removed.
+ */
+static void test_restore_keeps_old_files_and_modes(void **state)
+{
+	struct fx *fx = *state;
+	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1];
+	struct cp_changes c;
+	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+	char *err = NULL, *s, *p;
+	struct stat st;
+
+	put(fx, ".gitignore", "*.log\n");
+	put(fx, "notes.log", "the operator's\n");
+	put(fx, "secret.env", "k=v\n");
+	p = at(fx, "secret.env");
+	assert_int_equal(chmod(p, 0600), 0);
+	/* The operator's files are older than the checkpoint: wait for the file clock to
+	 * move past them (a state, bounded), as it has for any file made before a run. */
+	assert_int_equal(stat(p, &st), 0);
+	for (int i = 0; i < 1000; i++) {
+		struct timespec now, tick = {0, 1000000L};
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > st.st_ctim.tv_sec ||
+		    (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	take(fx, b1, NULL);
+	put(fx, ".gitignore", "build/\n"); /* the attempt: notes.log is no longer ignored */
+	put(fx, "secret.env", "k=changed\n");
+	put(fx, "made.txt", "by the attempt\n");
+	take(fx, a1, NULL);
+	assert_true(checkpoint_diff(fx->cp, b1, a1, 1 << 20, &c, &err));
+	assert_non_null(find(&c, "notes.log")); /* looks added */
+	checkpoint_series_note(fx->cp, "s1", b1, a1, &c);
+	cp_changes_release(&c);
+
+	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
+	assert_null(err);
+	s = get(fx, "notes.log");
+	assert_string_equal(s, "the operator's\n");
+	free(s);
+	assert_false(exists(fx, "made.txt"));
+	s = get(fx, "secret.env");
+	assert_string_equal(s, "k=v\n");
+	free(s);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	s = get(fx, ".gitignore");
+	assert_string_equal(s, "*.log\n");
+	free(s);
+	free(p);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+}
+
 /* Two steps' attempts overlap: what changed meanwhile is neither's to restore. */
 static void test_parallel_overlap(void **state)
 {
@@ -612,6 +673,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_binary, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_series, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restore_keeps_old_files_and_modes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_overlap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_id, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),

@@ -225,7 +225,9 @@ static int closed_port(int *fd)
 static char *kept_body(const char *dir, bool anthropic)
 {
 	struct http_options opt = {.connect_timeout_ms = 2000, .max_retries = -1};
-	struct llm_msg msg = {.kind = LLM_MSG_USER, .text = "count the words"};
+	/* As if a tool result had read a .env: the key in the body itself. */
+	struct llm_msg msg = {.kind = LLM_MSG_USER,
+			      .text = "count the words; the .env says KEY=" FAKE_KEY};
 	struct llm_request req = {.role = ROLE_EXECUTOR,
 				  .purpose = PURPOSE_EXECUTE,
 				  .model = "m",

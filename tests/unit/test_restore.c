@@ -9,10 +9,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate.h"
 #include "restore.h"
 #include "settings.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 #define RUN_DIR "/nonexistent-runs/20260101-000000-abcd"
@@ -142,6 +144,37 @@ static void test_a_named_workspace_is_taken_when_given(void **state)
 	settings_release(&s);
 }
 
+/* A run folder from elsewhere whose workspace is a link (to the operator's home, say) is
+ * not the run's own folder: refused until the operator names a workspace. */
+static void test_a_linked_workspace_is_refused(void **state)
+{
+	char *dir = testdir_new("restore"), *ws, *json, *said = NULL, *err = NULL;
+	struct settings s;
+
+	(void)state;
+	assert_non_null(dir);
+	ws = xasprintf("%s/workspace", dir);
+	assert_int_equal(symlink("/", ws), 0);
+	json = xasprintf("{\"type\":\"run.start\",\"task\":\"t\",\"provider\":\"sim\","
+			 "\"policy\":{},\"workspace\":\"%s\"}",
+			 ws);
+	settings_init(&s);
+	assert_false(restore_settings(&s, json, dir, 0, &said, &err));
+	assert_non_null(strstr(err, "is a symbolic link"));
+	assert_non_null(strstr(err, "--workspace"));
+	free(err);
+	err = NULL;
+	/* Named on the command line: the operator said so. */
+	assert_true(restore_settings(&s, json, dir, RESTORE_GIVEN(RESTORE_WORKSPACE), &said,
+				     &err));
+	free(said);
+	settings_release(&s);
+	free(json);
+	free(ws);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_flags_win_and_are_not_checked_against_the_journal),
 		cmocka_unit_test(test_bad_values_are_refused_with_the_flag_to_use),
 		cmocka_unit_test(test_a_named_workspace_is_taken_when_given),
+		cmocka_unit_test(test_a_linked_workspace_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
