@@ -287,6 +287,13 @@ static void print_event(struct headless *h, const struct event *ev)
 			     str(o, "summary"));
 		break;
 	}
+	case EV_STEP_CHANGES: {
+		char *sum = event_changes_summary(o, 5);
+
+		line(h, sid, "  %s", sum);
+		free(sum);
+		break;
+	}
 	case EV_VERIFY_VERDICT:
 		if (folded && h->rs.n_verdicts)
 			print_verdict(h, sid);

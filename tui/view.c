@@ -1434,6 +1434,22 @@ static void on_step_output(struct ctx *c)
 		linestore_add(&s->log, VL_NOTICE, "Result in; verifying\xe2\x80\xa6");
 }
 
+/* What the attempt changed in the workspace: one line in its step's log. */
+static void on_step_changes(struct ctx *c)
+{
+	struct vstep *s = c->step;
+	char *line, *clean;
+
+	if (!s)
+		return;
+	line = event_changes_summary(c->o, 3);
+	clean = san(line);
+	linestore_close(&s->log);
+	linestore_add(&s->log, VL_NOTICE, clean);
+	free(clean);
+	free(line);
+}
+
 /* The drawable row of the verdict the fold has just added. */
 static void on_verdict(struct ctx *c)
 {
@@ -1585,6 +1601,7 @@ static const handler_fn handlers[EV__COUNT] = {
 	[EV_LLM_RETRY] = on_llm_retry,
 	[EV_TOOL_CALL] = on_tool_call,
 	[EV_TOOL_RESULT] = on_tool_result,
+	[EV_STEP_CHANGES] = on_step_changes,
 	[EV_STEP_OUTPUT] = on_step_output,
 	[EV_VERIFY_VERDICT] = on_verdict,
 	[EV_STEP_END] = on_step_end,

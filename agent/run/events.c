@@ -591,3 +591,37 @@ void event_free(struct event *ev)
 	free(ev->json);
 	free(ev);
 }
+
+char *event_changes_summary(const cJSON *o, int max_names)
+{
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files"), *f;
+	const cJSON *stat = cJSON_GetObjectItemCaseSensitive(o, "stat");
+	const cJSON *more = cJSON_GetObjectItemCaseSensitive(o, "files_more");
+	struct strbuf sb;
+	int n = 0, total = cJSON_GetArraySize(files);
+
+	if (total == 0)
+		return xstrdup("workspace: unchanged");
+	strbuf_init(&sb);
+	strbuf_addf(&sb, "workspace: %s (",
+		    cJSON_IsString(stat) ? stat->valuestring : "changed");
+	cJSON_ArrayForEach(f, files)
+	{
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
+		const cJSON *ch = cJSON_GetObjectItemCaseSensitive(f, "change");
+
+		if (n == max_names)
+			break;
+		strbuf_addf(&sb, "%s%s%s", n ? ", " : "",
+			    cJSON_IsString(ch) && !strcmp(ch->valuestring, "added")     ? "+"
+			    : cJSON_IsString(ch) && !strcmp(ch->valuestring, "deleted") ? "-"
+											 : "",
+			    cJSON_IsString(path) ? path->valuestring : "?");
+		n++;
+	}
+	if (total > n || cJSON_IsNumber(more))
+		strbuf_addf(&sb, ", and %d more",
+			    total - n + (cJSON_IsNumber(more) ? more->valueint : 0));
+	strbuf_addc(&sb, ')');
+	return strbuf_detach(&sb);
+}

@@ -57,6 +57,11 @@ struct event *event_from_line(const char *line, char **err);
 struct event *event_dup(const struct event *ev);
 void event_free(struct event *ev); /* NULL ok */
 
+/* One line for a step.changes event (its parsed object): "workspace: 1 file changed, +1
+ * -0 (notes.txt)", the first `max_names` paths named, or "workspace: unchanged". Raw
+ * text from the journal: clean it before drawing. Caller frees. */
+char *event_changes_summary(const struct cJSON *changes, int max_names);
+
 /* Current time as RFC 3339 UTC with milliseconds, into buf (>= 32 bytes). */
 void event_timestamp(char *buf, unsigned long bufsize);
 

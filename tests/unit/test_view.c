@@ -601,6 +601,24 @@ static void test_notable_stop_reason_in_step_log(void **state)
 	view_free(v);
 }
 
+/* What an attempt changed in the workspace is one line of its step's log, made safe. */
+static void test_step_changes_in_step_log(void **state)
+{
+	struct view *v = running_view();
+
+	(void)state;
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'step.changes','step_id':'s2',"
+		 "'attempt':1,'files':[{'path':'notes.txt','change':'modified','plus':1,'minus':0},"
+		 "{'path':'x\\u001b[31m.md','change':'added','plus':2,'minus':0}],"
+		 "'stat':'2 files changed, +3 -0'}");
+	assert_non_null(find_line(&v->steps[1].log,
+				  "workspace: 2 files changed, +3 -0 (notes.txt, +x.md)"));
+	apply(v, "{'seq':5,'ts':'2026-01-01T10:00:04.000Z','type':'step.changes','step_id':'s2',"
+		 "'attempt':2,'files':[],'stat':''}");
+	assert_non_null(find_line(&v->steps[1].log, "workspace: unchanged"));
+	view_free(v);
+}
+
 /* The shell gate shows the exact command (made safe) and the step; the command is kept
  * for the one-line edit form. A step at a shell gate is still in flight. */
 static void test_shell_gate(void **state)
@@ -834,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_pause_cancel_resume),
 		cmocka_unit_test(test_tool_retry_notice_in_step_log),
 		cmocka_unit_test(test_notable_stop_reason_in_step_log),
+		cmocka_unit_test(test_step_changes_in_step_log),
 		cmocka_unit_test(test_shell_gate),
 		cmocka_unit_test(test_budget_gate),
 		cmocka_unit_test(test_replay_predicates),
