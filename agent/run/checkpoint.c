@@ -1238,11 +1238,28 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT;
 		char *key = xasprintf("%s\n%s", step_id, s->v[i].path);
 		strvec_push(&one, s->v[i].path);
+		struct strvec done = STRVEC_INIT;
 		if (in_vec(&cp->ambiguous, key))
 			strvec_push(&conf, s->v[i].path); /* another step may have made it */
-		else if (!restore_locked(cp, s->v[i].base, &one, s->after, restored, &conf, err))
+		else if (!restore_locked(cp, s->v[i].base, &one, s->after, &done, &conf, err))
 			ok = false;
 		free(key);
+		/* A step running beside this one will see the restore as its own change: the
+		 * path is not its to restore later (it would write back what was undone). */
+		for (size_t d = 0; d < done.n; d++) {
+			if (restored)
+				strvec_push(restored, done.v[d]);
+			for (size_t a = 0; a < cp->active.n; a++) {
+				char *other;
+				if (!strcmp(cp->active.v[a], step_id))
+					continue;
+				other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
+				if (!in_vec(&cp->ambiguous, other))
+					strvec_push(&cp->ambiguous, other);
+				free(other);
+			}
+		}
+		strvec_clear(&done);
 		if (conf.n) {
 			/* Someone else changed it since: it is theirs now, not the series'. */
 			if (conflicts)

@@ -628,6 +628,42 @@ static void test_parallel_overlap(void **state)
 	strvec_clear(&conflicts);
 }
 
+/* A's retry undoes x.txt while B runs: B sees that as its own change, but it is not B's
+ * to restore — B's retry must not write back what A's retry undid. */
+static void test_restore_beside_a_running_step(void **state)
+{
+	struct fx *fx = *state;
+	char ab[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
+	struct cp_changes c;
+	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+	char *err = NULL;
+
+	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
+	put(fx, "x.txt", "A's rejected work\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
+	assert_true(checkpoint_diff(fx->cp, ab, aa, 1 << 20, &c, &err));
+	checkpoint_series_note(fx->cp, "A", ab, aa, &c);
+	cp_changes_release(&c);
+
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	assert_true(checkpoint_series_restore(fx->cp, "A", &restored, &conflicts, &err));
+	assert_false(exists(fx, "x.txt")); /* A's retry starts clean */
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	assert_true(checkpoint_diff(fx->cp, bb, ba, 1 << 20, &c, &err));
+	assert_non_null(find(&c, "x.txt")); /* B's window saw the restore */
+	checkpoint_series_note(fx->cp, "B", bb, ba, &c);
+	cp_changes_release(&c);
+
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+	assert_true(checkpoint_series_restore(fx->cp, "B", &restored, &conflicts, &err));
+	assert_false(exists(fx, "x.txt"));
+	assert_int_equal(conflicts.n, 1);
+	assert_string_equal(conflicts.v[0], "x.txt");
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+}
+
 static void test_unknown_id(void **state)
 {
 	struct fx *fx = *state;
@@ -675,6 +711,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_series, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restore_keeps_old_files_and_modes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_overlap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restore_beside_a_running_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_id, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
 	};
