@@ -876,7 +876,49 @@ static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char
 }
 
 /* Removes the folders on the way to path that are empty now and absent from tree. */
-static void prune_parents(int root, git_tree *tree, const char *path)
+/* When `target`'s walk began, on the kernel's coarse clock (file times come from it), from
+ * its message; the commit's second when an older store has no such field. */
+static struct timespec taken_at(const struct snap *target)
+{
+	const char *msg = git_commit_message(target->commit);
+	const char *js = msg ? strstr(msg, "\n\n") : NULL;
+	cJSON *o = js ? cJSON_Parse(js + 2) : NULL;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "taken_s");
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "taken_ns");
+	struct timespec t = {(time_t)git_commit_time(target->commit), 0};
+
+	if (cJSON_IsNumber(s) && cJSON_IsNumber(ns)) {
+		t.tv_sec = (time_t)s->valuedouble;
+		t.tv_nsec = (long)ns->valuedouble;
+	}
+	cJSON_Delete(o);
+	return t;
+}
+
+static bool older(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/*
+ * Whether the file at path was already there when its checkpoint was taken: its inode last
+ * changed before the walk began. A path the checkpoint lacks can still be an old file (the
+ * step edited .gitignore, so an ignored file looked new): such a file is never deleted.
+ */
+static bool there_before(int root, const char *path, const struct timespec *taken)
+{
+	struct stat st;
+
+	if (fstatat(root, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return older(&st.st_ctim, taken);
+}
+
+/* Removes the folders a deleted path leaves empty, up to one the checkpoint holds — but
+ * only folders born after the checkpoint was taken: git keeps no empty folder, so an empty
+ * folder of the operator's looks absent too. Without a birth time, a folder is kept. */
+static void prune_parents(int root, git_tree *tree, const char *path,
+			  const struct timespec *taken)
 {
 	char *dir = xstrdup(path);
 	char *slash;
@@ -894,7 +936,11 @@ static void prune_parents(int root, git_tree *tree, const char *path)
 		pfd = open_parent(root, dir, false, &name);
 		if (pfd < 0)
 			break;
-		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0) {
+		struct statx sx;
+		if (statx(pfd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) < 0 ||
+		    !(sx.stx_mask & STATX_BTIME) ||
+		    older(&(struct timespec){sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec}, taken) ||
+		    unlinkat(pfd, name, AT_REMOVEDIR) < 0) {
 			close(pfd);
 			break;
 		}
@@ -905,7 +951,7 @@ static void prune_parents(int root, git_tree *tree, const char *path)
 
 /* Writes path as `tree` holds it (or deletes it): a temporary entry renamed into place. */
 static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const char *path,
-                        char **err)
+                        const struct timespec *taken, char **err)
 {
 	unsigned mode;
 	git_oid oid;
@@ -935,7 +981,7 @@ static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const 
 			ok = true;
 			close(pfd);
 			pfd = -1;
-			prune_parents(root, tree, path);
+			prune_parents(root, tree, path, taken);
 		}
 		if (pfd >= 0)
 			close(pfd);
@@ -993,38 +1039,6 @@ static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const 
 	return ok;
 }
 
-/*
- * Whether the file at path was already there when `target` was taken: its inode last
- * changed no later than that second. A path the checkpoint lacks can still be an old file
- * (the step edited .gitignore, so an ignored file looked new): such a file is never
- * deleted. Same-second cases count as old: a file left behind beats one lost.
- */
-static bool there_before(int root, const char *path, const struct snap *target)
-{
-	const char *msg = git_commit_message(target->commit);
-	const char *js = msg ? strstr(msg, "\n\n") : NULL;
-	cJSON *o = js ? cJSON_Parse(js + 2) : NULL;
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "taken_s");
-	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "taken_ns");
-	struct stat st;
-	bool before;
-
-	if (fstatat(root, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		cJSON_Delete(o);
-		return false;
-	}
-	if (cJSON_IsNumber(s) && cJSON_IsNumber(ns))
-		/* Both times come from the kernel's coarse clock: a file changed after the
-		 * checkpoint began is not older than it. */
-		before = (double)st.st_ctim.tv_sec < s->valuedouble ||
-			 ((double)st.st_ctim.tv_sec == s->valuedouble &&
-			  (double)st.st_ctim.tv_nsec < ns->valuedouble);
-	else
-		before = (long long)st.st_ctim.tv_sec <= (long long)git_commit_time(target->commit);
-	cJSON_Delete(o);
-	return before;
-}
-
 /* One path restored to `target` unless it differs from `expect` (a conflict). */
 static bool restore_path(struct checkpoints *cp, int root, struct snap *target, struct snap *expect,
                          const char *path, struct strvec *restored, struct strvec *conflicts,
@@ -1032,6 +1046,7 @@ static bool restore_path(struct checkpoints *cp, int root, struct snap *target, 
 {
 	unsigned mode;
 	git_oid oid;
+	struct timespec taken = taken_at(target);
 
 	if (in_vec(&target->left_out, path))
 		return true; /* never stored: nothing to restore it to, never deleted */
@@ -1039,12 +1054,12 @@ static bool restore_path(struct checkpoints *cp, int root, struct snap *target, 
 		return true;
 	tree_state(target->tree, path, &mode, &oid);
 	if ((expect && !matches(cp, root, expect->tree, path)) ||
-	    (!mode && there_before(root, path, target))) {
+	    (!mode && there_before(root, path, &taken))) {
 		if (conflicts)
 			strvec_push(conflicts, path);
 		return true;
 	}
-	if (!restore_one(cp, root, target->tree, path, err))
+	if (!restore_one(cp, root, target->tree, path, &taken, err))
 		return false;
 	if (restored)
 		strvec_push(restored, path);

@@ -113,6 +113,47 @@ static const struct cp_file *find(const struct cp_changes *c, const char *path)
 	return NULL;
 }
 
+/* Whether the workspace's file system records when a file was born (statx btime). */
+static bool fs_has_birth_time(const struct fx *fx)
+{
+	struct statx sx;
+
+	return statx(AT_FDCWD, fx->ws, 0, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME);
+}
+
+/* An empty folder of the operator's is not the attempt's: a restore that deletes a file
+ * beside it leaves it (it was born before the checkpoint). */
+static void test_restore_keeps_an_old_empty_folder(void **state)
+{
+	struct fx *fx = *state;
+	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL, *dir = at(fx, "empty");
+	struct stat st;
+
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(stat(dir, &st), 0);
+	for (int i = 0; i < 1000; i++) { /* the file clock moves past it (bounded) */
+		struct timespec now, tick = {0, 1000000L};
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > st.st_ctim.tv_sec ||
+		    (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	take(fx, b1, NULL);
+	put(fx, "empty/made.txt", "by the attempt\n");
+	take(fx, a1, NULL);
+	assert_true(checkpoint_diff(fx->cp, b1, a1, 1 << 20, &c, &err));
+	checkpoint_series_note(fx->cp, "s1", b1, a1, &c);
+	cp_changes_release(&c);
+	assert_true(checkpoint_series_restore(fx->cp, "s1", NULL, NULL, &err));
+	assert_false(exists(fx, "empty/made.txt"));
+	assert_true(exists(fx, "empty"));
+	free(dir);
+}
+
 static void test_store_in_run_folder(void **state)
 {
 	struct fx *fx = *state;
@@ -186,7 +227,9 @@ static void test_added_modified_deleted(void **state)
 		assert_string_equal(s, "bye\n");
 		free(s);
 		assert_false(exists(fx, "sub/new.txt"));
-		assert_false(exists(fx, "sub"));
+		/* The folder the attempt made goes too, where the file system tells when a
+		 * folder was born; without that it is kept (it could be the operator's). */
+		assert_int_equal(exists(fx, "sub"), !fs_has_birth_time(fx));
 		strvec_clear(&paths);
 		strvec_clear(&restored);
 	}
@@ -700,6 +743,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_store_in_run_folder, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restore_keeps_an_old_empty_folder, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_added_modified_deleted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_symlink_outside, setup, teardown),
