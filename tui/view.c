@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "jsonx.h"
 #include "plan.h"
 #include "provider.h"
 #include "shell_view.h"
@@ -24,28 +25,11 @@
 
 /* ---- small JSON helpers (untrusted input: every getter checks the type) ---- */
 
-static const char *jstr(const cJSON *o, const char *k)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static bool jnum(const cJSON *o, const char *k, double *out)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-		return false;
-	*out = it->valuedouble;
-	return true;
-}
-
 static long jlong(const cJSON *o, const char *k, long def)
 {
 	double d;
 
-	if (!jnum(o, k, &d) || d < -1e15 || d > 1e15)
+	if (!jsonx_num(o, k, &d) || d < -1e15 || d > 1e15)
 		return def;
 	return (long)d;
 }
@@ -303,7 +287,7 @@ static cJSON *event_object(const struct event *ev, enum event_type want)
 bool view_event_is_replan(const struct event *ev)
 {
 	cJSON *o = event_object(ev, EV_PLAN_PROPOSED);
-	const char *r = jstr(o, "reason");
+	const char *r = jsonx_str(o, "reason");
 	bool yes = r && strcmp(r, "replan") == 0;
 
 	cJSON_Delete(o);
@@ -321,7 +305,7 @@ bool view_event_is_failure(const struct event *ev)
 	switch (ev->type) {
 	case EV_VERIFY_VERDICT:
 		o = event_object(ev, ev->type);
-		s = jstr(o, "action");
+		s = jsonx_str(o, "action");
 		yes = o && (!s || strcmp(s, "pass") != 0);
 		break;
 	case EV_TOOL_RESULT:
@@ -330,7 +314,7 @@ bool view_event_is_failure(const struct event *ev)
 		break;
 	case EV_LLM_CALL:
 		o = event_object(ev, ev->type);
-		s = jstr(o, "status");
+		s = jsonx_str(o, "status");
 		yes = s && strcmp(s, "error") == 0;
 		break;
 	default: return false;
@@ -571,10 +555,10 @@ static const char *step_name_for(struct view *v, const cJSON *plan, const char *
 	if (cJSON_IsArray(steps)) {
 		cJSON_ArrayForEach(o, steps)
 		{
-			const char *sid = jstr(o, "step_id");
+			const char *sid = jsonx_str(o, "step_id");
 
-			if (sid && strcmp(sid, id) == 0 && jstr(o, "name"))
-				return jstr(o, "name");
+			if (sid && strcmp(sid, id) == 0 && jsonx_str(o, "name"))
+				return jsonx_str(o, "name");
 		}
 	}
 	s = find_step(v, id);
@@ -584,19 +568,19 @@ static const char *step_name_for(struct view *v, const cJSON *plan, const char *
 /* The body lines that describe one step (name, description, criteria, dependencies). */
 static void describe_step(struct view *v, struct linestore *b, const cJSON *step)
 {
-	const char *id = jstr(step, "step_id");
+	const char *id = jsonx_str(step, "step_id");
 	const cJSON *arr, *it;
 	char *s1, *s2, *s3;
 
 	s1 = san(id);
-	s2 = san(jstr(step, "name"));
-	s3 = san(jstr(step, "estimated_complexity"));
+	s2 = san(jsonx_str(step, "name"));
+	s3 = san(jsonx_str(step, "estimated_complexity"));
 	addf(b, VL_HEADER, "%s  %s  [%s]", s1, s2, s3);
 	free(s1);
 	free(s2);
 	free(s3);
-	if (jstr(step, "description"))
-		add_text(b, VL_TEXT, jstr(step, "description"));
+	if (jsonx_str(step, "description"))
+		add_text(b, VL_TEXT, jsonx_str(step, "description"));
 	arr = jget(step, "acceptance_criteria");
 	if (cJSON_IsArray(arr) && cJSON_GetArraySize(arr) > 0) {
 		linestore_add(b, VL_NOTICE, "Acceptance criteria:");
@@ -630,8 +614,8 @@ static void describe_plan(struct view *v, struct linestore *b, const cJSON *plan
 {
 	const cJSON *steps = jget(plan, "steps"), *o;
 
-	if (jstr(plan, "goal")) {
-		char *g = san(jstr(plan, "goal"));
+	if (jsonx_str(plan, "goal")) {
+		char *g = san(jsonx_str(plan, "goal"));
 
 		addf(b, VL_HEADER, "Goal: %s", g);
 		free(g);
@@ -660,12 +644,12 @@ static void diff_line(struct view *v, struct linestore *b, int kind, const char 
 	if (cJSON_IsString(it)) {
 		id = it->valuestring;
 	} else if (cJSON_IsObject(it)) {
-		id = jstr(it, "step_id");
+		id = jsonx_str(it, "step_id");
 		if (!id)
-			id = jstr(it, "id");
-		name = jstr(it, "name");
+			id = jsonx_str(it, "id");
+		name = jsonx_str(it, "name");
 		if (!name && cJSON_IsObject(jget(it, "after")))
-			name = jstr(jget(it, "after"), "name");
+			name = jsonx_str(jget(it, "after"), "name");
 	}
 	if (!id)
 		return;
@@ -925,7 +909,7 @@ static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, cons
 	char m[32];
 
 	if (g->kind == GATE_PLAN) {
-		bool known = jnum(o, "estimate_usd", &d);
+		bool known = jsonx_num(o, "estimate_usd", &d);
 
 		g->title = xasprintf("Approve the plan (revision %ld)", jlong(o, "revision", 0));
 		if (proposed)
@@ -937,7 +921,7 @@ static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, cons
 			double cap = 0, left;
 			char mc[32], ml[32];
 
-			jnum(o, "budget_usd", &cap);
+			jsonx_num(o, "budget_usd", &cap);
 			left = cap - v->rs.spent_usd;
 			money(mc, sizeof(mc), cap, true);
 			money(ml, sizeof(ml), left > 0 ? left : 0, true);
@@ -946,14 +930,14 @@ static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, cons
 			     mc);
 		}
 	} else {
-		char *fs = san(jstr(o, "failed_step"));
+		char *fs = san(jsonx_str(o, "failed_step"));
 
 		g->title = xasprintf("Replan after step %s (revision %ld)", fs,
 				     jlong(o, "revision", 0));
 		free(fs);
-		if (jstr(o, "reason")) {
+		if (jsonx_str(o, "reason")) {
 			linestore_add(&g->body, VL_HEADER, "Why:");
-			add_text(&g->body, VL_CRITIQUE, jstr(o, "reason"));
+			add_text(&g->body, VL_CRITIQUE, jsonx_str(o, "reason"));
 		}
 		if (!add_revision_diff(v, &g->body) && cJSON_IsObject(jget(o, "diff")))
 			describe_diff(v, &g->body, jget(o, "diff"), proposed);
@@ -963,19 +947,21 @@ static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, cons
 
 static void gate_budget_body(struct vgate *g, const cJSON *o)
 {
-	double d;
+	double d, spent = 0, cap = 0;
 	char m1[32], m2[32];
+	bool have_spent = jsonx_num(o, "spent_usd", &spent);
+	bool have_cap = jsonx_num(o, "budget_usd", &cap);
 
-	money(m1, sizeof(m1), jnum(o, "spent_usd", &d) ? d : 0, jnum(o, "spent_usd", &d));
-	money(m2, sizeof(m2), jnum(o, "budget_usd", &d) ? d : 0, jnum(o, "budget_usd", &d));
+	money(m1, sizeof(m1), spent, have_spent);
+	money(m2, sizeof(m2), cap, have_cap);
 	g->title = xstrdup("Budget reached");
-	if (jnum(o, "spent_usd", &d))
+	if (jsonx_num(o, "spent_usd", &d))
 		g->spent_usd = d;
-	if (jnum(o, "reserved_usd", &d))
+	if (jsonx_num(o, "reserved_usd", &d))
 		g->reserved_usd = d;
-	if (jnum(o, "needed_usd", &d))
+	if (jsonx_num(o, "needed_usd", &d))
 		g->needed_usd = d;
-	if (jnum(o, "budget_usd", &d))
+	if (jsonx_num(o, "budget_usd", &d))
 		g->budget_usd = d;
 	addf(&g->body, VL_WARN, "Spent %s of the %s budget.", m1, m2);
 	if (g->reserved_usd > 0)
@@ -1006,7 +992,7 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 
 	if (!cJSON_IsObject(step) && s && s->f->json)
 		step = fallback = cJSON_Parse(s->f->json);
-	name = san(cJSON_IsObject(step) ? jstr(step, "name") : (s ? s->name : NULL));
+	name = san(cJSON_IsObject(step) ? jsonx_str(step, "name") : (s ? s->name : NULL));
 	if (g->kind == GATE_HIGH)
 		g->title = xasprintf("High-complexity step: %s", name);
 	else if (g->kind == GATE_SHELL)
@@ -1014,10 +1000,10 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 	else
 		g->title = xasprintf("Before step: %s", name);
 	free(name);
-	if (jstr(o, "command")) {
-		g->command = san(jstr(o, "command"));
+	if (jsonx_str(o, "command")) {
+		g->command = san(jsonx_str(o, "command"));
 		linestore_add(&g->body, VL_HEADER, "Command:");
-		add_text(&g->body, VL_WARN, jstr(o, "command"));
+		add_text(&g->body, VL_WARN, jsonx_str(o, "command"));
 	}
 	if (g->kind == GATE_SHELL) {
 		char *id = san(g->step_id);
@@ -1162,9 +1148,9 @@ static void refresh_gates(struct view *v, enum event_type t, const char *step_id
 static void gate_decision(struct view *v, const cJSON *o)
 {
 	unsigned long id = (unsigned long)jlong(o, "gate_id", 0);
-	const char *kind = jstr(o, "gate"), *sid = jstr(o, "step_id");
-	char *d = san(jstr(o, "decision")), *b = san(jstr(o, "by"));
-	char *r = san_or_null(jstr(o, "reason")), *k, *si;
+	const char *kind = jsonx_str(o, "gate"), *sid = jsonx_str(o, "step_id");
+	char *d = san(jsonx_str(o, "decision")), *b = san(jsonx_str(o, "by"));
+	char *r = san_or_null(jsonx_str(o, "reason")), *k, *si;
 	struct vstep *s;
 
 	if (!r && jbool(o, "remember", false))
@@ -1246,7 +1232,7 @@ static void on_run_resume(struct ctx *c)
 
 static void on_run_reopen(struct ctx *c)
 {
-	char *r = san(jstr(c->o, "reason"));
+	char *r = san(jsonx_str(c->o, "reason"));
 
 	c->v->aborting = false;
 	linestore_close(&c->v->runlog);
@@ -1258,7 +1244,7 @@ static void on_plan_proposed(struct ctx *c)
 {
 	struct view *v = c->v;
 	const cJSON *plan = jget(c->o, "plan"), *steps;
-	char *reason = san(jstr(c->o, "reason"));
+	char *reason = san(jsonx_str(c->o, "reason"));
 	char m[32];
 
 	if (cJSON_IsObject(plan)) {
@@ -1268,7 +1254,7 @@ static void on_plan_proposed(struct ctx *c)
 		     "Plan proposed: revision %ld%s%s, %d steps, estimate %s",
 		     jlong(c->o, "revision", 0), *reason ? ", " : "", reason,
 		     cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0, m);
-		log_proposal_diff(v, jstr(c->o, "reason"));
+		log_proposal_diff(v, jsonx_str(c->o, "reason"));
 	}
 	free(reason);
 }
@@ -1295,7 +1281,7 @@ static void on_step_start(struct ctx *c)
 static void on_step_state(struct ctx *c)
 {
 	struct vstep *s = c->step;
-	const char *st = jstr(c->o, "state");
+	const char *st = jsonx_str(c->o, "state");
 	char *r;
 
 	if (!s || !st || fold_state_from_name(st) < 0)
@@ -1303,7 +1289,7 @@ static void on_step_state(struct ctx *c)
 	/* The attempt header and "Result in; verifying" already say these two. */
 	if (strcmp(st, "running") == 0 || strcmp(st, "verifying") == 0)
 		return;
-	r = san_or_null(jstr(c->o, "reason"));
+	r = san_or_null(jsonx_str(c->o, "reason"));
 	linestore_close(&s->log);
 	addf(&s->log, strcmp(st, "stale") == 0 ? VL_WARN : VL_NOTICE, "Now %s%s%s",
 	     view_status_name(display_status(c->v, s)), r ? " \xe2\x80\x94 " : "", r ? r : "");
@@ -1326,8 +1312,9 @@ static void step_cancelled(struct vstep *s)
 
 static void on_llm_call(struct ctx *c)
 {
-	const char *role = jstr(c->o, "role"), *status = jstr(c->o, "status");
-	const char *model = jstr(c->o, "model");
+	const char *role = jsonx_str(c->o, "role"), *status = jsonx_str(c->o, "status");
+	const char *model = jsonx_str(c->o, "model");
+	const char *stop = jsonx_str(c->o, "stop_reason");
 	struct vstep *s = c->step;
 	static const char *const roles[VC__COUNT] = {"planner", "executor", "verifier"};
 
@@ -1340,19 +1327,19 @@ static void on_llm_call(struct ctx *c)
 		     role ? role : "model");
 		step_cancelled(s);
 	} else if (status && strcmp(status, "ok") != 0) {
-		char *e = san(jstr(c->o, "error")), *st = san(status);
+		char *e = san(jsonx_str(c->o, "error")), *st = san(status);
 
 		linestore_close(c->log);
 		addf(c->log, VL_ERROR, "%s call %s: %s", role ? role : "model", st, e);
 		free(e);
 		free(st);
-	} else if (status && llm_stop_notable(jstr(c->o, "stop_reason"))) {
-		char *why = san(jstr(c->o, "stop_reason"));
+	} else if (status && llm_stop_notable(stop)) {
+		char *why = san(stop);
 
 		linestore_close(c->log);
 		addf(c->log, VL_WARN, "%s answer %s (stop reason \"%s\")", role ? role : "model",
-		     llm_stop_is_cutoff(jstr(c->o, "stop_reason")) ? "cut off at the token limit"
-								    : "stopped by the server",
+		     llm_stop_is_cutoff(stop) ? "cut off at the token limit"
+		                              : "stopped by the server",
 		     why);
 		free(why);
 	}
@@ -1360,7 +1347,7 @@ static void on_llm_call(struct ctx *c)
 
 static void on_llm_delta(struct ctx *c)
 {
-	const char *role = jstr(c->o, "role"), *text = jstr(c->o, "text");
+	const char *role = jsonx_str(c->o, "role"), *text = jsonx_str(c->o, "text");
 
 	if (!text || !role)
 		return;
@@ -1372,9 +1359,9 @@ static void on_llm_delta(struct ctx *c)
 
 static void on_llm_retry(struct ctx *c)
 {
-	const char *role = jstr(c->o, "role");
+	const char *role = jsonx_str(c->o, "role");
 	long http = jlong(c->o, "http_status", 0), wait = jlong(c->o, "wait_ms", 0);
-	char *reason = san(jstr(c->o, "reason"));
+	char *reason = san(jsonx_str(c->o, "reason"));
 	char code[24];
 
 	if (http > 0)
@@ -1390,7 +1377,7 @@ static void on_llm_retry(struct ctx *c)
 
 static void on_tool_call(struct ctx *c)
 {
-	char *tool = san(jstr(c->o, "tool")), *p = print_json(jget(c->o, "params"));
+	char *tool = san(jsonx_str(c->o, "tool")), *p = print_json(jget(c->o, "params"));
 	char *ps = san(p), *pt = textsan_truncate(ps, PARAMS_COLS);
 
 	linestore_close(c->log);
@@ -1408,8 +1395,8 @@ static void on_tool_result(struct ctx *c)
 
 	if (shell_view_result(c->log, c->o))
 		return; /* the command as it ran, then its output as lines */
-	tool = san(jstr(c->o, "tool"));
-	sum = san(jstr(c->o, "summary"));
+	tool = san(jsonx_str(c->o, "tool"));
+	sum = san(jsonx_str(c->o, "summary"));
 	linestore_close(c->log);
 	addf(c->log, ok ? VL_TOOL_OK : VL_TOOL_FAIL, "\xe2\x86\x90 %s %s: %s (%ld bytes)", tool,
 	     ok ? "ok" : "failed", sum, jlong(c->o, "bytes", 0));
@@ -1427,7 +1414,7 @@ static void on_step_output(struct ctx *c)
 		return;
 	s->output_attempt = (int)jlong(c->o, "attempt", s->f->attempts);
 	linestore_close(&s->log);
-	if (cJSON_IsObject(res) && jnum(res, "confidence", &conf))
+	if (cJSON_IsObject(res) && jsonx_num(res, "confidence", &conf))
 		addf(&s->log, VL_NOTICE, "Result in (confidence %.2f); verifying\xe2\x80\xa6",
 		     conf);
 	else
@@ -1503,7 +1490,7 @@ static void on_step_end(struct ctx *c)
 {
 	struct vstep *s = c->step;
 	bool reused = jbool(c->o, "reused", false);
-	int st = fold_state_from_name(jstr(c->o, "status"));
+	int st = fold_state_from_name(jsonx_str(c->o, "status"));
 
 	if (!s || st < 0 || !fold_state_settled((enum fstep_state)st))
 		return;
@@ -1515,7 +1502,7 @@ static void on_step_end(struct ctx *c)
 
 static void on_step_edit(struct ctx *c)
 {
-	char *by = san(jstr(c->o, "by"));
+	char *by = san(jsonx_str(c->o, "by"));
 
 	if (c->step && cJSON_IsObject(jget(c->o, "after")))
 		addf(&c->step->log, VL_WARN, "Step edited by %s", *by ? by : "operator");
@@ -1524,7 +1511,7 @@ static void on_step_edit(struct ctx *c)
 
 static void on_operator_command(struct ctx *c)
 {
-	char *cmd = san(jstr(c->o, "command")), *sid = san_or_null(jstr(c->o, "step_id"));
+	char *cmd = san(jsonx_str(c->o, "command")), *sid = san_or_null(jsonx_str(c->o, "step_id"));
 
 	addf(c->log, VL_NOTICE, "Operator: %s%s%s", cmd, sid ? " " : "", sid ? sid : "");
 	free(cmd);
@@ -1533,7 +1520,7 @@ static void on_operator_command(struct ctx *c)
 
 static void on_notice(struct ctx *c)
 {
-	const char *level = jstr(c->o, "level"), *kind = jstr(c->o, "kind");
+	const char *level = jsonx_str(c->o, "level"), *kind = jsonx_str(c->o, "kind");
 	int k = VL_NOTICE;
 
 	if (level && strcmp(level, "warn") == 0)
@@ -1548,12 +1535,12 @@ static void on_notice(struct ctx *c)
 	else if (kind && strcmp(kind, "tool_retry") == 0)
 		k = VL_RETRY;
 	linestore_close(c->log);
-	add_text(c->log, k, jstr(c->o, "message"));
+	add_text(c->log, k, jsonx_str(c->o, "message"));
 }
 
 static void on_run_final(struct ctx *c)
 {
-	const char *answer = jstr(c->o, "answer");
+	const char *answer = jsonx_str(c->o, "answer");
 
 	if (!answer)
 		return;
@@ -1665,7 +1652,7 @@ void view_apply(struct view *v, const struct event *ev)
 	if (t == EV_LLM_DELTA) {
 		/* Streamed text, many a second: it changes no run state, only a log. */
 		c.o = o;
-		c.step = find_step(v, jstr(o, "step_id"));
+		c.step = find_step(v, jsonx_str(o, "step_id"));
 		{
 			struct vstep *s = c.step;
 			size_t ns = s ? s->log.n : 0, nr = v->runlog.n;
@@ -1683,7 +1670,7 @@ void view_apply(struct view *v, const struct event *ev)
 	if (t == EV_RUN_START || t == EV_PLAN_PROPOSED || t == EV_PLAN_ADOPTED)
 		sync_strings(v);
 	c.o = o;
-	c.step = find_step(v, jstr(o, "step_id"));
+	c.step = find_step(v, jsonx_str(o, "step_id"));
 	c.log = c.step ? &c.step->log : &v->runlog;
 	{
 		size_t ns = c.step ? c.step->log.n : 0, nr = v->runlog.n;
@@ -1697,7 +1684,7 @@ void view_apply(struct view *v, const struct event *ev)
 	sync_gates(v);
 	sync_proposal(v, t == EV_PLAN_PROPOSED || t == EV_PLAN_ADOPTED || t == EV_STEP_EDIT);
 	if (t == EV_PLAN_PROPOSED || t == EV_STEP_EDIT || t == EV_LLM_CALL)
-		refresh_gates(v, t, jstr(o, "step_id"));
+		refresh_gates(v, t, jsonx_str(o, "step_id"));
 	sync_status(v);
 	cJSON_Delete(o);
 }

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "jsonx.h"
 #include "xalloc.h"
 
 /* A larger attempt number is not believed: it would size the per-attempt spend array. */
@@ -24,29 +25,12 @@ static const cJSON *jget(const cJSON *o, const char *k)
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
 }
 
-static const char *jstr(const cJSON *o, const char *k)
-{
-	const cJSON *it = jget(o, k);
-
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static bool jnum(const cJSON *o, const char *k, double *out)
-{
-	const cJSON *it = jget(o, k);
-
-	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-		return false;
-	*out = it->valuedouble;
-	return true;
-}
-
 /* A whole number in [lo, hi], else `def`: the bound is checked before the cast. */
 static long jlong(const cJSON *o, const char *k, long lo, long hi, long def)
 {
 	double d;
 
-	if (!jnum(o, k, &d) || d < (double)lo || d > (double)hi)
+	if (!jsonx_num(o, k, &d) || d < (double)lo || d > (double)hi)
 		return def;
 	return (long)d;
 }
@@ -60,7 +44,7 @@ static bool jbool(const cJSON *o, const char *k, bool def)
 
 static bool jis(const cJSON *o, const char *k, const char *want)
 {
-	const char *s = jstr(o, k);
+	const char *s = jsonx_str(o, k);
 
 	return s && strcmp(s, want) == 0;
 }
@@ -348,11 +332,11 @@ static void strvec_from(struct strvec *sv, const cJSON *arr)
 /* The definition fields of `s` from a plan step object (its id is kept). */
 static void step_define(struct fstep *s, const cJSON *o)
 {
-	const char *cx = jstr(o, "estimated_complexity");
+	const char *cx = jsonx_str(o, "estimated_complexity");
 
-	set_str(&s->name, jstr(o, "name"));
-	set_str(&s->description, jstr(o, "description"));
-	set_str(&s->complexity, cx ? cx : jstr(o, "complexity"));
+	set_str(&s->name, jsonx_str(o, "name"));
+	set_str(&s->description, jsonx_str(o, "description"));
+	set_str(&s->complexity, cx ? cx : jsonx_str(o, "complexity"));
 	strvec_from(&s->criteria, jget(o, "acceptance_criteria"));
 	strvec_from(&s->deps, jget(o, "dependencies"));
 	strvec_from(&s->outputs, jget(o, "expected_outputs"));
@@ -361,9 +345,9 @@ static void step_define(struct fstep *s, const cJSON *o)
 
 static const char *step_object_id(const cJSON *o)
 {
-	const char *id = jstr(o, "step_id");
+	const char *id = jsonx_str(o, "step_id");
 
-	return id ? id : jstr(o, "id");
+	return id ? id : jsonx_str(o, "id");
 }
 
 static bool id_taken(const struct fstep *v, size_t n, const char *id)
@@ -521,7 +505,7 @@ static void policy_apply(struct run_state *rs, const cJSON *pol)
 	/* null is "no budget"; a missing key leaves the cap as it was. */
 	if (cJSON_IsNull(b))
 		rs->budget_usd = 0;
-	else if (jnum(pol, "budget_usd", &d))
+	else if (jsonx_num(pol, "budget_usd", &d))
 		rs->budget_usd = d > 0 ? d : 0;
 	rs->max_retries = (int)jlong(pol, "max_retries", 0, 1000, rs->max_retries);
 	rs->max_replans = (int)jlong(pol, "max_replans", 0, 1000, rs->max_replans);
@@ -534,14 +518,14 @@ static void on_run_start(struct ctx *c)
 	const cJSON *models = jget(c->o, "models");
 	static const char *const roles[3] = {"planner", "executor", "verifier"};
 
-	set_str(&rs->run_id, jstr(c->o, "run_id"));
-	set_str(&rs->task, jstr(c->o, "task"));
-	set_str(&rs->provider, jstr(c->o, "provider"));
-	set_str(&rs->workspace, jstr(c->o, "workspace"));
-	set_str(&rs->scenario, jstr(c->o, "scenario"));
+	set_str(&rs->run_id, jsonx_str(c->o, "run_id"));
+	set_str(&rs->task, jsonx_str(c->o, "task"));
+	set_str(&rs->provider, jsonx_str(c->o, "provider"));
+	set_str(&rs->workspace, jsonx_str(c->o, "workspace"));
+	set_str(&rs->scenario, jsonx_str(c->o, "scenario"));
 	rs->simulated = jbool(c->o, "simulated", false);
 	for (int i = 0; i < 3; i++)
-		set_str(&rs->models[i], jstr(models, roles[i]));
+		set_str(&rs->models[i], jsonx_str(models, roles[i]));
 	policy_apply(rs, jget(c->o, "policy"));
 	if (rs->started <= 0)
 		rs->started = c->ts;
@@ -563,15 +547,15 @@ static void on_plan_proposed(struct ctx *c)
 		return;
 	set_own(&rs->proposed_json, print_json(plan));
 	rs->proposed_revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
-	set_str(&rs->proposed_reason, jstr(c->o, "reason"));
-	set_str(&rs->proposed_failed, jstr(c->o, "failed_step"));
-	set_str(&rs->proposed_failure, jstr(c->o, "failure"));
-	rs->estimate_usd = jnum(c->o, "estimate_usd", &est) ? est : -1;
+	set_str(&rs->proposed_reason, jsonx_str(c->o, "reason"));
+	set_str(&rs->proposed_failed, jsonx_str(c->o, "failed_step"));
+	set_str(&rs->proposed_failure, jsonx_str(c->o, "failure"));
+	rs->estimate_usd = jsonx_num(c->o, "estimate_usd", &est) ? est : -1;
 	if (jis(c->o, "reason", "replan"))
 		rs->replans++;
 	if (!rs->plan_adopted) {
 		replace_steps(rs, plan, NULL, false, c->ts);
-		set_str(&rs->goal, jstr(plan, "goal"));
+		set_str(&rs->goal, jsonx_str(plan, "goal"));
 	}
 }
 
@@ -584,7 +568,7 @@ static void on_plan_adopted(struct ctx *c)
 		return;
 	replace_steps(rs, plan, jget(c->o, "kept"), true, c->ts);
 	set_own(&rs->plan_json, print_json(plan));
-	set_str(&rs->goal, jstr(plan, "goal"));
+	set_str(&rs->goal, jsonx_str(plan, "goal"));
 	rs->revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
 	rs->plan_adopted = true;
 	proposal_clear(rs);
@@ -607,12 +591,12 @@ static void on_step_edit(struct ctx *c)
 static void on_step_state(struct ctx *c)
 {
 	struct fstep *s = c->step;
-	int st = fold_state_from_name(jstr(c->o, "state"));
+	int st = fold_state_from_name(jsonx_str(c->o, "state"));
 
 	if (!s || st < 0)
 		return;
 	set_state(s, (enum fstep_state)st, c->ts);
-	set_str(&s->state_reason, jstr(c->o, "reason"));
+	set_str(&s->state_reason, jsonx_str(c->o, "reason"));
 	if (st == FS_STALE)
 		new_round(s);
 }
@@ -638,7 +622,7 @@ static void on_step_start(struct ctx *c)
 static void on_step_end(struct ctx *c)
 {
 	struct fstep *s = c->step;
-	int st = fold_state_from_name(jstr(c->o, "status"));
+	int st = fold_state_from_name(jsonx_str(c->o, "status"));
 	long attempts = jlong(c->o, "attempts", 0, ATTEMPT_MAX, 0);
 
 	if (!s || st < 0 || !fold_state_settled((enum fstep_state)st))
@@ -675,11 +659,11 @@ static void on_verdict(struct ctx *c)
 	v = &rs->verdicts[rs->n_verdicts++];
 	memset(v, 0, sizeof(*v));
 	v->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
-	v->step_id = xstrdup(jstr(c->o, "step_id"));
-	v->stage = xstrdup(jstr(c->o, "stage"));
-	v->action = xstrdup(jstr(c->o, "action"));
-	v->severity = xstrdup(jstr(c->o, "severity"));
-	v->feedback = xstrdup(jstr(c->o, "feedback"));
+	v->step_id = xstrdup(jsonx_str(c->o, "step_id"));
+	v->stage = xstrdup(jsonx_str(c->o, "stage"));
+	v->action = xstrdup(jsonx_str(c->o, "action"));
+	v->severity = xstrdup(jsonx_str(c->o, "severity"));
+	v->feedback = xstrdup(jsonx_str(c->o, "feedback"));
 	v->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
 	v->overall_pass = jbool(c->o, "overall_pass", v->action && !strcmp(v->action, "pass"));
 	if (cJSON_IsArray(crit)) {
@@ -690,12 +674,12 @@ static void on_verdict(struct ctx *c)
 
 			if (!cJSON_IsObject(it))
 				continue;
-			cr->text = xstrdup(jstr(it, "criterion"));
-			cr->evidence = xstrdup(jstr(it, "evidence"));
-			cr->feedback = xstrdup(jstr(it, "feedback"));
+			cr->text = xstrdup(jsonx_str(it, "criterion"));
+			cr->evidence = xstrdup(jsonx_str(it, "evidence"));
+			cr->feedback = xstrdup(jsonx_str(it, "feedback"));
 			cr->passed = jbool(it, "passed", false);
 			cr->not_judged = jbool(it, "not_judged", false);
-			cr->confidence = jnum(it, "confidence", &d) ? d : -1;
+			cr->confidence = jsonx_num(it, "confidence", &d) ? d : -1;
 			v->n_criteria++;
 		}
 	}
@@ -707,11 +691,11 @@ static void on_verdict(struct ctx *c)
 static void on_llm_call(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
-	int r = role_index(jstr(c->o, "role"));
+	int r = role_index(jsonx_str(c->o, "role"));
 	struct fstep *s = c->step;
 	double usd = 0;
 	/* cost_usd null (or anything but a number) is an unknown price, never free. */
-	bool priced = jnum(c->o, "cost_usd", &usd);
+	bool priced = jsonx_num(c->o, "cost_usd", &usd);
 
 	if (priced)
 		rs->spent_usd += usd;
@@ -740,7 +724,7 @@ static void on_llm_call(struct ctx *c)
 static void on_gate_open(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
-	int kind = gate_kind_from_name(jstr(c->o, "gate"));
+	int kind = gate_kind_from_name(jsonx_str(c->o, "gate"));
 	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
 	struct fgate *g = NULL;
 
@@ -759,7 +743,7 @@ static void on_gate_open(struct ctx *c)
 	memset(g, 0, sizeof(*g));
 	g->id = id;
 	g->kind = (enum gate_kind)kind;
-	g->step_id = xstrdup(jstr(c->o, "step_id"));
+	g->step_id = xstrdup(jsonx_str(c->o, "step_id"));
 	g->json = print_json(c->o);
 	g->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
 	if (id > rs->max_gate_id)
@@ -788,7 +772,7 @@ static void on_gate_decision(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
 	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
-	int kind = gate_kind_from_name(jstr(c->o, "gate"));
+	int kind = gate_kind_from_name(jsonx_str(c->o, "gate"));
 	double b;
 
 	for (size_t i = 0; i < rs->n_gates; i++) {
@@ -800,11 +784,11 @@ static void on_gate_decision(struct ctx *c)
 	}
 	/* Continuing past the budget names the new cap. */
 	if (kind == GATE_BUDGET && jis(c->o, "decision", "approve") &&
-	    jnum(c->o, "budget_usd", &b) && b > 0)
+	    jsonx_num(c->o, "budget_usd", &b) && b > 0)
 		rs->budget_usd = b;
 	if (kind == GATE_SHELL && jis(c->o, "decision", "approve") &&
 	    jbool(c->o, "remember", false))
-		shell_allow_add(rs, jstr(c->o, "command"));
+		shell_allow_add(rs, jsonx_str(c->o, "command"));
 }
 
 void fold_forget_gates(struct run_state *rs)
@@ -817,13 +801,13 @@ static void on_operator_command(struct ctx *c)
 {
 	double b;
 
-	if (jis(c->o, "command", "budget") && jnum(c->o, "budget_usd", &b))
+	if (jis(c->o, "command", "budget") && jsonx_num(c->o, "budget_usd", &b))
 		c->rs->budget_usd = b > 0 ? b : 0;
 }
 
 static void on_notice(struct ctx *c)
 {
-	const char *kind = jstr(c->o, "kind");
+	const char *kind = jsonx_str(c->o, "kind");
 
 	if (!kind)
 		return;
@@ -837,7 +821,7 @@ static void on_run_final(struct ctx *c)
 {
 	c->rs->final_seen = true;
 	c->rs->partial = jbool(c->o, "partial", false);
-	set_str(&c->rs->answer, jstr(c->o, "answer"));
+	set_str(&c->rs->answer, jsonx_str(c->o, "answer"));
 }
 
 static void on_run_end(struct ctx *c)
@@ -845,8 +829,8 @@ static void on_run_end(struct ctx *c)
 	struct run_state *rs = c->rs;
 
 	rs->ended = true;
-	set_str(&rs->end_status, jstr(c->o, "status"));
-	set_str(&rs->end_reason, jstr(c->o, "reason"));
+	set_str(&rs->end_status, jsonx_str(c->o, "status"));
+	set_str(&rs->end_reason, jsonx_str(c->o, "reason"));
 	rs->exit_code = (int)jlong(c->o, "exit_code", 0, 255, -1);
 	rs->ended_at = c->ts;
 	rs->paused = false;
@@ -910,8 +894,8 @@ void fold_apply_json(struct run_state *rs, int type, const cJSON *o)
 		return;
 	c.rs = rs;
 	c.o = o;
-	c.ts = fold_parse_ts(jstr(o, "ts"));
-	c.step = find_step(rs, jstr(o, "step_id"));
+	c.ts = fold_parse_ts(jsonx_str(o, "ts"));
+	c.step = find_step(rs, jsonx_str(o, "step_id"));
 	handlers[type](&c);
 }
 
