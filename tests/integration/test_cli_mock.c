@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "jsonx.h"
 #include "mock_llm.h"
+#include "testdir.h"
 #include "xalloc.h"
 
 #define KEY "sk-ant-cli-TESTKEY-4f8a2c9e1b7d"
@@ -441,24 +442,6 @@ static void test_cut_off_answer_said_so(void **state)
 	free(tmp);
 }
 
-/* A whole file (test helper). Caller frees. */
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = xmalloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /*
  * The drill-down's request view: every call's body is kept in RUNDIR/requests byte for
  * byte as the server received it, named by llm.call's `request`, while the key went in a
@@ -498,7 +481,8 @@ static void test_requests_kept_as_sent_without_key(void **state)
 				continue;
 			assert_non_null(jsonx_str(ev, "request"));
 			path = xasprintf("%s/%s", run_dir, jsonx_str(ev, "request"));
-			kept = read_text(path);
+			kept = testdir_slurp(path);
+			assert_non_null(kept);
 			req = mock_request_get(m, i++);
 			assert_string_equal(kept, req->body);
 			/* the key went, in its header */

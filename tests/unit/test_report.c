@@ -69,23 +69,6 @@ static void pub(struct fixture *fx, enum event_type t, const char *json)
 	bus_publish(fx->bus, t, f);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = xmalloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* Renders the report and reads it back; checks no temporary file is left. */
 static void render(struct fixture *fx)
 {
@@ -97,7 +80,8 @@ static void render(struct fixture *fx)
 	if (!report_write(fx->dir, &err))
 		fail_msg("report_write: %s", err);
 	free(fx->report);
-	fx->report = slurp(path);
+	fx->report = testdir_slurp(path);
+	assert_non_null(fx->report);
 	assert_int_equal(stat(tmp, &st), -1);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
