@@ -8,7 +8,7 @@
  * (ru_maxrss), the TCP connections the mock accepted and the requests it answered. CPU and
  * RSS are the median of the runs (RSS also its maximum).
  *
- * Usage: bench_http_run [-n RUNS] [-p PARALLEL] [--chain] [PEVTUI...]  (default ./pevtui,
+ * Usage: bench_http_run [-n RUNS] [-p PARALLEL] [--chain] [--no-checkpoints] [PEVTUI...]  (default ./pevtui,
  * or $PEVTUI; several binaries take turns, for before/after figures on a busy machine).
  * Run by hand: make bench-http-run. */
 #include "config.h"
@@ -244,6 +244,7 @@ static double ms(struct timeval tv)
  * (ext4 steps over recently freed inodes), which no real run sees. */
 static char top[] = "/tmp/pevtui-bench-http-XXXXXX";
 static int n_dirs;
+static char *config; /* --no-checkpoints: a config file saying so, else NULL */
 
 static struct figures run_once(const char *bin, int parallel, bool chain, const char *log)
 {
@@ -269,8 +270,15 @@ static struct figures run_once(const char *bin, int parallel, bool chain, const 
 		const char *argv[] = {bin,	   "--headless", "--yes",     "--provider",
 				      "openai",	   "--base-url", url,	      "--model",
 				      MODEL,	   "--parallel", par,	      "--runs-dir",
-				      runs,	   "write one note per step", NULL};
+				      runs,	   "write one note per step", NULL,
+				      NULL,	   NULL};
 		int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (config) { /* the task stays last */
+			argv[15] = argv[13];
+			argv[13] = "--config";
+			argv[14] = config;
+		}
 		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		if (out < 0 || in < 0)
@@ -368,12 +376,20 @@ int main(int argc, char **argv)
 			parallel = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--chain"))
 			chain = true;
+		else if (!strcmp(argv[i], "--no-checkpoints"))
+			config = xasprintf("%s/no-checkpoints.conf", top);
 		else if (argv[i][0] == '-' || n_bins == MAX_BINS)
 			fatal("usage: bench_http_run [-n RUNS] [-p PARALLEL] [--chain] "
+			      "[--no-checkpoints] "
 			      "[PEVTUI...] (up to %d binaries, run in turn)",
 			      MAX_BINS);
 		else
 			ser[n_bins++].bin = argv[i];
+	}
+	if (config) {
+		FILE *f = fopen(config, "w");
+		if (!f || fputs("[policy]\ncheckpoints = false\n", f) < 0 || fclose(f) != 0)
+			fatal("bench: cannot write %s", config);
 	}
 	if (!n_bins)
 		ser[n_bins++].bin = getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui";

@@ -15,6 +15,8 @@
 
 #include <cjson/cJSON.h>
 #include <git2.h>
+#include <git2/sys/repository.h>
+#include <git2/sys/odb_backend.h>
 
 #include "sandbox.h"
 #include "strbuf.h"
@@ -31,6 +33,22 @@ struct cache_ent {
 	git_oid oid;
 };
 
+/* A folder's tree in the last snapshot, with its entries, so that an unchanged folder
+ * reuses its tree instead of writing it again (a write of an object the store holds
+ * already still costs a lookup and a "freshen" of its file). */
+struct memo_ent {
+	char *name;
+	git_oid oid;
+	git_filemode_t mode;
+};
+
+struct tree_memo {
+	char *path;
+	git_oid oid;
+	struct memo_ent *v;
+	size_t n;
+};
+
 struct series_path {
 	char *path;
 	char base[CP_ID_LEN + 1]; /* the checkpoint before the series first changed it */
@@ -45,13 +63,24 @@ struct series {
 
 struct checkpoints {
 	pthread_mutex_t lock;
-	git_repository *repo;
+	git_repository *repo; /* the store, bare: nothing of the workspace's applies to it */
+	git_odb *odb;
+	/* The store again, with the workspace as its work folder (in memory only), for the
+	 * workspace's .gitignore files — and for nothing else: a .gitattributes a step wrote
+	 * must not change how the verifier is shown its diff. */
+	git_repository *ign;
+	bool last_moved; /* refs/pevtui/last is behind `last` */
 	char *ws_path;
 	char *run_rel; /* the run folder's path in the workspace when it is inside */
 	uint64_t max_file, max_total;
 	struct cache_ent *cache; /* sorted by path */
 	size_t n_cache;
-	time_t trust_before; /* cached entries modified at or after this are re-read */
+	/* The coarse clock when the last snapshot began: a cached entry is trusted only when
+	 * its ctime is older, since any later change to the file (content, mode, times) sets
+	 * its ctime to the coarse clock at that moment, which is at least this. */
+	struct timespec trust_before;
+	struct tree_memo *trees; /* each folder's tree in the last snapshot, sorted by path */
+	size_t n_trees;
 	git_oid last;
 	bool have_last;
 	struct series *series;
@@ -125,11 +154,39 @@ static char *inside(const char *ws, const char *run_dir)
 	return rel;
 }
 
+/*
+ * The store's objects are loose files only, and nothing ever packs them: with no pack
+ * reader in the object database, writing a new object does not rescan objects/pack/ (as
+ * libgit2 does when an object is not found), which was a third of a checkpoint's system
+ * calls. Fastest zlib level: the objects are small and written once.
+ */
+static bool loose_odb(git_repository *repo, const char *dir, git_odb **out)
+{
+	char *objects = xasprintf("%s/objects", dir);
+	git_odb_backend *be = NULL;
+	git_odb *odb = NULL;
+	bool ok = git_odb_new(&odb) == 0 && git_odb_backend_loose(&be, objects, 1, 0, 0, 0) == 0;
+
+	if (ok && git_odb_add_backend(odb, be, 1) < 0) {
+		be->free(be);
+		ok = false;
+	}
+	ok = ok && git_repository_set_odb(repo, odb) == 0;
+	free(objects);
+	if (!ok) {
+		git_odb_free(odb);
+		return false;
+	}
+	*out = odb;
+	return true;
+}
+
 struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, char **err)
 {
 	struct checkpoints *cp;
 	char *dir = xasprintf("%s/checkpoints.git", run_dir);
-	git_repository *repo = NULL;
+	git_repository *repo = NULL, *ign = NULL;
+	git_odb *odb = NULL;
 	struct stat st;
 
 	pthread_once(&git_once, git_setup);
@@ -150,10 +207,10 @@ struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, ch
 		free(dir);
 		return NULL;
 	}
-	/* The workspace as our repository's work folder, in memory only (nothing is written
-	 * to either side): for its .gitignore files. */
-	if (git_repository_set_workdir(repo, ws_path, 0) < 0) {
+	if (git_repository_open_bare(&ign, dir) < 0 ||
+	    git_repository_set_workdir(ign, ws_path, 0) < 0 || !loose_odb(repo, dir, &odb)) {
 		set_err(err, "checkpoints: cannot use the workspace %s: %s", ws_path, git_why());
+		git_repository_free(ign);
 		git_repository_free(repo);
 		free(dir);
 		return NULL;
@@ -161,11 +218,15 @@ struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, ch
 	cp = xcalloc(1, sizeof(*cp));
 	pthread_mutex_init(&cp->lock, NULL);
 	cp->repo = repo;
+	cp->ign = ign;
+	cp->odb = odb;
 	cp->ws_path = xstrdup(ws_path);
 	cp->run_rel = inside(ws_path, run_dir);
 	cp->max_file = CP_MAX_FILE_DEFAULT;
 	cp->max_total = CP_MAX_TOTAL_DEFAULT;
-	cp->have_last = git_reference_name_to_id(&cp->last, repo, "refs/pevtui/last") == 0;
+	/* A store whose newest checkpoint was lost still takes checkpoints, unchained. */
+	cp->have_last = git_reference_name_to_id(&cp->last, repo, "refs/pevtui/last") == 0 &&
+	                git_odb_exists(odb, &cp->last);
 	free(dir);
 	return cp;
 }
@@ -176,6 +237,17 @@ static void series_free(struct series *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i].path);
 	free(s->v);
+}
+
+static void memo_free(struct tree_memo *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < m[i].n; j++)
+			free(m[i].v[j].name);
+		free(m[i].v);
+		free(m[i].path);
+	}
+	free(m);
 }
 
 static void cache_free(struct cache_ent *c, size_t n)
@@ -189,8 +261,18 @@ void checkpoint_close(struct checkpoints *cp)
 {
 	if (!cp)
 		return;
+	if (cp->last_moved) {
+		git_reference *ref = NULL;
+		/* Best effort: the checkpoints are whole without the name (see write_commit). */
+		if (git_reference_create(&ref, cp->repo, "refs/pevtui/last", &cp->last, 1,
+		                         "checkpoint") == 0)
+			git_reference_free(ref);
+	}
+	git_odb_free(cp->odb);
+	git_repository_free(cp->ign);
 	git_repository_free(cp->repo);
 	cache_free(cp->cache, cp->n_cache);
+	memo_free(cp->trees, cp->n_trees);
 	for (size_t i = 0; i < cp->n_series; i++)
 		series_free(&cp->series[i]);
 	free(cp->series);
@@ -221,8 +303,60 @@ struct take {
 	uint64_t total;
 	struct cache_ent *nv;
 	size_t n, cap;
+	struct tree_memo *trees; /* this snapshot's folders, in the order they end */
+	size_t n_trees, cap_trees;
 	char *err;
 };
+
+static int memo_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_memo *)a)->path, ((const struct tree_memo *)b)->path);
+}
+
+static const struct tree_memo *memo_find(const struct checkpoints *cp, const char *path)
+{
+	struct tree_memo key = {.path = (char *)path};
+
+	return cp->n_trees ? bsearch(&key, cp->trees, cp->n_trees, sizeof(key), memo_cmp) : NULL;
+}
+
+/* Whether the folder's entries are those of its tree in the last snapshot. */
+static bool memo_same(const struct tree_memo *m, git_treebuilder *tb)
+{
+	if (!m || git_treebuilder_entrycount(tb) != m->n)
+		return false;
+	for (size_t i = 0; i < m->n; i++) {
+		const git_tree_entry *e = git_treebuilder_get(tb, m->v[i].name);
+		if (!e || git_tree_entry_filemode(e) != m->v[i].mode ||
+		    !git_oid_equal(git_tree_entry_id(e), &m->v[i].oid))
+			return false;
+	}
+	return true;
+}
+
+static int memo_add_ent(const git_tree_entry *e, void *payload)
+{
+	struct tree_memo *m = payload;
+
+	m->v[m->n].name = xstrdup(git_tree_entry_name(e));
+	m->v[m->n].oid = *git_tree_entry_id(e);
+	m->v[m->n].mode = git_tree_entry_filemode(e);
+	m->n++;
+	return 0;
+}
+
+static void memo_keep(struct take *t, const char *rel, git_treebuilder *tb, const git_oid *oid)
+{
+	struct tree_memo *m;
+
+	t->trees = xgrow(t->trees, &t->cap_trees, t->n_trees + 1, sizeof(*t->trees));
+	m = &t->trees[t->n_trees++];
+	m->path = xstrdup(rel);
+	m->oid = *oid;
+	m->n = 0;
+	m->v = xmalloc((git_treebuilder_entrycount(tb) + 1) * sizeof(*m->v));
+	git_treebuilder_filter(tb, memo_add_ent, m); /* visits every entry, removes none */
+}
 
 static int cache_cmp(const void *a, const void *b)
 {
@@ -234,6 +368,11 @@ static const struct cache_ent *cache_find(const struct checkpoints *cp, const ch
 	struct cache_ent key = {.path = (char *)path};
 
 	return cp->n_cache ? bsearch(&key, cp->cache, cp->n_cache, sizeof(key), cache_cmp) : NULL;
+}
+
+static bool older(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 static bool same_stat(const struct cache_ent *c, const struct stat *st)
@@ -314,7 +453,7 @@ static bool is_ignored(struct take *t, const char *rel)
 {
 	int ignored = 0;
 
-	return git_ignore_path_is_ignored(&ignored, t->cp->repo, rel) == 0 && ignored;
+	return git_ignore_path_is_ignored(&ignored, t->cp->ign, rel) == 0 && ignored;
 }
 
 static void add_cache(struct take *t, const char *rel, const struct stat *st, const git_oid *oid)
@@ -344,7 +483,7 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	bool changed = false;
 	char *buf = NULL;
 
-	if (c && same_stat(c, lst) && lst->st_mtim.tv_sec < cp->trust_before) {
+	if (c && same_stat(c, lst) && older(&lst->st_ctim, &cp->trust_before)) {
 		*oid = c->oid;
 		add_cache(t, rel, lst, oid);
 		t->total += (size_t)lst->st_size; /* the per-checkpoint limit counts it too */
@@ -366,10 +505,14 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 		free(buf);
 		return false;
 	}
-	if (git_blob_create_from_buffer(oid, cp->repo, buf, len) < 0) {
-		set_err(&t->err, "checkpoints: cannot store %s: %s", rel, git_why());
-		free(buf);
-		return false;
+	/* Read again for its stat alone (touched, or too new to trust): the same content
+	 * needs no write. */
+	if (git_odb_hash(oid, buf, len, GIT_OBJECT_BLOB) < 0 || !c || !git_oid_equal(oid, &c->oid)) {
+		if (git_odb_write(oid, cp->odb, buf, len, GIT_OBJECT_BLOB) < 0) {
+			set_err(&t->err, "checkpoints: cannot store %s: %s", rel, git_why());
+			free(buf);
+			return false;
+		}
 	}
 	free(buf);
 	t->total += len;
@@ -473,11 +616,16 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 		free(path);
 	}
 	if (ok && (git_treebuilder_entrycount(tb) > 0 || !*rel)) {
-		if (git_treebuilder_write(out, tb) < 0) {
+		const struct tree_memo *m = memo_find(t->cp, rel);
+		if (memo_same(m, tb)) {
+			*out = m->oid;
+		} else if (git_treebuilder_write(out, tb) < 0) {
 			set_err(&t->err, "checkpoints: cannot write a tree: %s", git_why());
 			ok = false;
-		} else {
+		}
+		if (ok) {
 			*empty = git_treebuilder_entrycount(tb) == 0;
+			memo_keep(t, rel, tb, out);
 		}
 	}
 	git_treebuilder_free(tb);
@@ -504,15 +652,44 @@ static char *commit_message(const struct strvec *skipped, const struct timespec 
 	return msg;
 }
 
+/*
+ * Writes the commit of a checkpoint straight to the object store, its parent the store's
+ * newest checkpoint: the commit's text is fixed by git's format, and writing it from ids
+ * spares reading back the tree just written and the parent commit. The name
+ * refs/pevtui/last is moved when the store closes (it only chains a later run's
+ * checkpoints to these; the journal names every checkpoint it needs).
+ */
+static bool write_commit(struct checkpoints *cp, const git_oid *tree, const char *msg,
+                         time_t when, git_oid *out)
+{
+	char tree_hex[GIT_OID_HEXSZ + 1], parent_hex[GIT_OID_HEXSZ + 1];
+	struct strbuf sb;
+	bool ok;
+
+	strbuf_init(&sb);
+	git_oid_tostr(tree_hex, sizeof(tree_hex), tree);
+	strbuf_addf(&sb, "tree %s\n", tree_hex);
+	if (cp->have_last) {
+		git_oid_tostr(parent_hex, sizeof(parent_hex), &cp->last);
+		strbuf_addf(&sb, "parent %s\n", parent_hex);
+	}
+	strbuf_addf(&sb,
+	            "author pevtui <pevtui@localhost> %lld +0000\n"
+	            "committer pevtui <pevtui@localhost> %lld +0000\n\n%s",
+	            (long long)when, (long long)when, msg);
+	ok = git_odb_write(out, cp->odb, sb.buf, sb.len, GIT_OBJECT_COMMIT) == 0;
+	strbuf_release(&sb);
+	if (ok)
+		cp->last_moved = true;
+	return ok;
+}
+
 static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
                         char **err)
 {
 	struct take t = {.cp = cp, .warnings = warnings};
 	struct timespec start, coarse;
 	git_oid tree_id, cid;
-	git_tree *tree = NULL;
-	git_commit *parent = NULL;
-	git_signature *sig = NULL;
 	char *msg = NULL;
 	bool empty, ok = false;
 	int fd;
@@ -529,33 +706,12 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	}
 	ok = take_dir(&t, fd, "", false, &tree_id, &empty);
 	close(fd);
-	if (ok && git_tree_lookup(&tree, cp->repo, &tree_id) < 0) {
-		set_err(&t.err, "checkpoints: %s", git_why());
-		ok = false;
-	}
-	if (ok && cp->have_last && git_commit_lookup(&parent, cp->repo, &cp->last) < 0)
-		parent = NULL; /* a store whose history was lost still takes checkpoints */
-	if (ok && git_signature_new(&sig, "pevtui", "pevtui@localhost", (git_time_t)start.tv_sec,
-	                            0) < 0) {
-		set_err(&t.err, "checkpoints: %s", git_why());
-		ok = false;
-	}
 	if (ok) {
-		const git_commit *parents[1] = {parent};
 		msg = commit_message(&t.skipped, &coarse);
-		git_reference *ref = NULL;
-		if (git_commit_create(&cid, cp->repo, NULL, sig, sig, NULL, msg, tree,
-		                      parent ? 1 : 0, parents) < 0) {
+		if (!write_commit(cp, &tree_id, msg, start.tv_sec, &cid)) {
 			set_err(&t.err, "checkpoints: cannot record the checkpoint: %s", git_why());
 			ok = false;
-		} else if (git_reference_create(&ref, cp->repo, "refs/pevtui/last", &cid, 1,
-		                                "checkpoint") < 0) {
-			/* The checkpoint is whole without its name; only `git gc` would miss it. */
-			warn(&t,
-			     "checkpoints: the store's newest-checkpoint name was not updated: %s",
-			     git_why());
 		}
-		git_reference_free(ref);
 	}
 	if (ok) {
 		git_oid_tostr(out_id, CP_ID_LEN + 1, &cid);
@@ -568,8 +724,14 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 		cp->n_cache = t.n;
 		t.nv = NULL;
 		t.n = 0;
-		/* A file changed within the second this snapshot began could keep its stat. */
-		cp->trust_before = start.tv_sec;
+		if (t.n_trees)
+			qsort(t.trees, t.n_trees, sizeof(*t.trees), memo_cmp);
+		memo_free(cp->trees, cp->n_trees);
+		cp->trees = t.trees;
+		cp->n_trees = t.n_trees;
+		t.trees = NULL;
+		t.n_trees = 0;
+		cp->trust_before = coarse;
 	} else if (err && !*err) {
 		*err = t.err;
 		t.err = NULL;
@@ -577,10 +739,8 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	free(msg);
 	free(t.err);
 	cache_free(t.nv, t.n);
+	memo_free(t.trees, t.n_trees);
 	strvec_clear(&t.skipped);
-	git_signature_free(sig);
-	git_commit_free(parent);
-	git_tree_free(tree);
 	return ok;
 }
 
@@ -668,12 +828,17 @@ char *cp_changes_stat(const struct cp_changes *c)
 	                 c->minus);
 }
 
-static uint64_t blob_size(git_repository *repo, const git_diff_file *f)
+/* A side's size: known once its patch loaded it, else read from the store. */
+static uint64_t file_size(git_repository *repo, const git_diff_file *f)
 {
 	git_blob *b = NULL;
 	uint64_t n = 0;
 
-	if (!f->mode || git_oid_is_zero(&f->id) || git_blob_lookup(&b, repo, &f->id) < 0)
+	if (!f->mode || git_oid_is_zero(&f->id))
+		return 0;
+	if (f->flags & GIT_DIFF_FLAG_VALID_SIZE)
+		return (uint64_t)f->size;
+	if (git_blob_lookup(&b, repo, &f->id) < 0)
 		return 0;
 	n = (uint64_t)git_blob_rawsize(b);
 	git_blob_free(b);
@@ -750,8 +915,8 @@ bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, s
 		f->old_mode = d->old_file.mode;
 		f->new_mode = d->new_file.mode;
 		f->binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
-		f->old_size = blob_size(cp->repo, &d->old_file);
-		f->new_size = blob_size(cp->repo, &d->new_file);
+		f->old_size = file_size(cp->repo, &d->old_file);
+		f->new_size = file_size(cp->repo, &d->new_file);
 		if (!f->binary) {
 			git_buf pb = {0};
 			git_patch_line_stats(NULL, &adds, &dels, patch);
@@ -875,7 +1040,6 @@ static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char
 	return same;
 }
 
-/* Removes the folders on the way to path that are empty now and absent from tree. */
 /* When `target`'s walk began, on the kernel's coarse clock (file times come from it), from
  * its message; the commit's second when an older store has no such field. */
 static struct timespec taken_at(const struct snap *target)
@@ -893,11 +1057,6 @@ static struct timespec taken_at(const struct snap *target)
 	}
 	cJSON_Delete(o);
 	return t;
-}
-
-static bool older(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 /*

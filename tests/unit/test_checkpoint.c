@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -739,6 +741,130 @@ static void test_reopen(void **state)
 	cp_changes_release(&c);
 }
 
+/* A rewrite that keeps the size and puts the old modification time back is still seen:
+ * the cache trusts a file's stat only with its change time (which no one can set back). */
+static void test_same_stat_rewrite_seen(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1], c_id[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL, *p = at(fx, "same.txt");
+	struct stat st;
+	struct timespec times[2];
+
+	put(fx, "same.txt", "aaaa\n");
+	take(fx, a, NULL);
+	take(fx, b, NULL); /* the file is in the cache now */
+	assert_int_equal(stat(p, &st), 0);
+	put(fx, "same.txt", "bbbb\n");
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
+	take(fx, c_id, NULL);
+	assert_true(checkpoint_diff(fx->cp, b, c_id, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.v[0].change, CP_MODIFIED);
+	assert_non_null(strstr(c.diff, "+bbbb"));
+	cp_changes_release(&c);
+	free(p);
+}
+
+#define OLD_TIME 1000000000 /* 2001: an object file with this time was not written since */
+
+/* Loose objects in the store; with `age`, each file's times are set to OLD_TIME first.
+ * *fresh (may be NULL): how many had another time. */
+static size_t count_objects(const struct fx *fx, bool age, size_t *fresh)
+{
+	char *objects = xasprintf("%s/checkpoints.git/objects", fx->run);
+	DIR *d = opendir(objects);
+	struct dirent *e;
+	size_t n = 0;
+
+	assert_non_null(d);
+	if (fresh)
+		*fresh = 0;
+	while ((e = readdir(d))) {
+		char *sub;
+		DIR *sd;
+		struct dirent *f;
+		if (strlen(e->d_name) != 2 || e->d_name[0] == '.')
+			continue;
+		sub = xasprintf("%s/%s", objects, e->d_name);
+		sd = opendir(sub);
+		while (sd && (f = readdir(sd))) {
+			char *file;
+			struct stat st;
+			if (f->d_name[0] == '.')
+				continue;
+			n++;
+			file = xasprintf("%s/%s", sub, f->d_name);
+			assert_int_equal(stat(file, &st), 0);
+			if (fresh && st.st_mtim.tv_sec != OLD_TIME)
+				(*fresh)++;
+			if (age) {
+				struct timespec old[2] = {{OLD_TIME, 0}, {OLD_TIME, 0}};
+				assert_int_equal(utimensat(AT_FDCWD, file, old, 0), 0);
+			}
+			free(file);
+		}
+		if (sd)
+			closedir(sd);
+		free(sub);
+	}
+	closedir(d);
+	free(objects);
+	return n;
+}
+
+/* An unchanged workspace costs one new object per checkpoint (its commit): the folders'
+ * trees and the files are not stored again. One changed file costs its blob, the trees
+ * on its way and the commit. */
+static void test_unchanged_stores_nothing_again(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	char *d = at(fx, "sub");
+	size_t n, fresh;
+
+	assert_int_equal(mkdir(d, 0700), 0);
+	put(fx, "top.txt", "top\n");
+	put(fx, "sub/one.txt", "one\n");
+	put(fx, "sub/two.txt", "two\n");
+	take(fx, a, NULL);
+	n = count_objects(fx, true, NULL);
+	assert_int_equal(n, 6); /* 3 blobs, 2 trees, 1 commit */
+	take(fx, b, NULL);
+	assert_int_equal(count_objects(fx, true, &fresh), n + 1);
+	assert_int_equal(fresh, 1); /* the commit: nothing else was written again */
+	put(fx, "top.txt", "changed\n");
+	take(fx, b, NULL);
+	assert_int_equal(count_objects(fx, false, &fresh), n + 1 + 3);
+	assert_int_equal(fresh, 3); /* the blob, the root tree, the commit */
+	free(d);
+}
+
+/* The workspace's .gitattributes (a step may write one) does not change what a diff
+ * shows: text stays text for the verifier and the operator. */
+static void test_gitattributes_not_obeyed(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL;
+
+	put(fx, ".gitattributes", "* binary -diff\n");
+	put(fx, "claim.txt", "old\n");
+	take(fx, a, NULL);
+	put(fx, "claim.txt", "new\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_false(c.v[0].binary);
+	assert_int_equal(c.v[0].plus, 1);
+	assert_non_null(strstr(c.diff, "+new"));
+	cp_changes_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +884,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_restore_beside_a_running_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_id, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_same_stat_rewrite_seen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unchanged_stores_nothing_again, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gitattributes_not_obeyed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
