@@ -10,6 +10,8 @@
  *
  * Usage: bench_http_run [-n RUNS] [-p PARALLEL] [--chain] [--no-checkpoints] [PEVTUI...]  (default ./pevtui,
  * or $PEVTUI; several binaries take turns, for before/after figures on a busy machine).
+ * The runs' folders go in $TMPDIR (else /tmp): TMPDIR=/dev/shm takes the disk's file system
+ * out of the figures.
  * Run by hand: make bench-http-run. */
 #include "config.h"
 
@@ -242,7 +244,7 @@ static double ms(struct timeval tv)
 /* One folder for all runs, removed at the end: deleting a run's files just before the
  * next run starts would make the file system's inode allocation for the next one slower
  * (ext4 steps over recently freed inodes), which no real run sees. */
-static char top[] = "/tmp/pevtui-bench-http-XXXXXX";
+static char *top; /* $TMPDIR (else /tmp)/pevtui-bench-http-XXXXXX */
 static int n_dirs;
 static char *config; /* --no-checkpoints: a config file saying so, else NULL */
 
@@ -265,7 +267,7 @@ static struct figures run_once(const char *bin, int parallel, bool chain, const 
 	par = xasprintf("%d", parallel);
 	{
 		/* Everything the child needs is built before fork (the mock runs threads). */
-		const char *envp[] = {"OPENAI_API_KEY=test", base, "XDG_CONFIG_HOME=/nonexistent",
+		const char *envp[] = {"OPENAI_API_KEY=sk-bench-7f3a9c1e5b2d8046af1c3e5b7d9f0a2c4e6b8d0f", base, "XDG_CONFIG_HOME=/nonexistent",
 				      "PATH=/usr/bin:/bin", "LANG=C", NULL};
 		const char *argv[] = {bin,	   "--headless", "--yes",     "--provider",
 				      "openai",	   "--base-url", url,	      "--model",
@@ -366,6 +368,7 @@ int main(int argc, char **argv)
 
 	char *cmd;
 
+	top = xasprintf("%s/pevtui-bench-http-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (fd < 0 || !mkdtemp(top))
 		fatal("bench: mkstemp or mkdtemp failed");
 	close(fd);
@@ -431,6 +434,7 @@ int main(int argc, char **argv)
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench: could not remove %s\n", top);
 	free(cmd);
+	free(top);
 	for (int b = 0; b < n_bins; b++)
 		report(&ser[b], runs, parallel, chain);
 	printf("aims: <= 50 ms cpu, <= 8.5 MB peak RSS, <= %d connections (--parallel + 1)\n",

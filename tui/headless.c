@@ -93,7 +93,6 @@ static void line(struct headless *h, const char *sid, const char *fmt, ...)
 	} else {
 		fprintf(h->out, "%s\n", c);
 	}
-	fflush(h->out);
 	free(c);
 	free(msg);
 }
@@ -226,7 +225,6 @@ static void print_event(struct headless *h, const struct event *ev)
 	if (h->json) {
 		if (!event_type_is_ephemeral(ev->type)) {
 			fprintf(h->out, "%s\n", ev->json);
-			fflush(h->out);
 		}
 		return;
 	}
@@ -345,6 +343,7 @@ void headless_print(struct headless *h, const struct event *ev)
 	if (pthread_mutex_lock(&h->print_lock))
 		fatal("headless: cannot lock the printer");
 	print_event(h, ev);
+	fflush(h->out);
 	pthread_mutex_unlock(&h->print_lock);
 }
 
@@ -467,6 +466,16 @@ static void *printer(void *arg)
 		pthread_mutex_unlock(&h->print_lock);
 		qitem_free(it);
 		qlock(h);
+		/* Lines go out when the queue is empty: one write for a burst of events,
+		 * and nothing held back while the printer waits for more. */
+		if (!h->head) {
+			pthread_mutex_unlock(&h->lock);
+			if (pthread_mutex_lock(&h->print_lock))
+				fatal("headless: cannot lock the printer");
+			fflush(h->out);
+			pthread_mutex_unlock(&h->print_lock);
+			qlock(h);
+		}
 	}
 	/* One line for all of them, after the last event printed. */
 	left = h->dropped;

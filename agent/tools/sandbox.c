@@ -205,15 +205,12 @@ static int check_kind(int fd, const char *rel, char **err)
 	return fd;
 }
 
-static int finish(int fd, int flags, const char *rel, char **err)
+/* O_NONBLOCK (set on every open, so that a FIFO put in a file's place cannot hang us)
+ * stays set: it has no effect on regular files and folders, the only kinds let through
+ * (open(2)), and clearing it cost two system calls per file. */
+static int finish(int fd, const char *rel, char **err)
 {
-	fd = check_kind(fd, rel, err);
-	if (fd >= 0 && !(flags & O_NONBLOCK)) {
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	}
-	return fd;
+	return check_kind(fd, rel, err);
 }
 
 /*
@@ -246,7 +243,7 @@ static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, 
 				explain(dfd, ".", rel, (size_t)(p - rel), errno, want_dir, err);
 			if (dfd != root)
 				close(dfd);
-			return fd < 0 ? -1 : finish(fd, flags, rel, err);
+			return fd < 0 ? -1 : finish(fd, rel, err);
 		}
 		if (strcmp(name, ".") == 0 && !last) {
 			free(name);
@@ -266,7 +263,7 @@ static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, 
 			free(name);
 			if (dfd != root)
 				close(dfd);
-			return fd < 0 ? -1 : finish(fd, flags, rel, err);
+			return fd < 0 ? -1 : finish(fd, rel, err);
 		}
 		int nfd = open_dir_step(dfd, name, mkdirs);
 		if (nfd < 0) {
@@ -296,7 +293,7 @@ int sandbox_open(int root, const char *rel, int flags, mode_t mode, bool mkdirs,
 #ifdef SYS_openat2
 	int fd = try_openat2(root, rel, flags | O_NONBLOCK | O_CLOEXEC, mode);
 	if (fd >= 0)
-		return finish(fd, flags, rel, err);
+		return finish(fd, rel, err);
 	/*
 	 * Any failure goes through the walk: it is just as strict, creates missing
 	 * directories, and says exactly which component was the problem.
