@@ -341,32 +341,38 @@ static const struct tree_memo *memo_find(const struct checkpoints *cp, const cha
 	return cp->n_trees ? bsearch(&key, cp->trees, cp->n_trees, sizeof(key), memo_cmp) : NULL;
 }
 
-/* Whether the folder's entries are those of its tree in the last snapshot. */
-static bool memo_same(const struct tree_memo *m, git_treebuilder *tb)
+/* A folder's entries as git orders a tree's: by name, a folder's name as if it ended
+ * in '/'. */
+static int tree_order(const void *pa, const void *pb)
 {
-	if (!m || git_treebuilder_entrycount(tb) != m->n)
+	const struct memo_ent *a = pa, *b = pb;
+	size_t la = strlen(a->name), lb = strlen(b->name), n = la < lb ? la : lb;
+	int c = memcmp(a->name, b->name, n);
+	unsigned char ca, cb;
+
+	if (c)
+		return c;
+	ca = la > n ? (unsigned char)a->name[n] : (a->mode == GIT_FILEMODE_TREE ? '/' : '\0');
+	cb = lb > n ? (unsigned char)b->name[n] : (b->mode == GIT_FILEMODE_TREE ? '/' : '\0');
+	return (int)ca - (int)cb;
+}
+
+/* Whether the folder's entries (in tree order) are those of its tree in the last
+ * snapshot. */
+static bool memo_same(const struct tree_memo *m, const struct memo_ent *v, size_t n)
+{
+	if (!m || m->n != n)
 		return false;
-	for (size_t i = 0; i < m->n; i++) {
-		const git_tree_entry *e = git_treebuilder_get(tb, m->v[i].name);
-		if (!e || git_tree_entry_filemode(e) != m->v[i].mode ||
-		    !git_oid_equal(git_tree_entry_id(e), &m->v[i].oid))
+	for (size_t i = 0; i < n; i++)
+		if (m->v[i].mode != v[i].mode || !git_oid_equal(&m->v[i].oid, &v[i].oid) ||
+		    strcmp(m->v[i].name, v[i].name))
 			return false;
-	}
 	return true;
 }
 
-static int memo_add_ent(const git_tree_entry *e, void *payload)
-{
-	struct tree_memo *m = payload;
-
-	m->v[m->n].name = xstrdup(git_tree_entry_name(e));
-	m->v[m->n].oid = *git_tree_entry_id(e);
-	m->v[m->n].mode = git_tree_entry_filemode(e);
-	m->n++;
-	return 0;
-}
-
-static void memo_keep(struct take *t, const char *rel, git_treebuilder *tb, const git_oid *oid)
+/* Keeps the folder's entries (taken over: the caller's array is this memo's now). */
+static void memo_keep(struct take *t, const char *rel, struct memo_ent *v, size_t n,
+                      const git_oid *oid)
 {
 	struct tree_memo *m;
 
@@ -374,9 +380,26 @@ static void memo_keep(struct take *t, const char *rel, git_treebuilder *tb, cons
 	m = &t->trees[t->n_trees++];
 	m->path = xstrdup(rel);
 	m->oid = *oid;
-	m->n = 0;
-	m->v = xmalloc((git_treebuilder_entrycount(tb) + 1) * sizeof(*m->v));
-	git_treebuilder_filter(tb, memo_add_ent, m); /* visits every entry, removes none */
+	m->v = v;
+	m->n = n;
+}
+
+/* Stores a tree of entries in tree order (git's format: "MODE NAME\0" and 20 bytes of
+ * id for each). */
+static bool write_tree(struct checkpoints *cp, const struct memo_ent *v, size_t n, git_oid *out)
+{
+	struct strbuf sb;
+	bool ok;
+
+	strbuf_init(&sb);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addf(&sb, "%o %s", (unsigned)v[i].mode, v[i].name);
+		strbuf_add(&sb, "", 1);
+		strbuf_add(&sb, (const char *)v[i].oid.id, GIT_OID_RAWSZ);
+	}
+	ok = loose_write(cp->loose, GIT_OBJECT_TREE, sb.buf, sb.len, out);
+	strbuf_release(&sb);
+	return ok;
 }
 
 static int cache_cmp(const void *a, const void *b)
@@ -551,7 +574,8 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
                      bool *empty)
 {
 	struct strvec names = STRVEC_INIT;
-	git_treebuilder *tb = NULL;
+	struct memo_ent *ents = NULL;
+	size_t n_ents = 0, cap_ents = 0;
 	bool ok = true;
 
 	*empty = true;
@@ -563,11 +587,6 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 		}
 		warn(t, "%s/ could not be read and was left out of the checkpoint", rel);
 		return true;
-	}
-	if (git_treebuilder_new(&tb, t->cp->repo, NULL) < 0) {
-		set_err(&t->err, "checkpoints: %s", git_why());
-		strvec_clear(&names);
-		return false;
 	}
 	for (size_t i = 0; i < names.n && !ignores; i++)
 		ignores = !strcmp(names.v[i], ".gitignore");
@@ -631,25 +650,35 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 		} else {
 			warn(t, "%s is not a file, a link or a folder and was left out", path);
 		}
-		if (ok && mode && git_treebuilder_insert(NULL, tb, name, &oid, mode) < 0)
-			warn(t, "%s cannot be kept in a checkpoint (%s) and was left out", path,
-			     git_why());
+		if (ok && mode) {
+			ents = xgrow(ents, &cap_ents, n_ents + 1, sizeof(*ents));
+			ents[n_ents].name = xstrdup(name);
+			ents[n_ents].oid = oid;
+			ents[n_ents].mode = mode;
+			n_ents++;
+		}
 		free(path);
 	}
-	if (ok && (git_treebuilder_entrycount(tb) > 0 || !*rel)) {
+	if (ok && (n_ents > 0 || !*rel)) {
 		const struct tree_memo *m = memo_find(t->cp, rel);
-		if (memo_same(m, tb)) {
+		if (n_ents)
+			qsort(ents, n_ents, sizeof(*ents), tree_order);
+		if (memo_same(m, ents, n_ents)) {
 			*out = m->oid;
-		} else if (git_treebuilder_write(out, tb) < 0) {
-			set_err(&t->err, "checkpoints: cannot write a tree: %s", git_why());
+		} else if (!write_tree(t->cp, ents, n_ents, out)) {
+			set_err(&t->err, "checkpoints: cannot write a tree: %s", strerror(errno));
 			ok = false;
 		}
 		if (ok) {
-			*empty = git_treebuilder_entrycount(tb) == 0;
-			memo_keep(t, rel, tb, out);
+			*empty = n_ents == 0;
+			memo_keep(t, rel, ents, n_ents, out);
+			ents = NULL;
+			n_ents = 0;
 		}
 	}
-	git_treebuilder_free(tb);
+	for (size_t i = 0; i < n_ents; i++)
+		free(ents[i].name);
+	free(ents);
 	strvec_clear(&names);
 	return ok;
 }

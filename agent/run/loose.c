@@ -19,6 +19,9 @@
 
 struct loose {
 	int dfd;
+	z_stream zs; /* kept between objects: deflateInit's tables cost more than the
+		      * small objects themselves */
+	bool zs_ready;
 	unsigned char have_dir[256 / 8]; /* fan-out folders known to exist */
 	unsigned long seq;               /* for temporary names */
 };
@@ -40,53 +43,61 @@ void loose_close(struct loose *l)
 	if (!l)
 		return;
 	close(l->dfd);
+	if (l->zs_ready)
+		deflateEnd(&l->zs);
 	free(l);
 }
 
 /* The object's file in git's format: zlib of "TYPE SIZE\0" and the bytes, at level 0. */
-static unsigned char *deflate_object(git_object_t type, const void *buf, size_t len,
-                                     size_t *out_len)
+static unsigned char *deflate_object(struct loose *l, git_object_t type, const void *buf,
+                                     size_t len, size_t *out_len)
 {
 	char head[64];
 	int hlen = snprintf(head, sizeof(head), "%s %zu", git_object_type2string(type), len);
 	const unsigned char *p = buf;
 	size_t left = len, cap;
 	unsigned char *out;
-	z_stream zs;
+	z_stream *zs = &l->zs;
 	int rc;
 
-	memset(&zs, 0, sizeof(zs));
-	if (hlen < 0 || deflateInit(&zs, Z_NO_COMPRESSION) != Z_OK)
+	if (hlen < 0)
 		return NULL;
-	cap = deflateBound(&zs, (uLong)hlen + 1 + len) + 64;
+	if (!l->zs_ready) {
+		memset(zs, 0, sizeof(*zs));
+		if (deflateInit(zs, Z_NO_COMPRESSION) != Z_OK)
+			return NULL;
+		l->zs_ready = true;
+	} else if (deflateReset(zs) != Z_OK) {
+		return NULL;
+	}
+	cap = deflateBound(zs, (uLong)hlen + 1 + len) + 64;
 	out = xmalloc(cap);
-	zs.next_out = out;
-	zs.avail_out = (uInt)(cap > UINT_MAX ? UINT_MAX : cap);
-	zs.next_in = (Bytef *)head;
-	zs.avail_in = (uInt)hlen + 1; /* with its NUL */
-	rc = deflate(&zs, Z_NO_FLUSH);
+	zs->next_out = out;
+	zs->avail_out = (uInt)(cap > UINT_MAX ? UINT_MAX : cap);
+	zs->next_in = (Bytef *)head;
+	zs->avail_in = (uInt)hlen + 1; /* with its NUL */
+	rc = deflate(zs, Z_NO_FLUSH);
 	while (rc == Z_OK || rc == Z_BUF_ERROR) {
-		size_t done = (size_t)(zs.next_out - out);
-		if (zs.avail_in == 0 && left > 0) {
+		size_t done = (size_t)(zs->next_out - out);
+		if (zs->avail_in == 0 && left > 0) {
 			size_t n = left > (1u << 30) ? (1u << 30) : left;
-			zs.next_in = (Bytef *)p;
-			zs.avail_in = (uInt)n;
+			zs->next_in = (Bytef *)p;
+			zs->avail_in = (uInt)n;
 			p += n;
 			left -= n;
 		}
-		if (zs.avail_out == 0) {
+		if (zs->avail_out == 0) {
 			out = xgrow(out, &cap, cap + (1u << 16), 1);
-			zs.next_out = out + done;
+			zs->next_out = out + done;
 		}
-		zs.avail_out = (uInt)(cap - (size_t)(zs.next_out - out) > UINT_MAX
+		zs->avail_out = (uInt)(cap - (size_t)(zs->next_out - out) > UINT_MAX
 		                          ? UINT_MAX
-		                          : cap - (size_t)(zs.next_out - out));
-		rc = deflate(&zs, left || zs.avail_in ? Z_NO_FLUSH : Z_FINISH);
+		                          : cap - (size_t)(zs->next_out - out));
+		rc = deflate(zs, left || zs->avail_in ? Z_NO_FLUSH : Z_FINISH);
 		if (rc == Z_STREAM_END)
 			break;
 	}
-	*out_len = (size_t)(zs.next_out - out);
-	deflateEnd(&zs);
+	*out_len = (size_t)(zs->next_out - out);
 	if (rc != Z_STREAM_END) {
 		free(out);
 		errno = EIO;
@@ -126,7 +137,7 @@ bool loose_write(struct loose *l, git_object_t type, const void *buf, size_t len
 		}
 	}
 	l->have_dir[slot / 8] |= (unsigned char)(1u << (slot % 8));
-	z = deflate_object(type, buf, len, &zlen);
+	z = deflate_object(l, type, buf, len, &zlen);
 	if (!z)
 		return false;
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%ld-%lu", dir, (long)getpid(), ++l->seq);
