@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <git2.h>
+
 #include "checkpoint.h"
 #include "strbuf.h"
 #include "testdir.h"
@@ -865,6 +867,71 @@ static void test_gitattributes_not_obeyed(void **state)
 	cp_changes_release(&c);
 }
 
+/* The store's trees are git's own: rebuilt by libgit2's tree builder from the entries it
+ * reads back, each folder's tree gets the same id (so the order of names, folder names
+ * sorting as if they ended in '/', and the modes are git's). */
+static void check_tree(git_repository *repo, const git_oid *id)
+{
+	git_tree *tree = NULL;
+	git_treebuilder *tb = NULL;
+	git_oid again;
+
+	assert_int_equal(git_tree_lookup(&tree, repo, id), 0);
+	assert_int_equal(git_treebuilder_new(&tb, repo, NULL), 0);
+	for (size_t i = 0; i < git_tree_entrycount(tree); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(tree, i);
+		assert_int_equal(git_treebuilder_insert(NULL, tb, git_tree_entry_name(e),
+		                                        git_tree_entry_id(e),
+		                                        git_tree_entry_filemode(e)),
+		                 0);
+		if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+			check_tree(repo, git_tree_entry_id(e));
+	}
+	assert_int_equal(git_treebuilder_write(&again, tb), 0);
+	assert_true(git_oid_equal(&again, id));
+	git_treebuilder_free(tb);
+	git_tree_free(tree);
+}
+
+static void test_trees_are_gits(void **state)
+{
+	struct fx *fx = *state;
+	char id[CP_ID_LEN + 1];
+	char *store = xasprintf("%s/checkpoints.git", fx->run), *p;
+	git_repository *repo = NULL;
+	git_commit *commit = NULL;
+	git_oid oid;
+
+	for (const char *const *d = (const char *const[]){"sub", "sub.d", "sub/deep", NULL}; *d;
+	     d++) {
+		p = at(fx, *d);
+		assert_int_equal(mkdir(p, 0700), 0);
+		free(p);
+	}
+	put(fx, "a", "a\n");
+	put(fx, "sub-z", "z\n");
+	put(fx, "sub/x", "x\n");
+	put(fx, "sub/deep/y", "y\n");
+	put(fx, "sub.d/w", "w\n");
+	put(fx, "sub0", "0\n");
+	p = at(fx, "sub-z");
+	assert_int_equal(chmod(p, 0755), 0);
+	free(p);
+	p = at(fx, "link");
+	assert_int_equal(symlink("sub/x", p), 0);
+	free(p);
+	take(fx, id, NULL);
+	git_libgit2_init();
+	assert_int_equal(git_repository_open_bare(&repo, store), 0);
+	assert_int_equal(git_oid_fromstr(&oid, id), 0);
+	assert_int_equal(git_commit_lookup(&commit, repo, &oid), 0);
+	check_tree(repo, git_commit_tree_id(commit));
+	git_commit_free(commit);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	free(store);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -887,6 +954,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_same_stat_rewrite_seen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unchanged_stores_nothing_again, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gitattributes_not_obeyed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_trees_are_gits, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
