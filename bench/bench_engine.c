@@ -4,6 +4,7 @@
  * (or bench/bench_engine [PARALLEL]). */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,9 @@ static char *write_script(const char *dir)
 
 int main(int argc, char **argv)
 {
-	char dir[] = "/tmp/pevtui-bench-XXXXXX";
+	char *dir = xasprintf("%s/pevtui-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	bool checkpoints = true;
+	int parallel = 1;
 	struct provider *prov, *roles[ROLE__COUNT];
 	struct settings s;
 	struct bus *bus;
@@ -116,9 +119,14 @@ int main(int argc, char **argv)
 	s.sim_delay_ms = 0;
 	/* The plan is one chain, so at most one step runs at a time whatever --parallel says;
 	 * the argument shows what the worker machinery itself costs. */
-	s.parallel = argc > 1 ? atoi(argv[1]) : 1;
-	if (s.parallel < 1)
-		s.parallel = 1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-checkpoints"))
+			checkpoints = false;
+		else
+			parallel = atoi(argv[i]);
+	}
+	s.parallel = parallel < 1 ? 1 : parallel;
+	s.checkpoints = checkpoints;
 	for (int r = 0; r < ROLE__COUNT; r++)
 		roles[r] = prov;
 	bus = bus_new();
@@ -138,7 +146,8 @@ int main(int argc, char **argv)
 	wall = wall_seconds() - w0;
 	getrusage(RUSAGE_SELF, &ru);
 
-	printf("bench_engine: %d steps, --parallel %d, exit %d\n", STEPS, s.parallel, code);
+	printf("bench_engine: %d steps, --parallel %d, checkpoints %s, in %s, exit %d\n", STEPS,
+	       s.parallel, checkpoints ? "on" : "off", dir, code);
 	printf("  cpu time per step: %.3f ms user + %.3f ms system (%.3f s wall in all)\n",
 	       user * 1000.0 / STEPS, sys * 1000.0 / STEPS, wall);
 	printf("  (system time is the journal's writes and the workspace files' fsync)\n");
@@ -156,5 +165,6 @@ int main(int argc, char **argv)
 	free(cmd);
 	free(script);
 	free(run_dir);
+	free(dir);
 	return code == PEV_EXIT_OK ? 0 : 1;
 }
