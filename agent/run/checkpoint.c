@@ -1312,3 +1312,50 @@ void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 	}
 	unlock(cp);
 }
+
+/* ------------------------------------------------------------ reading only */
+
+struct checkpoints *checkpoint_open_read(const char *run_dir, char **err)
+{
+	struct checkpoints *cp;
+	char *dir = xasprintf("%s/checkpoints.git", run_dir);
+	git_repository *repo = NULL;
+	struct stat st;
+
+	pthread_once(&git_once, git_setup);
+	/* Nothing is created, nothing unlocked: the run may be live in another pevtui. */
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		set_err(err, "the run has no checkpoint store (%s is missing)", dir);
+		free(dir);
+		return NULL;
+	}
+	if (git_repository_open_ext(&repo, dir,
+	                            GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
+	                            NULL) < 0) {
+		set_err(err, "the checkpoint store %s cannot be read: %s", dir, git_why());
+		free(dir);
+		return NULL;
+	}
+	cp = xcalloc(1, sizeof(*cp));
+	pthread_mutex_init(&cp->lock, NULL);
+	cp->repo = repo;
+	cp->max_file = CP_MAX_FILE_DEFAULT;
+	cp->max_total = CP_MAX_TOTAL_DEFAULT;
+	free(dir);
+	return cp;
+}
+
+bool checkpoint_taken_at(struct checkpoints *cp, const char *id, struct timespec *out, char **err)
+{
+	struct snap s;
+
+	lock(cp);
+	if (!snap_load(cp, id, &s, err)) {
+		unlock(cp);
+		return false;
+	}
+	*out = taken_at(&s);
+	snap_release(&s);
+	unlock(cp);
+	return true;
+}
