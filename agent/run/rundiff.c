@@ -101,3 +101,23 @@ bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char
 	}
 	return found > 0;
 }
+
+char *rundiff_summary(const struct fchange *fc, int max_names)
+{
+	struct strbuf sb;
+	size_t shown = 0;
+
+	if (fc->n_files <= 0)
+		return xstrdup("no files changed");
+	strbuf_init(&sb);
+	strbuf_adds(&sb, fc->stat && *fc->stat ? fc->stat : "changed");
+	for (size_t i = 0; i < fc->paths.n && shown < (size_t)max_names; i++, shown++) {
+		char k = fc->kinds && i < strlen(fc->kinds) ? fc->kinds[i] : 'M';
+
+		strbuf_addf(&sb, "%s%s%s", i ? ", " : ": ", k == 'A' ? "+" : k == 'D' ? "-" : "",
+			    fc->paths.v[i]);
+	}
+	if ((long)shown < fc->n_files)
+		strbuf_addf(&sb, ", and %ld more", fc->n_files - (long)shown);
+	return strbuf_detach(&sb);
+}

@@ -13,6 +13,7 @@
 #include "strbuf.h"
 
 struct run_state;
+struct fchange;
 
 /*
  * The run's whole change: from the earliest checkpoint taken before an attempt to the
@@ -32,5 +33,12 @@ bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_
  */
 bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char *step_id,
 		  int attempt, size_t max_diff, struct strbuf *out, char **err);
+
+/*
+ * One line for what attempt `fc` changed: "1 file changed, +1 -0: +notes.txt, b.md"
+ * (+ added, - deleted), at most `max_names` paths then "and N more"; "no files changed".
+ * Raw (paths are a model's): sanitize before drawing. Caller frees.
+ */
+char *rundiff_summary(const struct fchange *fc, int max_names);
 
 #endif
