@@ -152,6 +152,29 @@ static void test_run_and_step(void **state)
 	assert_int_equal(count(p.out, "Binary file blob.bin added"), 2);
 	cli_proc_free(&p);
 
+	/* report.md: the run's total besides each attempt's own. */
+	{
+		char *path = xasprintf("%s/report.md", fx.run), *md = testdir_slurp(path);
+
+		assert_non_null(md);
+		assert_non_null(strstr(md, "- Attempt 2 changed the workspace: 2 files changed"));
+		assert_non_null(strstr(md, "## Workspace changes\n\nFrom the first checkpoint to the "
+					   "last, the run changed the workspace: 2 files changed, "
+					   "+1 -0.\n"));
+		assert_non_null(strstr(md, "- `blob.bin` added (binary, 0 → 3 bytes)\n"));
+		assert_non_null(strstr(md, "- `notes.txt` added (+1 −0)\n"));
+		free(md);
+		free(path);
+	}
+
+	/* --json carries each attempt's changes (a replay prints what the run printed). */
+	p = cli_run(NULL, "--runs-dir", fx.runs, "--config", fx.cfg, "--headless", "--json",
+		    "--replay", "last", NULL);
+	assert_int_equal(p.status, 0);
+	assert_int_equal(count(p.out, "\"type\":\"step.changes\",\"step_id\":\"append\""), 2);
+	assert_int_equal(count(p.out, "{\"path\":\"notes.txt\",\"change\":\"added\""), 2);
+	cli_proc_free(&p);
+
 	/* Wrongly asked: one line on stderr, exit 1. */
 	p = diff(&fx, "last:nope");
 	assert_fails(&p, "has no step \"nope\" (its steps: append)");
