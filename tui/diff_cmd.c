@@ -108,19 +108,19 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 		char *ids = step_ids(&rs);
 
 		code = fail(xasprintf("run %s has no step \"%s\" (its steps: %s)",
-				      rs.run_id ? rs.run_id : run_dir, step, *ids ? ids : "none"));
+		                      rs.run_id ? rs.run_id : run_dir, step, *ids ? ids : "none"));
 		free(ids);
 		goto done;
 	}
 	if (!rs.n_changes) {
 		code = fail(xasprintf("run %s has no checkpoints: it ran with checkpoints = off, "
-				      "or before any step ran",
-				      rs.run_id ? rs.run_id : run_dir));
+		                      "or before any step ran",
+		                      rs.run_id ? rs.run_id : run_dir));
 		goto done;
 	}
 	if (step && !fold_find_change(&rs, step, 0)) {
-		code = fail(xasprintf("step %s of run %s has no checkpoints: it has not run yet", step,
-				      rs.run_id ? rs.run_id : run_dir));
+		code = fail(xasprintf("step %s of run %s has no checkpoints: it has not run yet",
+		                      step, rs.run_id ? rs.run_id : run_dir));
 		goto done;
 	}
 	cp = checkpoint_open_read(run_dir, &err);
@@ -130,9 +130,10 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 	}
 	if (step) {
 		if (!rundiff_step(cp, &rs, step, 0, DIFF_CMD_MAX, &text, &err)) {
-			code = fail(xasprintf("cannot show the diff of step %s: %s (is %s/checkpoints.git "
-					      "damaged, or another run's?)",
-					      step, err, run_dir));
+			code = fail(
+			    xasprintf("cannot show the diff of step %s: %s (is %s/checkpoints.git "
+			              "damaged, or another run's?)",
+			              step, err, run_dir));
 			goto done;
 		}
 	} else {
@@ -140,13 +141,14 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 
 		if (!rundiff_run(cp, &rs, DIFF_CMD_MAX, &ch, &err)) {
 			code = fail(xasprintf("cannot show the diff of the run: %s (is "
-					      "%s/checkpoints.git damaged, or another run's?)",
-					      err, run_dir));
+			                      "%s/checkpoints.git damaged, or another run's?)",
+			                      err, run_dir));
 			goto done;
 		}
 		strbuf_adds(&text, ch.diff ? ch.diff : "");
 		if (ch.diff_cut)
-			strbuf_addf(&text, "# (the diff is cut here, at %zu bytes)\n", DIFF_CMD_MAX);
+			strbuf_addf(&text, "# (the diff is cut here, at %zu bytes)\n",
+			            DIFF_CMD_MAX);
 		if (!ch.n)
 			fprintf(stderr, "pevtui: the run left the workspace as it found it\n");
 		cp_changes_release(&ch);
@@ -154,7 +156,7 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 	code = print_text(out, text.buf, text.len);
 	if (code == PEV_EXIT_OK && info.torn_tail)
 		fprintf(stderr, "pevtui: the journal's last line was cut off (a crash?) and was "
-				"skipped\n");
+		                "skipped\n");
 done:
 	checkpoint_close(cp);
 	strbuf_release(&text);

@@ -21,6 +21,6 @@ struct run_state;
  * appended).
  */
 bool drill_changes(struct linestore *page, const struct run_state *rs, const char *run_dir,
-		   const char *step_id, int attempt, char **msg);
+                   const char *step_id, int attempt, char **msg);
 
 #endif

@@ -47,9 +47,10 @@ void report_changes_render(struct strbuf *sb, const struct run_state *rs, const 
 	}
 	checkpoint_close(cp);
 	stat = cp_changes_stat(&ch);
-	strbuf_addf(sb, "From the first checkpoint to the last, the run changed the workspace: "
-			"%s.\n",
-		    stat);
+	strbuf_addf(sb,
+	            "From the first checkpoint to the last, the run changed the workspace: "
+	            "%s.\n",
+	            stat);
 	free(stat);
 	for (size_t i = 0; i < ch.n && i < FILES_LISTED; i++) {
 		const struct cp_file *f = &ch.v[i];
@@ -59,7 +60,8 @@ void report_changes_render(struct strbuf *sb, const struct run_state *rs, const 
 		strbuf_addf(sb, " %s", cp_change_name(f->change));
 		if (f->binary)
 			strbuf_addf(sb, " (binary, %llu → %llu bytes)\n",
-				    (unsigned long long)f->old_size, (unsigned long long)f->new_size);
+			            (unsigned long long)f->old_size,
+			            (unsigned long long)f->new_size);
 		else
 			strbuf_addf(sb, " (+%ld −%ld)\n", f->plus, f->minus);
 	}

@@ -17,8 +17,7 @@ static bool later(const struct timespec *a, const struct timespec *b)
 
 /* The id among the records' befores (`first`) or afters that was taken first or last;
  * on a tie the journal's order decides. NULL + *err when a named checkpoint is unknown. */
-static const char *pick(struct checkpoints *cp, const struct run_state *rs, bool first,
-			char **err)
+static const char *pick(struct checkpoints *cp, const struct run_state *rs, bool first, char **err)
 {
 	const char *best = NULL;
 	struct timespec bt = {0, 0};
@@ -40,7 +39,7 @@ static const char *pick(struct checkpoints *cp, const struct run_state *rs, bool
 }
 
 bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_diff,
-		 struct cp_changes *out, char **err)
+                 struct cp_changes *out, char **err)
 {
 	const char *from, *to;
 
@@ -49,7 +48,7 @@ bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_
 	if (!from) {
 		if (err && !*err)
 			*err = xstrdup("the journal names no checkpoint: the run took none "
-				       "(checkpoints = off, or it never ran a step)");
+			               "(checkpoints = off, or it never ran a step)");
 		return false;
 	}
 	to = pick(cp, rs, false, err);
@@ -62,7 +61,7 @@ bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_
 }
 
 bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char *step_id,
-		  int attempt, size_t max_diff, struct strbuf *out, char **err)
+                  int attempt, size_t max_diff, struct strbuf *out, char **err)
 {
 	size_t found = 0;
 
@@ -75,15 +74,16 @@ bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char
 			continue;
 		found++;
 		if (!fc->before[0] || !fc->after[0]) {
-			strbuf_addf(out, "# step %s, attempt %d: no checkpoint ids in the journal\n",
-				    step_id, fc->attempt);
+			strbuf_addf(out,
+			            "# step %s, attempt %d: no checkpoint ids in the journal\n",
+			            step_id, fc->attempt);
 			continue;
 		}
 		if (!checkpoint_diff(cp, fc->before, fc->after, max_diff, &ch, err))
 			return false;
 		stat = cp_changes_stat(&ch);
 		strbuf_addf(out, "# step %s, attempt %d: %s (checkpoint %.7s..%.7s)\n", step_id,
-			    fc->attempt, stat, fc->before, fc->after);
+		            fc->attempt, stat, fc->before, fc->after);
 		free(stat);
 		strbuf_adds(out, ch.diff ? ch.diff : "");
 		if (ch.diff_cut)
@@ -93,11 +93,12 @@ bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char
 	if (!found && err && !*err) {
 		if (attempt > 0)
 			*err = xasprintf("the journal has no changes for attempt %d of step %s",
-					 attempt, step_id);
+			                 attempt, step_id);
 		else
-			*err = xasprintf("the journal has no changes for step %s (it never ran with "
-					 "checkpoints on)",
-					 step_id);
+			*err =
+			    xasprintf("the journal has no changes for step %s (it never ran with "
+			              "checkpoints on)",
+			              step_id);
 	}
 	return found > 0;
 }
@@ -114,8 +115,11 @@ char *rundiff_summary(const struct fchange *fc, int max_names)
 	for (size_t i = 0; i < fc->paths.n && shown < (size_t)max_names; i++, shown++) {
 		char k = fc->kinds && i < strlen(fc->kinds) ? fc->kinds[i] : 'M';
 
-		strbuf_addf(&sb, "%s%s%s", i ? ", " : ": ", k == 'A' ? "+" : k == 'D' ? "-" : "",
-			    fc->paths.v[i]);
+		strbuf_addf(&sb, "%s%s%s", i ? ", " : ": ",
+		            k == 'A'   ? "+"
+		            : k == 'D' ? "-"
+		                       : "",
+		            fc->paths.v[i]);
 	}
 	if ((long)shown < fc->n_files)
 		strbuf_addf(&sb, ", and %ld more", fc->n_files - (long)shown);

@@ -22,7 +22,7 @@ struct fchange;
  * frees) when the journal names no checkpoint or the store lacks one.
  */
 bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_diff,
-		 struct cp_changes *out, char **err);
+                 struct cp_changes *out, char **err);
 
 /*
  * The changes of step `step_id`: attempt `attempt`, or every attempt when it is 0, oldest
@@ -32,7 +32,7 @@ bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_
  * when the journal has no step.changes for it, or the store lacks a checkpoint.
  */
 bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char *step_id,
-		  int attempt, size_t max_diff, struct strbuf *out, char **err);
+                  int attempt, size_t max_diff, struct strbuf *out, char **err);
 
 /*
  * One line for what attempt `fc` changed: "1 file changed, +1 -0: +notes.txt, b.md"

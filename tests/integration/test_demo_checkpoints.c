@@ -45,7 +45,7 @@ static char *demo(const char *config, char **tmp)
 	fputs(config, f);
 	assert_int_equal(fclose(f), 0);
 	p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", "checkpoints",
-		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
 	if (p.status != 0)
 		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
 	cli_proc_free(&p);
@@ -86,7 +86,7 @@ static void test_retry_rewinds(void **state)
 		    !strcmp(kind->valuestring, "checkpoint_restore")) {
 			restores++;
 			assert_string_equal(cJSON_GetObjectItem(ev, "step_id")->valuestring,
-					    "changelog");
+			                    "changelog");
 		}
 	}
 	assert_int_equal(changes, 3); /* changelog twice, notes once */

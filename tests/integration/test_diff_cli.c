@@ -23,7 +23,8 @@
 #define VERDICT(pass, action)                                                                      \
 	"{\"overall_pass\": " pass ", \"criteria_results\": [{\"criterion\": \"notes.txt holds "   \
 	"a line\", \"passed\": " pass ", \"evidence\": \"seen\", \"confidence\": 0.9, "            \
-	"\"feedback\": \"\"}], \"action\": \"" action "\", \"feedback_for_executor\": \"Again.\", " \
+	"\"feedback\": \"\"}], \"action\": \"" action                                              \
+	"\", \"feedback_for_executor\": \"Again.\", "                                              \
 	"\"severity\": \"major\"}"
 
 static const char script[] =
@@ -39,7 +40,7 @@ static const char script[] =
     "     \"step_output\": {\"findings\": \"done\", \"artifacts\": [\"notes.txt\"],\n"
     "       \"meets_criteria\": true}, \"confidence\": 0.9}}]},\n"
     " \"verifier\": {\"append\": [" VERDICT("false", "retry") ", " VERDICT("true", "pass") "]}\n"
-    "}\n";
+                                                                                           "}\n";
 
 struct fx {
 	char *dir, *runs, *ws, *run, *cfg, *script;
@@ -67,8 +68,8 @@ static void make_run(struct fx *fx, const char *config)
 	put(fx->cfg, config);
 	put(fx->script, script);
 	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", fx->script,
-		    "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace", fx->ws, "--config",
-		    fx->cfg, "Append a line", NULL);
+	            "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace", fx->ws, "--config",
+	            fx->cfg, "Append a line", NULL);
 	assert_int_equal(p.status, 0);
 	cli_proc_free(&p);
 	fx->run = cli_only_run(fx->runs);
@@ -158,9 +159,10 @@ static void test_run_and_step(void **state)
 
 		assert_non_null(md);
 		assert_non_null(strstr(md, "- Attempt 2 changed the workspace: 2 files changed"));
-		assert_non_null(strstr(md, "## Workspace changes\n\nFrom the first checkpoint to the "
-					   "last, the run changed the workspace: 2 files changed, "
-					   "+1 -0.\n"));
+		assert_non_null(strstr(md,
+		                       "## Workspace changes\n\nFrom the first checkpoint to the "
+		                       "last, the run changed the workspace: 2 files changed, "
+		                       "+1 -0.\n"));
 		assert_non_null(strstr(md, "- `blob.bin` added (binary, 0 → 3 bytes)\n"));
 		assert_non_null(strstr(md, "- `notes.txt` added (+1 −0)\n"));
 		free(md);
@@ -169,7 +171,7 @@ static void test_run_and_step(void **state)
 
 	/* --json carries each attempt's changes (a replay prints what the run printed). */
 	p = cli_run(NULL, "--runs-dir", fx.runs, "--config", fx.cfg, "--headless", "--json",
-		    "--replay", "last", NULL);
+	            "--replay", "last", NULL);
 	assert_int_equal(p.status, 0);
 	assert_int_equal(count(p.out, "\"type\":\"step.changes\",\"step_id\":\"append\""), 2);
 	assert_int_equal(count(p.out, "{\"path\":\"notes.txt\",\"change\":\"added\""), 2);

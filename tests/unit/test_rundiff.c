@@ -53,12 +53,12 @@ static void apply(struct run_state *rs, const char *line)
 }
 
 static void changes(struct run_state *rs, int seq, const char *step, int attempt,
-		    const char *before, const char *after, const char *files)
+                    const char *before, const char *after, const char *files)
 {
 	char *line = xasprintf("{\"seq\":%d,\"ts\":\"2026-01-01T10:00:00.000Z\",\"type\":"
-			       "\"step.changes\",\"step_id\":\"%s\",\"attempt\":%d,\"before\":"
-			       "\"%s\",\"after\":\"%s\",\"files\":%s,\"stat\":\"s\"}",
-			       seq, step, attempt, before, after, files);
+	                       "\"step.changes\",\"step_id\":\"%s\",\"attempt\":%d,\"before\":"
+	                       "\"%s\",\"after\":\"%s\",\"files\":%s,\"stat\":\"s\"}",
+	                       seq, step, attempt, before, after, files);
 
 	apply(rs, line);
 	free(line);
@@ -101,10 +101,10 @@ static int setup(void **state)
 	checkpoint_close(cp);
 	fold_init(&fx->rs);
 	changes(&fx->rs, 10, "s2", 1, fx->b, fx->c,
-		"[{\"path\":\"notes.txt\",\"change\":\"modified\",\"plus\":1,\"minus\":0}]");
+	        "[{\"path\":\"notes.txt\",\"change\":\"modified\",\"plus\":1,\"minus\":0}]");
 	changes(&fx->rs, 11, "s1", 1, fx->a, fx->b,
-		"[{\"path\":\"notes.txt\",\"change\":\"added\"},{\"path\":\"evil\\u001b[2J.txt\","
-		"\"change\":\"added\"}]");
+	        "[{\"path\":\"notes.txt\",\"change\":\"added\"},{\"path\":\"evil\\u001b[2J.txt\","
+	        "\"change\":\"added\"}]");
 	changes(&fx->rs, 12, "s1", 2, fx->a, fx->a, "[]");
 	*state = fx;
 	return 0;
@@ -208,7 +208,8 @@ static void test_drill_page(void **state)
 	linestore_init(&page);
 	assert_true(drill_changes(&page, &fx->rs, fx->run, "s1", 1, &msg));
 	assert_true(page_has(&page, "Attempt 1: 2 files changed, +2 -0"));
-	assert_true(page_has(&page, "  A notes.txt  +1 \xe2\x88\x92" "0"));
+	assert_true(page_has(&page, "  A notes.txt  +1 \xe2\x88\x92"
+	                            "0"));
 	assert_true(page_has(&page, "+one"));
 	assert_false(page_has(&page, "Attempt 2"));
 	/* A model's file name and content reach the screen without their escapes. */
