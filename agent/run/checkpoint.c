@@ -1345,17 +1345,39 @@ struct checkpoints *checkpoint_open_read(const char *run_dir, char **err)
 	return cp;
 }
 
-bool checkpoint_taken_at(struct checkpoints *cp, const char *id, struct timespec *out, char **err)
+bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, int *order,
+                        char **err)
 {
-	struct snap s;
+	struct snap sa, sb;
+	struct timespec ta, tb;
 
+	*order = 0;
 	lock(cp);
-	if (!snap_load(cp, id, &s, err)) {
+	if (!snap_load(cp, a, &sa, err)) {
 		unlock(cp);
 		return false;
 	}
-	*out = taken_at(&s);
-	snap_release(&s);
+	if (!snap_load(cp, b, &sb, err)) {
+		snap_release(&sa);
+		unlock(cp);
+		return false;
+	}
+	ta = taken_at(&sa);
+	tb = taken_at(&sb);
+	if (older(&ta, &tb))
+		*order = -1;
+	else if (older(&tb, &ta))
+		*order = 1;
+	/* Taken within one tick of the coarse clock: each checkpoint's parent is the one
+	 * taken before it, so the older is the other's ancestor. */
+	else if (git_graph_descendant_of(cp->repo, git_commit_id(sb.commit),
+	                                 git_commit_id(sa.commit)) == 1)
+		*order = -1;
+	else if (git_graph_descendant_of(cp->repo, git_commit_id(sa.commit),
+	                                 git_commit_id(sb.commit)) == 1)
+		*order = 1;
+	snap_release(&sa);
+	snap_release(&sb);
 	unlock(cp);
 	return true;
 }

@@ -127,8 +127,11 @@ void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
  */
 struct checkpoints *checkpoint_open_read(const char *run_dir, char **err);
 
-/* When checkpoint `id` was taken (its walk began). false + *err for an unknown id. */
-struct timespec;
-bool checkpoint_taken_at(struct checkpoints *cp, const char *id, struct timespec *out, char **err);
+/*
+ * Which of checkpoints `a` and `b` was taken first: *order -1 (a), 1 (b), 0 (the same
+ * one, or the store cannot tell). false + *err for an unknown id.
+ */
+bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, int *order,
+                        char **err);
 
 #endif

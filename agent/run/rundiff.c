@@ -5,35 +5,35 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fold.h"
 #include "xalloc.h"
 
-static bool later(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
 /* The id among the records' befores (`first`) or afters that was taken first or last;
- * on a tie the journal's order decides. NULL + *err when a named checkpoint is unknown. */
-static const char *pick(struct checkpoints *cp, const struct run_state *rs, bool first, char **err)
+ * when the store cannot tell, the journal's order decides. NULL + *err when a named
+ * checkpoint is unknown. */
+static const char *pick(struct checkpoints *cp, const struct run_state *rs, bool first,
+                        char **err)
 {
 	const char *best = NULL;
-	struct timespec bt = {0, 0};
 
 	for (size_t i = 0; i < rs->n_changes; i++) {
 		const char *id = first ? rs->changes[i].before : rs->changes[i].after;
-		struct timespec t;
+		int order;
 
 		if (!id[0])
 			continue;
-		if (!checkpoint_taken_at(cp, id, &t, err))
-			return NULL;
-		if (!best || (first ? later(&bt, &t) : !later(&bt, &t))) {
+		if (!best) {
+			/* Known to the store, or no diff can be made from it. */
+			if (!checkpoint_compare(cp, id, id, &order, err))
+				return NULL;
 			best = id;
-			bt = t;
+			continue;
 		}
+		if (!checkpoint_compare(cp, id, best, &order, err))
+			return NULL;
+		if (first ? order < 0 : order >= 0)
+			best = id;
 	}
 	return best;
 }
