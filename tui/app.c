@@ -1211,6 +1211,29 @@ static void act_requests(struct app *a)
 	a->mode = MODE_DRILL;
 }
 
+/* D: what the selected step changed in the workspace, as a diff: the attempt of the selected
+ * log line when the log has the focus, else every attempt of the step. */
+static void act_changes(struct app *a)
+{
+	const struct linestore *ls = panes_log_store(a->view, &a->ps);
+	struct vstep *s = selected(a);
+	struct drill_source src = drill_source(a);
+	size_t line = a->ps.focus == PANE_LOG ? logview_selected(&a->ps.log, ls) : (size_t)-1;
+	char *msg = NULL;
+
+	if (!s) {
+		set_message(a, "select a step: workspace changes belong to its attempts");
+		return;
+	}
+	a->drill = drill_screen_changes(&src, s->f->id, line, &msg);
+	if (!a->drill) {
+		set_message(a, "%s", msg ? msg : "no workspace changes recorded");
+		free(msg);
+		return;
+	}
+	a->mode = MODE_DRILL;
+}
+
 static void drill_keys(struct app *a, bool is_key, unsigned int ch)
 {
 	struct drill_source src = drill_source(a);
@@ -1499,6 +1522,10 @@ static const struct binding bindings[] = {
 	{'P', false, act_requests, "P",
 	 "the requests the models were sent for the selected step's attempt, as kept in the "
 	 "run folder (the planner's with the run selected)",
+	 ANY},
+	{'D', false, act_changes, "D",
+	 "what the selected step changed in the workspace, as a diff (every attempt; with the "
+	 "Step log focused, the selected line's attempt); c does it from an opened line",
 	 ANY},
 	{'t', false, act_verdict_scope, "t",
 	 "Verdicts pane: only the selected step's verdicts / every step's", ANY},

@@ -18,6 +18,7 @@
 #include "attempts.h"
 #include "draw.h"
 #include "drill.h"
+#include "drill_changes.h"
 #include "events.h"
 #include "linediff.h"
 #include "logview.h"
@@ -36,7 +37,7 @@
 #define REQUEST_MAX (64u << 20)
 #define OPEN_MAX (16u << 20)
 
-enum page_kind { PG_ENTRY, PG_DIFF, PG_REQUEST };
+enum page_kind { PG_ENTRY, PG_DIFF, PG_REQUEST, PG_CHANGES };
 
 struct page {
 	enum page_kind kind;
@@ -369,6 +370,8 @@ static bool load_entry(struct drill_screen *ds, const struct drill_source *src, 
 	return true;
 }
 
+static bool open_changes(struct drill_screen *ds, const struct drill_source *src, bool all);
+
 struct drill_screen *drill_screen_open(const struct drill_source *src, const char *step_id,
 				       size_t line, char **msg)
 {
@@ -381,7 +384,43 @@ struct drill_screen *drill_screen_open(const struct drill_source *src, const cha
 		drill_screen_free(ds);
 		return NULL;
 	}
+	/* A step.changes line means its diff; Esc goes back to the event. */
+	if (ds->entry >= 0 && r && r->v[ds->entry].type == EV_STEP_CHANGES)
+		open_changes(ds, src, false);
 	return ds;
+}
+
+/* ---- the workspace changes page ---- */
+
+/* What the screen's attempt (every attempt of the step when `all`) changed in the
+ * workspace, from the run's checkpoints; false (+ message) when there is nothing. */
+static bool open_changes(struct drill_screen *ds, const struct drill_source *src, bool all)
+{
+	struct linestore lines;
+	struct page *p;
+	char *msg = NULL;
+	int attempt = all ? 0 : ds->attempt;
+
+	if (!ds->step_id) {
+		set_message(ds, xstrdup("select a step: workspace changes belong to its attempts"));
+		return false;
+	}
+	linestore_init(&lines);
+	if (!drill_changes(&lines, &src->v->rs, src->run_dir, ds->step_id, attempt, &msg)) {
+		set_message(ds, msg);
+		linestore_release(&lines);
+		return false;
+	}
+	{
+		int saved = ds->attempt;
+
+		ds->attempt = attempt;
+		p = page_push(ds, PG_CHANGES, title_for(ds, src, "workspace changes"));
+		ds->attempt = saved;
+	}
+	linestore_release(&p->lines);
+	p->lines = lines;
+	return true;
 }
 
 /* ---- the requests page ---- */
@@ -468,6 +507,25 @@ struct drill_screen *drill_screen_requests(const struct drill_source *src, const
 		return NULL;
 	}
 	show_request(ds, src);
+	return ds;
+}
+
+struct drill_screen *drill_screen_changes(const struct drill_source *src, const char *step_id,
+					  size_t line, char **msg)
+{
+	const struct logref *r = refs_of(src, step_id);
+	struct drill_screen *ds = xcalloc(1, sizeof(*ds));
+	long i = r && line != (size_t)-1 ? logref_find(r, line) : -1;
+
+	*msg = NULL;
+	ds->step_id = xstrdup(step_id);
+	ds->entry = i;
+	ds->attempt = i >= 0 ? attempt_at(src, step_id, r, i) : 0;
+	if (!open_changes(ds, src, i < 0)) {
+		*msg = xstrdup(ds->message);
+		drill_screen_free(ds);
+		return NULL;
+	}
 	return ds;
 }
 
@@ -700,9 +758,12 @@ void drill_screen_draw(struct drill_screen *ds, int rows, int cols, size_t gates
 {
 	static const char *const hints_entry[] = {
 		"Esc", "back", "\xe2\x86\x91\xe2\x86\x93", "scroll", "\xe2\x86\x90\xe2\x86\x92", "entry",
-		"o", "open", "d", "diff", "Tab", "artifact", "p", "requests", NULL};
+		"o", "open", "d", "diff", "Tab", "artifact", "p", "requests", "c", "changes", NULL};
 	static const char *const hints_diff[] = {"Esc", "back", "\xe2\x86\x91\xe2\x86\x93 PgUp PgDn",
 						 "scroll", "o", "open artifact", NULL};
+	static const char *const hints_changes[] = {"Esc", "back",
+						    "\xe2\x86\x91\xe2\x86\x93 PgUp PgDn", "scroll",
+						    "g G", "top / bottom", NULL};
 	static const char *const hints_req[] = {"Esc", "back", "\xe2\x86\x91\xe2\x86\x93 PgUp PgDn",
 						"scroll", "n N", "next / previous request", "o",
 						"whole file in $PAGER", NULL};
@@ -732,9 +793,10 @@ void drill_screen_draw(struct drill_screen *ds, int rows, int cols, size_t gates
 		char *clean = textsan_clean(left, strlen(left), 0);
 
 		statusbar_draw(foot, clean,
-			       p->kind == PG_REQUEST ? hints_req
-			       : p->kind == PG_DIFF  ? hints_diff
-						     : hints_entry);
+			       p->kind == PG_REQUEST   ? hints_req
+			       : p->kind == PG_DIFF    ? hints_diff
+			       : p->kind == PG_CHANGES ? hints_changes
+						       : hints_entry);
 		free(clean);
 	}
 	free(left);
@@ -836,6 +898,10 @@ bool drill_screen_key(struct drill_screen *ds, const struct drill_source *src, b
 	case 'P':
 		if (p->kind == PG_ENTRY)
 			open_requests(ds, src);
+		break;
+	case 'c':
+		if (p->kind == PG_ENTRY)
+			open_changes(ds, src, false);
 		break;
 	case 'n':
 	case 'N':

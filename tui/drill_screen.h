@@ -1,7 +1,8 @@
 /*
  * drill_screen — the full-screen view of a log entry opened whole (Enter on a step-log
  * line) and the pages it leads to: an artifact's diff against the previous attempt (d),
- * the requests a role was sent for the attempt (p), an artifact in $PAGER (o). Pages are
+ * the requests a role was sent for the attempt (p), an artifact in $PAGER (o), what the
+ * attempt changed in the workspace (c, from the run's checkpoints). Pages are
  * built by drill.h from the view, the journal and the run folder. Curses; UI thread only.
  */
 #ifndef PEVTUI_DRILL_SCREEN_H
@@ -35,6 +36,10 @@ struct drill_screen *drill_screen_open(const struct drill_source *src, const cha
  * and the final answer's). NULL and *msg when none was kept. */
 struct drill_screen *drill_screen_requests(const struct drill_source *src, const char *step_id,
 					   size_t line, char **msg);
+/* Opens straight on what the attempt of line `line` of the step's log changed in the
+ * workspace ((size_t)-1: every attempt of the step). NULL and *msg when it recorded none. */
+struct drill_screen *drill_screen_changes(const struct drill_source *src, const char *step_id,
+					  size_t line, char **msg);
 void drill_screen_free(struct drill_screen *ds); /* NULL ok */
 
 /* Draws over the whole screen; `gates` waiting are named in the footer. */

@@ -21,6 +21,7 @@
 #include "app.h"
 #include "bus.h"
 #include "cost.h"
+#include "diff_cmd.h"
 #include "fold.h"
 #include "gate.h"
 #include "headless.h"
@@ -42,7 +43,7 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF };
 
 /* Long options without a short form. */
 enum {
@@ -52,6 +53,7 @@ enum {
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
+	OPT_DIFF,
 };
 
 static const struct option long_options[] = {
@@ -60,6 +62,7 @@ static const struct option long_options[] = {
 	{"resume", required_argument, NULL, OPT_RESUME},
 	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"list-runs", no_argument, NULL, OPT_LIST_RUNS},
+	{"diff", required_argument, NULL, OPT_DIFF},
 	{"provider", required_argument, NULL, OPT_PROVIDER},
 	{"model", required_argument, NULL, OPT_MODEL},
 	{"planner-model", required_argument, NULL, OPT_PLANNER_MODEL},
@@ -121,6 +124,7 @@ static void usage(FILE *out)
 	      "       pevtui --demo [OPTIONS] [TASK]\n"
 	      "       pevtui --headless [OPTIONS] TASK\n"
 	      "       pevtui --resume RUN | --replay RUN | --list-runs\n"
+	      "       pevtui --diff RUN[:STEP]\n"
 	      "A terminal cockpit for supervised Plan-Execute-Verify agent runs.\n"
 	      "\n"
 	      "Modes:\n"
@@ -130,6 +134,8 @@ static void usage(FILE *out)
 	      "                          or directory)\n"
 	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
 	      "      --list-runs         list runs with state, age, cost, provider and task\n"
+	      "      --diff RUN[:STEP]   print what the run (or every attempt of STEP) changed\n"
+	      "                          in the workspace, as a unified diff\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -254,6 +260,10 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
+		case OPT_DIFF:
+			cli->mode = MODE_DIFF;
+			set_str(&cli->run_ref, optarg);
+			break;
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -837,6 +847,16 @@ int main(int argc, char **argv)
 		else
 			code = app_replay(&s, dir);
 		free(dir);
+		break;
+	}
+	case MODE_DIFF: {
+		char *run_ref, *step, *dir;
+		diff_cmd_split(cli.run_ref, &run_ref, &step);
+		dir = resolve_run(&s, run_ref);
+		code = diff_cmd_print(dir, step, stdout);
+		free(dir);
+		free(step);
+		free(run_ref);
 		break;
 	}
 	case MODE_RESUME: {

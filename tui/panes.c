@@ -352,6 +352,13 @@ static void verdict_rows(const struct view *v, struct rows *rw, const char *only
 				 vd->severity ? vd->severity : "");
 		emit(rw, 0, head, vd->overall_pass ? THEME_GOOD : THEME_BAD);
 		free(head);
+		if (vd->changes) {
+			/* What the verdict judged: the attempt's workspace changes (D shows them). */
+			char *about = xasprintf("judged: %s", vd->changes);
+
+			emit(rw, 2, about, THEME_DIM);
+			free(about);
+		}
 		for (size_t i = 0; i < vd->n_criteria; i++) {
 			const struct vcriterion *cr = &vd->criteria[i];
 			char *line, conf[16] = "";

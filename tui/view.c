@@ -14,6 +14,7 @@
 #include "jsonx.h"
 #include "plan.h"
 #include "provider.h"
+#include "rundiff.h"
 #include "shell_view.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -138,6 +139,7 @@ static void verdict_release(struct vverdict *vd)
 		free(vd->criteria[i].evidence);
 	}
 	free(vd->criteria);
+	free(vd->changes);
 }
 
 static void gate_release(struct vgate *g)
@@ -1459,6 +1461,14 @@ static void on_verdict(struct ctx *c)
 	vd->feedback = san_or_null(fv->feedback);
 	vd->attempt = fv->attempt;
 	vd->overall_pass = fv->overall_pass;
+	{
+		/* What the verdict was about: the attempt's step.changes came before it. */
+		const struct fchange *fc = fold_find_change(&v->rs, fv->step_id, fv->attempt);
+		char *sum = fc ? rundiff_summary(fc, 3) : NULL;
+
+		vd->changes = sum ? san(sum) : NULL;
+		free(sum);
+	}
 	vd->criteria = xcalloc(fv->n_criteria + 1, sizeof(*vd->criteria));
 	for (size_t i = 0; i < fv->n_criteria; i++) {
 		struct vcriterion *cr = &vd->criteria[vd->n_criteria++];

@@ -87,6 +87,7 @@ struct vverdict {
 	bool overall_pass;
 	struct vcriterion *criteria;
 	size_t n_criteria;
+	char *changes; /* what the judged attempt changed in the workspace (sanitized), or NULL */
 };
 
 /* A step of the proposal waiting at a replan gate, for the Plan pane's other revision: its

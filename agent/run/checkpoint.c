@@ -1522,3 +1522,72 @@ void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 	}
 	unlock(cp);
 }
+
+/* ------------------------------------------------------------ reading only */
+
+struct checkpoints *checkpoint_open_read(const char *run_dir, char **err)
+{
+	struct checkpoints *cp;
+	char *dir = xasprintf("%s/checkpoints.git", run_dir);
+	git_repository *repo = NULL;
+	struct stat st;
+
+	pthread_once(&git_once, git_setup);
+	/* Nothing is created, nothing unlocked: the run may be live in another pevtui. */
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		set_err(err, "the run has no checkpoint store (%s is missing)", dir);
+		free(dir);
+		return NULL;
+	}
+	if (git_repository_open_ext(&repo, dir,
+	                            GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
+	                            NULL) < 0) {
+		set_err(err, "the checkpoint store %s cannot be read: %s", dir, git_why());
+		free(dir);
+		return NULL;
+	}
+	cp = xcalloc(1, sizeof(*cp));
+	pthread_mutex_init(&cp->lock, NULL);
+	cp->repo = repo;
+	cp->max_file = CP_MAX_FILE_DEFAULT;
+	cp->max_total = CP_MAX_TOTAL_DEFAULT;
+	free(dir);
+	return cp;
+}
+
+bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, int *order,
+                        char **err)
+{
+	struct snap sa, sb;
+	struct timespec ta, tb;
+
+	*order = 0;
+	lock(cp);
+	if (!snap_load(cp, a, &sa, err)) {
+		unlock(cp);
+		return false;
+	}
+	if (!snap_load(cp, b, &sb, err)) {
+		snap_release(&sa);
+		unlock(cp);
+		return false;
+	}
+	ta = taken_at(&sa);
+	tb = taken_at(&sb);
+	if (older(&ta, &tb))
+		*order = -1;
+	else if (older(&tb, &ta))
+		*order = 1;
+	/* Taken within one tick of the coarse clock: each checkpoint's parent is the one
+	 * taken before it, so the older is the other's ancestor. */
+	else if (git_graph_descendant_of(cp->repo, git_commit_id(sb.commit),
+	                                 git_commit_id(sa.commit)) == 1)
+		*order = -1;
+	else if (git_graph_descendant_of(cp->repo, git_commit_id(sa.commit),
+	                                 git_commit_id(sb.commit)) == 1)
+		*order = 1;
+	snap_release(&sa);
+	snap_release(&sb);
+	unlock(cp);
+	return true;
+}

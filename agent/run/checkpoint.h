@@ -119,4 +119,19 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
                                struct strvec *conflicts, char **err);
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
 
+/*
+ * Opens the store of the run in `run_dir` to read it only (checkpoint_diff): nothing is
+ * created or changed, so it is safe beside the pevtui running the run, and the workspace
+ * need not exist any more. NULL + *err (caller frees) when the store is missing or is no
+ * store. Close with checkpoint_close; take nothing with it.
+ */
+struct checkpoints *checkpoint_open_read(const char *run_dir, char **err);
+
+/*
+ * Which of checkpoints `a` and `b` was taken first: *order -1 (a), 1 (b), 0 (the same
+ * one, or the store cannot tell). false + *err for an unknown id.
+ */
+bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, int *order,
+                        char **err);
+
 #endif

@@ -205,6 +205,14 @@ static void proposal_clear(struct run_state *rs)
 	rs->proposed_failed = rs->proposed_failure = NULL;
 }
 
+static void change_release(struct fchange *c)
+{
+	free(c->step_id);
+	strvec_clear(&c->paths);
+	free(c->kinds);
+	free(c->stat);
+}
+
 void fold_release(struct run_state *rs)
 {
 	free(rs->run_id);
@@ -227,6 +235,9 @@ void fold_release(struct run_state *rs)
 		gate_release(&rs->gates[i]);
 	free(rs->gates);
 	strvec_clear(&rs->shell_allowed);
+	for (size_t i = 0; i < rs->n_changes; i++)
+		change_release(&rs->changes[i]);
+	free(rs->changes);
 	free(rs->answer);
 	free(rs->end_status);
 	free(rs->end_reason);
@@ -274,6 +285,17 @@ double fold_total_usd(const struct run_state *rs, bool *unknown)
 	if (unknown)
 		*unknown = rs->spent_unknown;
 	return rs->spent_usd;
+}
+
+const struct fchange *fold_find_change(const struct run_state *rs, const char *id, int attempt)
+{
+	for (size_t i = rs->n_changes; id && i-- > 0;) {
+		const struct fchange *c = &rs->changes[i];
+
+		if (!strcmp(c->step_id, id) && (attempt <= 0 || c->attempt == attempt))
+			return c;
+	}
+	return NULL;
 }
 
 /* ---- step clocks ---- */
@@ -688,6 +710,56 @@ static void on_verdict(struct ctx *c)
 		strvec_push(&c->step->critiques, v->feedback ? v->feedback : "verification failed");
 }
 
+/* A checkpoint id as the store names it (40 hex digits), else "". */
+static void copy_id(char dst[41], const char *src)
+{
+	size_t n = src ? strspn(src, "0123456789abcdef") : 0;
+
+	if (n == 40 && !src[40])
+		memcpy(dst, src, 41);
+	else
+		dst[0] = '\0';
+}
+
+static void on_step_changes(struct ctx *c)
+{
+	struct run_state *rs = c->rs;
+	const cJSON *files = jget(c->o, "files"), *it;
+	const char *sid = jsonx_str(c->o, "step_id");
+	struct strbuf kinds;
+	struct fchange *ch;
+
+	if (!sid || !*sid)
+		return;
+	rs->changes = xgrow(rs->changes, &rs->cap_changes, rs->n_changes + 1, sizeof(*rs->changes));
+	ch = &rs->changes[rs->n_changes++];
+	memset(ch, 0, sizeof(*ch));
+	ch->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
+	ch->step_id = xstrdup(sid);
+	ch->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
+	copy_id(ch->before, jsonx_str(c->o, "before"));
+	copy_id(ch->after, jsonx_str(c->o, "after"));
+	ch->plus = jlong(c->o, "plus", 0, 1000000000000L, 0);
+	ch->minus = jlong(c->o, "minus", 0, 1000000000000L, 0);
+	ch->stat = xstrdup(jsonx_str(c->o, "stat"));
+	strbuf_init(&kinds);
+	if (cJSON_IsArray(files)) {
+		cJSON_ArrayForEach(it, files)
+		{
+			const char *path = jsonx_str(it, "path"), *kind = jsonx_str(it, "change");
+
+			if (!path)
+				continue;
+			strvec_push(&ch->paths, path);
+			strbuf_addc(&kinds, kind && !strcmp(kind, "added")     ? 'A'
+					    : kind && !strcmp(kind, "deleted") ? 'D'
+									       : 'M');
+		}
+	}
+	ch->kinds = strbuf_detach(&kinds);
+	ch->n_files = (long)ch->paths.n + jlong(c->o, "files_more", 0, 1000000000L, 0);
+}
+
 static void on_llm_call(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
@@ -870,6 +942,7 @@ static const handler_fn handlers[EV__COUNT] = {
 	[EV_STEP_END] = on_step_end,
 	[EV_STEP_EDIT] = on_step_edit,
 	[EV_STEP_OUTPUT] = on_step_output,
+	[EV_STEP_CHANGES] = on_step_changes,
 	[EV_VERIFY_VERDICT] = on_verdict,
 	[EV_LLM_CALL] = on_llm_call,
 	[EV_OPERATOR_COMMAND] = on_operator_command,

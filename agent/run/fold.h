@@ -80,6 +80,19 @@ struct fstep {
 	int n_attempt_usd;
 };
 
+/* What one attempt changed in the workspace (step.changes), as the journal says. */
+struct fchange {
+	unsigned long seq;
+	char *step_id;
+	int attempt;
+	char before[41], after[41]; /* checkpoint ids (40 hex digits), "" when not given */
+	long plus, minus;           /* lines, over every file */
+	long n_files;               /* files changed, those past the event's list included */
+	struct strvec paths;        /* the paths listed, in the event's order */
+	char *kinds;                /* one letter per listed path: A added, M modified, D deleted */
+	char *stat;                 /* "1 file changed, +1 -0" */
+};
+
 struct fgate {
 	unsigned long id;
 	enum gate_kind kind;
@@ -141,6 +154,9 @@ struct run_state {
 	double ended_at;          /* of the last run.end, 0 while live */
 	unsigned long last_seq;
 	unsigned long events;     /* events applied */
+
+	struct fchange *changes;  /* every step.changes, oldest first */
+	size_t n_changes, cap_changes;
 };
 
 void fold_init(struct run_state *rs);
@@ -160,6 +176,9 @@ const struct fgate *fold_find_gate(const struct run_state *rs, unsigned long id)
 /* Seconds a step has run at `now` (epoch seconds): closed periods plus the open one. */
 double fold_step_seconds(const struct fstep *s, double now);
 double fold_total_usd(const struct run_state *rs, bool *unknown);
+/* The latest step.changes of attempt `attempt` of step `id` (0: of its latest attempt
+ * that has one), or NULL. */
+const struct fchange *fold_find_change(const struct run_state *rs, const char *id, int attempt);
 
 /* Seconds since the epoch for an RFC 3339 UTC time ("2026-01-02T03:04:05.678Z"); 0 if bad.
  * The one parser of event timestamps. */

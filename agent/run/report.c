@@ -19,6 +19,7 @@
 #include "journal.h"
 #include "jsonx.h"
 #include "report_audit.h"
+#include "report_changes.h"
 #include "report_replans.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -701,7 +702,8 @@ static void render_outcome(struct strbuf *sb, const struct report *r,
 		strbuf_adds(sb, "The journal's last line was cut off and was left out.\n");
 }
 
-static char *render(const struct report *r, const struct journal_load_info *info)
+static char *render(const struct report *r, const struct journal_load_info *info,
+		    const char *run_dir)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const struct run_state *rs = &r->rs;
@@ -744,6 +746,7 @@ static char *render(const struct report *r, const struct journal_load_info *info
 	audit_render_plan_edits(r->audit, &sb);
 	report_replans_render(r->replans, &sb);
 	render_steps(&sb, r);
+	report_changes_render(&sb, rs, run_dir);
 	audit_render_unjudged(r->audit, &sb, rs);
 	strbuf_adds(&sb, "## Gates\n\n");
 	strbuf_adds(&sb, r->gates.len ? r->gates.buf : "No gate was decided.\n");
@@ -822,7 +825,7 @@ bool report_write(const char *run_dir, char **err)
 	r.replans = report_replans_new();
 	ok = journal_load(jpath, visit, &r, &info, err);
 	if (ok) {
-		text = render(&r, &info);
+		text = render(&r, &info, run_dir);
 		ok = write_atomic(rpath, text, err);
 		free(text);
 	}

@@ -638,6 +638,47 @@ static void test_malformed_and_torn(void **state)
 	fold_release(&rs);
 }
 
+#define CK_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define CK_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/* step.changes: one record per attempt, checkpoint ids checked, paths with their kind. */
+static void test_step_changes(void **state)
+{
+	struct run_state rs;
+	const struct fchange *c;
+
+	(void)state;
+	start(&rs);
+	adopt(&rs);
+	apply(&rs, "{'seq':4," TS("03") ",'type':'step.changes','step_id':'s1','attempt':1,"
+		   "'before':'" CK_A "','after':'" CK_B "','files':[{'path':'a.txt','change':'added',"
+		   "'plus':2,'minus':0},{'path':'b.bin','change':'deleted','binary':true}],"
+		   "'files_more':3,'plus':2,'minus':0,'stat':'5 files changed, +2 -0'}");
+	/* A bad id (not 40 hex digits) is kept out; the record stays. */
+	apply(&rs, "{'seq':5," TS("04") ",'type':'step.changes','step_id':'s1','attempt':2,"
+		   "'before':'../../etc','after':'" CK_A "','files':[],'stat':'no files changed'}");
+	apply(&rs, "{'seq':6," TS("05") ",'type':'step.changes','attempt':1}"); /* no step */
+	assert_int_equal(rs.n_changes, 2);
+	c = fold_find_change(&rs, "s1", 1);
+	assert_non_null(c);
+	assert_int_equal(c->seq, 4);
+	assert_string_equal(c->before, CK_A);
+	assert_string_equal(c->after, CK_B);
+	assert_int_equal(c->plus, 2);
+	assert_int_equal(c->n_files, 5);
+	assert_int_equal(c->paths.n, 2);
+	assert_string_equal(c->paths.v[1], "b.bin");
+	assert_string_equal(c->kinds, "AD");
+	assert_string_equal(c->stat, "5 files changed, +2 -0");
+	c = fold_find_change(&rs, "s1", 0);
+	assert_int_equal(c->attempt, 2);
+	assert_string_equal(c->before, "");
+	assert_string_equal(c->after, CK_A);
+	assert_null(fold_find_change(&rs, "s2", 0));
+	assert_null(fold_find_change(&rs, "s1", 3));
+	fold_release(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -655,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_not_judged_and_costs),
 		cmocka_unit_test(test_pause_final_end_reopen),
 		cmocka_unit_test(test_malformed_and_torn),
+		cmocka_unit_test(test_step_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

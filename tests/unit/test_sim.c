@@ -444,7 +444,7 @@ static void test_every_scenario_drives(void **state)
 		drive_scenario(names[n], sim_scenario_task(names[n]), &d);
 		drive_free(&d);
 	}
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 }
 
 static void test_generic_uses_the_task(void **state)
