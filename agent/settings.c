@@ -15,6 +15,7 @@
 
 #include <ini.h>
 
+#include "checkpoint.h"
 #include "gate.h"
 #include "netguard.h"
 #include "notify.h"
@@ -40,6 +41,8 @@ void settings_init(struct settings *s)
 	s->notify_debounce_s = NOTIFY_DEBOUNCE_S;
 	s->keep_requests = true;
 	s->checkpoints = true;
+	s->checkpoint_max_file = (int)CP_MAX_FILE_DEFAULT;
+	s->checkpoint_max_total = (int)CP_MAX_TOTAL_DEFAULT;
 }
 
 void settings_release(struct settings *s)
@@ -56,6 +59,7 @@ void settings_release(struct settings *s)
 		s->model[r] = NULL;
 	}
 	strvec_clear(&s->shell_allow);
+	strvec_clear(&s->checkpoint_exclude);
 	strvec_clear(&s->http_allow_hosts);
 }
 
@@ -145,6 +149,11 @@ static const struct key_def keys[] = {
 	{"gates", "list", K_GATES, 0, 0, 0, 0, NULL},
 	{"ui", "theme", K_STR, F(theme), 0, 0, 0, NULL},
 	{"ui", "mouse", K_BOOL, F(mouse), 0, 0, 0, NULL},
+	{"checkpoints", "exclude", K_LIST, F(checkpoint_exclude), 0, 0, 0, NULL},
+	{"checkpoints", "max_file", K_INT, F(checkpoint_max_file), 0, 1024, 2147483647.0,
+	 "a whole number of bytes from 1024 to 2147483647"},
+	{"checkpoints", "max_total", K_INT, F(checkpoint_max_total), 0, 1048576, 2147483647.0,
+	 "a whole number of bytes from 1048576 to 2147483647"},
 	{"tools", "shell_allow", K_LIST, F(shell_allow), 0, 0, 0, NULL},
 	{"tools", "shell_timeout", K_INT, F(shell_timeout_s), 0, 1, 3600,
 	 "a whole number of seconds from 1 to 3600"},
@@ -177,9 +186,10 @@ const char *settings_policy_check(const char *key, double v)
 	return "a known policy setting";
 }
 
-static const char *const sections[] = {"provider", "models", "policy", "gates", "ui", "tools"};
-#define SECTIONS_AND "[provider], [models], [policy], [gates], [ui] and [tools]"
-#define SECTIONS_OR "[provider], [models], [policy], [gates], [ui] or [tools]"
+static const char *const sections[] = {"provider", "models", "policy",     "gates",
+                                       "ui",       "tools",  "checkpoints"};
+#define SECTIONS_AND "[provider], [models], [policy], [gates], [ui], [tools] and [checkpoints]"
+#define SECTIONS_OR "[provider], [models], [policy], [gates], [ui], [tools] or [checkpoints]"
 
 struct cfg {
 	struct settings *s;

@@ -39,6 +39,13 @@ struct settings {
 	bool checkpoints;            /* [policy] checkpoints = on|off: snapshot the workspace
 				      * around every attempt, restore it before a retry
 				      * (agent/run/checkpoint.h); default on */
+	/* [checkpoints] in the config file (agent/run/checkpoint.h): */
+	struct strvec checkpoint_exclude; /* exclude = node_modules/, *.log: comma-separated
+					   * patterns of paths left out of every checkpoint
+					   * (checkpoint_set_exclude) */
+	int checkpoint_max_file;     /* max_file = bytes, 1024..2147483647; default 50 MiB */
+	int checkpoint_max_total;    /* max_total = bytes per checkpoint, 1048576..2147483647;
+				      * default 1 GiB */
 	/* [tools] in the config file: */
 	struct strvec shell_allow;   /* shell_allow = git status, make test: comma-separated
 				      * command prefixes (whole words) that run without the

@@ -686,8 +686,13 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	if (s->checkpoints) {
 		char *cerr = NULL;
 		e->checkpoints = checkpoint_open(run_dir, e->workspace, &cerr);
-		if (!e->checkpoints)
+		if (!e->checkpoints) {
 			e->checkpoint_err = cerr;
+		} else {
+			checkpoint_set_limits(e->checkpoints, (uint64_t)s->checkpoint_max_file,
+			                      (uint64_t)s->checkpoint_max_total);
+			checkpoint_set_exclude(e->checkpoints, &s->checkpoint_exclude);
+		}
 	}
 	if (resume && !rebuild_from_journal(e, err))
 		goto fail;

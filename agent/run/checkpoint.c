@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -71,6 +72,7 @@ struct checkpoints {
 	 * must not change how the verifier is shown its diff. */
 	git_repository *ign;
 	struct loose *loose; /* where blobs and commits are written */
+	struct strvec exclude; /* [checkpoints] exclude patterns */
 	bool last_moved; /* refs/pevtui/last is behind `last` */
 	char *ws_path;
 	char *run_rel; /* the run folder's path in the workspace when it is inside */
@@ -289,6 +291,7 @@ void checkpoint_close(struct checkpoints *cp)
 			git_reference_free(ref);
 	}
 	loose_close(cp->loose);
+	strvec_clear(&cp->exclude);
 	git_odb_free(cp->odb);
 	git_repository_free(cp->ign);
 	git_repository_free(cp->repo);
@@ -315,12 +318,23 @@ void checkpoint_set_limits(struct checkpoints *cp, uint64_t max_file, uint64_t m
 	unlock(cp);
 }
 
+void checkpoint_set_exclude(struct checkpoints *cp, const struct strvec *patterns)
+{
+	lock(cp);
+	strvec_clear(&cp->exclude);
+	for (size_t i = 0; patterns && i < patterns->n; i++)
+		strvec_push(&cp->exclude, patterns->v[i]);
+	unlock(cp);
+}
+
 /* ------------------------------------------------------------------ taking */
 
 struct take {
 	struct checkpoints *cp;
 	struct strvec *warnings;
 	struct strvec skipped;
+	struct strvec excluded; /* the first CP_EXCLUDED_LISTED paths left out on purpose */
+	size_t n_excluded;      /* all of them */
 	uint64_t total;
 	struct cache_ent *nv;
 	size_t n, cap;
@@ -568,6 +582,81 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	return true;
 }
 
+/* Whether one [checkpoints] exclude pattern matches: "NAME" (globs allowed) matches that
+ * name at any depth, a pattern with a '/' inside matches the whole path from the
+ * workspace's root ("/build" the top one only), a trailing '/' matches folders only. */
+static bool pattern_matches(const char *pat, const char *path, const char *name, bool is_dir)
+{
+	size_t n = strlen(pat);
+	char *p;
+	bool hit;
+
+	if (n && pat[n - 1] == '/') {
+		if (!is_dir)
+			return false;
+		n--;
+	}
+	if (pat[0] == '/' && n == 0)
+		return false; /* "/" alone: nothing */
+	p = xstrndup(pat[0] == '/' ? pat + 1 : pat, pat[0] == '/' ? n - 1 : n);
+	if (!*p)
+		hit = false;
+	else if (pat[0] == '/' || strchr(p, '/'))
+		hit = fnmatch(p, path, FNM_PATHNAME) == 0;
+	else
+		hit = fnmatch(p, name, 0) == 0;
+	free(p);
+	return hit;
+}
+
+/* An entry the operator's exclude list or a .gitignore leaves out: noted, not walked. */
+static bool left_out_on_purpose(struct take *t, const char *path, const char *name,
+                                bool is_dir, bool ignores)
+{
+	bool out = false;
+
+	for (size_t i = 0; i < t->cp->exclude.n && !out; i++)
+		out = pattern_matches(t->cp->exclude.v[i], path, name, is_dir);
+	if (!out && ignores) {
+		char *q = is_dir ? xasprintf("%s/", path) : xstrdup(path);
+		out = is_ignored(t, q);
+		free(q);
+	}
+	if (!out)
+		return false;
+	if (t->excluded.n < CP_EXCLUDED_LISTED) {
+		char *q = is_dir ? xasprintf("%s/", path) : xstrdup(path);
+		strvec_push(&t->excluded, q);
+		free(q);
+	}
+	t->n_excluded++;
+	return true;
+}
+
+/* Whether an exclude pattern leaves out `path` or a folder on its way (for a restore,
+ * which must not touch what no checkpoint holds). */
+static bool path_excluded(const struct checkpoints *cp, const char *path)
+{
+	char *copy = xstrdup(path);
+	bool out = false;
+
+	for (char *slash = copy;; slash++) {
+		char *end = strchr(slash, '/');
+		const char *name;
+		if (end)
+			*end = '\0';
+		name = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
+		for (size_t i = 0; i < cp->exclude.n && !out; i++)
+			out = pattern_matches(cp->exclude.v[i], copy, name, end != NULL);
+		if (out || !end)
+			break;
+		*end = '/';
+		slash = end;
+	}
+	free(copy);
+	return out;
+}
+
 /* The tree of the folder dfd (rel: its path, "" for the root); *empty when nothing in it
  * was kept (git keeps no empty folders). false on an error that stops the checkpoint. */
 static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git_oid *out,
@@ -602,24 +691,21 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 			free(path);
 			continue;
 		}
+		if (left_out_on_purpose(t, path, name, S_ISDIR(st.st_mode), ignores)) {
+			free(path);
+			continue;
+		}
 		if (S_ISDIR(st.st_mode)) {
-			char *dpath = xasprintf("%s/", path);
 			bool sub_empty = true;
-			int sfd = -1;
-			if (!(ignores && is_ignored(t, dpath)))
-				sfd = openat(dfd, name,
-				             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sfd >= 0) {
 				ok = take_dir(t, sfd, path, ignores, &oid, &sub_empty);
 				close(sfd);
 			}
-			free(dpath);
 			if (ok && !sub_empty)
 				mode = GIT_FILEMODE_TREE;
 		} else if (S_ISLNK(st.st_mode) || S_ISREG(st.st_mode)) {
-			if (ignores && is_ignored(t, path)) {
-				/* left out on purpose */
-			} else if (S_ISLNK(st.st_mode)) {
+			if (S_ISLNK(st.st_mode)) {
 				char target[4096];
 				ssize_t n = readlinkat(dfd, name, target, sizeof(target));
 				if (n >= 0 && (size_t)n < sizeof(target) &&
@@ -684,17 +770,24 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 }
 
 /* The commit message: a title, then the paths left out for their size as JSON. */
-/* The message: "pevtui checkpoint", then {"left_out": [...], "taken_s": S, "taken_ns": N}
- * (when the walk began, to the nanosecond: there_before compares file times with it). */
-static char *commit_message(const struct strvec *skipped, const struct timespec *taken)
+/* The message: "pevtui checkpoint", then {"left_out": [...], "taken_s": S, "taken_ns": N,
+ * "excluded": [...], "excluded_n": N} (when the walk began, to the nanosecond:
+ * there_before compares file times with it; the paths left out on purpose). */
+static char *commit_message(const struct take *t, const struct timespec *taken)
 {
 	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "left_out");
 	char *js, *msg;
 
 	cJSON_AddNumberToObject(o, "taken_s", (double)taken->tv_sec);
 	cJSON_AddNumberToObject(o, "taken_ns", (double)taken->tv_nsec);
-	for (size_t i = 0; i < skipped->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(skipped->v[i]));
+	for (size_t i = 0; i < t->skipped.n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(t->skipped.v[i]));
+	if (t->n_excluded) {
+		a = cJSON_AddArrayToObject(o, "excluded");
+		for (size_t i = 0; i < t->excluded.n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(t->excluded.v[i]));
+		cJSON_AddNumberToObject(o, "excluded_n", (double)t->n_excluded);
+	}
 	js = cJSON_PrintUnformatted(o);
 	msg = xasprintf("pevtui checkpoint\n\n%s\n", js ? js : "{}");
 	cJSON_free(js);
@@ -757,7 +850,7 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	ok = take_dir(&t, fd, "", false, &tree_id, &empty);
 	close(fd);
 	if (ok) {
-		msg = commit_message(&t.skipped, &coarse);
+		msg = commit_message(&t, &coarse);
 		if (!write_commit(cp, &tree_id, msg, start.tv_sec, &cid)) {
 			set_err(&t.err, "checkpoints: cannot record the checkpoint: %s",
 			        strerror(errno));
@@ -792,6 +885,7 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	cache_free(t.nv, t.n);
 	memo_free(t.trees, t.n_trees);
 	strvec_clear(&t.skipped);
+	strvec_clear(&t.excluded);
 	return ok;
 }
 
@@ -812,6 +906,8 @@ struct snap {
 	git_commit *commit;
 	git_tree *tree;
 	struct strvec left_out;
+	struct strvec excluded;
+	size_t n_excluded;
 };
 
 static void snap_release(struct snap *s)
@@ -819,6 +915,7 @@ static void snap_release(struct snap *s)
 	git_tree_free(s->tree);
 	git_commit_free(s->commit);
 	strvec_clear(&s->left_out);
+	strvec_clear(&s->excluded);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -840,8 +937,15 @@ static bool snap_load(struct checkpoints *cp, const char *id, struct snap *s, ch
 	if (js) {
 		cJSON *o = cJSON_Parse(js), *a = cJSON_GetObjectItemCaseSensitive(o, "left_out"),
 		      *it;
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "excluded_n");
 		cJSON_ArrayForEach(it, a) if (cJSON_IsString(it))
 		    strvec_push(&s->left_out, it->valuestring);
+		a = cJSON_GetObjectItemCaseSensitive(o, "excluded");
+		cJSON_ArrayForEach(it, a) if (cJSON_IsString(it))
+		    strvec_push(&s->excluded, it->valuestring);
+		s->n_excluded = cJSON_IsNumber(n) && n->valuedouble >= (double)s->excluded.n
+		                    ? (size_t)n->valuedouble
+		                    : s->excluded.n;
 		cJSON_Delete(o);
 	}
 	return true;
@@ -863,6 +967,7 @@ void cp_changes_release(struct cp_changes *c)
 		free(c->v[i].path);
 	free(c->v);
 	free(c->diff);
+	strvec_clear(&c->excluded);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -935,6 +1040,9 @@ bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, s
 		strbuf_release(&text);
 		return false;
 	}
+	for (size_t i = 0; i < b.excluded.n; i++)
+		strvec_push(&out->excluded, b.excluded.v[i]);
+	out->n_excluded = b.n_excluded;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.context_lines = 3;
 	if (git_diff_tree_to_tree(&diff, cp->repo, a.tree, b.tree, &o) < 0) {
@@ -1258,7 +1366,7 @@ static bool restore_path(struct checkpoints *cp, int root, struct snap *target, 
 	git_oid oid;
 	struct timespec taken = taken_at(target);
 
-	if (in_vec(&target->left_out, path))
+	if (in_vec(&target->left_out, path) || path_excluded(cp, path))
 		return true; /* never stored: nothing to restore it to, never deleted */
 	if (matches(cp, root, target->tree, path))
 		return true;

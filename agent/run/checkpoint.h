@@ -32,6 +32,17 @@ void checkpoint_close(struct checkpoints *cp);
 /* Per-file and per-checkpoint limits in bytes (0 keeps the current one). */
 void checkpoint_set_limits(struct checkpoints *cp, uint64_t max_file, uint64_t max_total);
 
+#define CP_EXCLUDED_LISTED 100 /* paths left out on purpose a checkpoint names */
+
+/*
+ * Paths left out of every checkpoint from now on, as [checkpoints] exclude writes them: a
+ * NAME (globs * ? [..] allowed) is that name at any depth, a pattern with a '/' inside is
+ * the whole path from the workspace's root ("/build": the top one only), a trailing '/'
+ * means folders only. Copied; NULL or empty: none. Like a .gitignore'd path, an excluded
+ * one is neither stored, compared nor restored, and is named in the checkpoint.
+ */
+void checkpoint_set_exclude(struct checkpoints *cp, const struct strvec *patterns);
+
 /*
  * Snapshots the workspace: regular files with their exec bit, symbolic links as links
  * (never followed), deletions implied by absence. `.gitignore`d paths, `.git` entries and
@@ -71,6 +82,10 @@ struct cp_changes {
 	long plus, minus;
 	char *diff; /* unified diff text, at most the bound asked (then diff_cut) */
 	bool diff_cut;
+	/* Left out of the later checkpoint on purpose ([checkpoints] exclude, .gitignore):
+	 * the first CP_EXCLUDED_LISTED paths (folders end in '/'), and how many in all. */
+	struct strvec excluded;
+	size_t n_excluded;
 };
 
 void cp_changes_release(struct cp_changes *c);

@@ -77,5 +77,18 @@ void report_changes_render(struct strbuf *sb, const struct run_state *rs, const 
 		strbuf_adds(sb, "RUN");
 	}
 	strbuf_adds(sb, "` (one step: `RUN:STEP`).\n\n");
+	if (ch.n_excluded) {
+		strbuf_addf(sb,
+		            "Left out of the checkpoints on purpose (`[checkpoints] exclude` or a "
+		            "`.gitignore`), so neither compared nor restored: %zu path%s",
+		            ch.n_excluded, ch.n_excluded == 1 ? "" : "s");
+		for (size_t i = 0; i < ch.excluded.n && i < 20; i++) {
+			strbuf_adds(sb, i ? ", " : ": ");
+			add_path(sb, ch.excluded.v[i]);
+		}
+		if (ch.n_excluded > 20 && ch.excluded.n >= 20)
+			strbuf_addf(sb, " and %zu more", ch.n_excluded - 20);
+		strbuf_adds(sb, ".\n\n");
+	}
 	cp_changes_release(&ch);
 }

@@ -68,7 +68,9 @@ struct fx {
 	struct cli_proc p;
 };
 
-static void run(struct fx *fx, const char *config)
+/* Runs the script with `config`; `seed` (may be NULL) names a file the workspace holds
+ * before the run. */
+static void run(struct fx *fx, const char *config, const char *seed)
 {
 	char *cfg = NULL;
 
@@ -76,6 +78,14 @@ static void run(struct fx *fx, const char *config)
 	fx->runs = xasprintf("%s/runs", fx->dir);
 	fx->ws = xasprintf("%s/ws", fx->dir);
 	assert_int_equal(mkdir(fx->ws, 0755), 0);
+	if (seed) {
+		char *p = xasprintf("%s/%s", fx->ws, seed);
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs("from before the run\n", f);
+		fclose(f);
+		free(p);
+	}
 	fx->script = write_script(fx->dir);
 	cfg = xasprintf("%s/config", fx->dir);
 	{
@@ -152,7 +162,7 @@ static void test_retries_start_clean(void **state)
 	char *s;
 
 	(void)state;
-	run(&fx, NULL);
+	run(&fx, NULL, NULL);
 	assert_int_equal(fx.p.status, 0);
 	s = ws_file(&fx, "notes.txt");
 	assert_non_null(s);
@@ -216,7 +226,7 @@ static void test_off(void **state)
 	char *s;
 
 	(void)state;
-	run(&fx, "[policy]\ncheckpoints = off\n");
+	run(&fx, "[policy]\ncheckpoints = off\n", NULL);
 	assert_int_equal(fx.p.status, 0);
 	s = ws_file(&fx, "notes.txt");
 	assert_non_null(s);
@@ -228,11 +238,38 @@ static void test_off(void **state)
 	fx_free(&fx);
 }
 
+/* [checkpoints] exclude: the excluded file is neither restored nor compared, the others
+ * still are, and report.md says what was left out. */
+static void test_exclude(void **state)
+{
+	struct fx fx = {0};
+	char *s;
+
+	(void)state;
+	run(&fx, "[checkpoints]\nexclude = *.log\n", "build.log");
+	assert_int_equal(fx.p.status, 0);
+	s = ws_file(&fx, "notes.txt");
+	assert_non_null(s);
+	assert_string_equal(s, "line\n");
+	free(s);
+	s = ws_file(&fx, "build.log");
+	assert_non_null(s);
+	assert_string_equal(s, "from before the run\n");
+	free(s);
+	s = run_file(&fx, "report.md");
+	assert_non_null(s);
+	assert_non_null(strstr(s, "Left out of the checkpoints on purpose"));
+	assert_non_null(strstr(s, "`build.log`"));
+	free(s);
+	fx_free(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_retries_start_clean),
 	    cmocka_unit_test(test_off),
+	    cmocka_unit_test(test_exclude),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

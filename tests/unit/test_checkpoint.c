@@ -932,6 +932,85 @@ static void test_trees_are_gits(void **state)
 	free(store);
 }
 
+/* [checkpoints] exclude: names at any depth, rooted paths, folders only; what is left out
+ * is neither compared nor restored, and the checkpoint names it. */
+static void test_exclude(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct strvec pats = STRVEC_INIT, restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+	struct cp_changes c;
+	char *err = NULL;
+
+	for (const char *const *d =
+	         (const char *const[]){"node_modules", "sub", "sub/build", "build", "docs",
+	                               "docs/tmp", NULL};
+	     *d; d++) {
+		char *p = at(fx, *d);
+		assert_int_equal(mkdir(p, 0700), 0);
+		free(p);
+	}
+	strvec_push(&pats, "node_modules/");
+	strvec_push(&pats, "*.log");
+	strvec_push(&pats, "/build");
+	strvec_push(&pats, "docs/tmp");
+	checkpoint_set_exclude(fx->cp, &pats);
+	put(fx, "node_modules/dep.js", "1\n");
+	put(fx, "x.log", "1\n");
+	put(fx, "sub/y.log", "1\n");
+	put(fx, "build/out", "1\n");
+	put(fx, "sub/build/kept", "1\n");
+	put(fx, "docs/tmp/t", "1\n");
+	put(fx, "docs/kept.md", "1\n");
+	put(fx, "sub/node_modules", "a file, not a folder\n");
+	take(fx, a, NULL);
+	for (const char *const *f =
+	         (const char *const[]){"node_modules/dep.js", "x.log", "sub/y.log", "build/out",
+	                               "sub/build/kept", "docs/tmp/t", "docs/kept.md",
+	                               "sub/node_modules", NULL};
+	     *f; f++)
+		put(fx, *f, "2\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_null(err);
+	assert_int_equal(c.n, 3);
+	assert_non_null(find(&c, "docs/kept.md"));
+	assert_non_null(find(&c, "sub/build/kept"));
+	assert_non_null(find(&c, "sub/node_modules"));
+	assert_int_equal(c.n_excluded, 5);
+	assert_int_equal(c.excluded.n, 5);
+	{
+		const char *want[] = {"build/", "docs/tmp/", "node_modules/", "sub/y.log", "x.log"};
+		for (size_t i = 0; i < 5; i++) {
+			bool seen = false;
+			for (size_t k = 0; k < c.excluded.n; k++)
+				seen = seen || !strcmp(c.excluded.v[k], want[i]);
+			assert_true(seen);
+		}
+	}
+	/* A restore of every path to `a` leaves the excluded ones as they are now. */
+	{
+		struct strvec paths = STRVEC_INIT;
+		char *s;
+		strvec_push(&paths, "x.log");
+		strvec_push(&paths, "docs/kept.md");
+		checkpoint_restore_paths(fx->cp, a, &paths, NULL, &restored, &conflicts, &err);
+		free(err);
+		err = NULL;
+		s = get(fx, "x.log");
+		assert_string_equal(s, "2\n");
+		free(s);
+		s = get(fx, "docs/kept.md");
+		assert_string_equal(s, "1\n");
+		free(s);
+		strvec_clear(&paths);
+	}
+	cp_changes_release(&c);
+	strvec_clear(&pats);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -955,6 +1034,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unchanged_stores_nothing_again, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gitattributes_not_obeyed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trees_are_gits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exclude, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

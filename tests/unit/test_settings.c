@@ -101,6 +101,32 @@ static void test_checkpoints_off(void **state)
 	settings_release(&s);
 }
 
+static void test_checkpoints_section(void **state)
+{
+	struct fx *fx = *state;
+	struct settings s;
+	char *err;
+
+	settings_init(&s);
+	assert_int_equal(s.checkpoint_max_file, 50 << 20);
+	assert_int_equal(s.checkpoint_max_total, 1 << 30);
+	assert_null(load(fx, &s,
+	                 "[checkpoints]\nexclude = node_modules/, *.log ,/build\n"
+	                 "max_file = 4096\nmax_total = 2097152\n"));
+	assert_int_equal(s.checkpoint_exclude.n, 3);
+	assert_string_equal(s.checkpoint_exclude.v[0], "node_modules/");
+	assert_string_equal(s.checkpoint_exclude.v[1], "*.log");
+	assert_string_equal(s.checkpoint_exclude.v[2], "/build");
+	assert_int_equal(s.checkpoint_max_file, 4096);
+	assert_int_equal(s.checkpoint_max_total, 2097152);
+	err = load(fx, &s, "[checkpoints]\nmax_file = 12\n");
+	assert_non_null(err);
+	assert_non_null(strstr(err, "max_file"));
+	assert_non_null(strstr(err, "1024"));
+	free(err);
+	settings_release(&s);
+}
+
 static void test_good_file(void **state)
 {
 	struct fx *fx = *state;
@@ -211,10 +237,10 @@ static void test_error_messages(void **state)
 		 "chaos must be a probability from 0 to 1, not \"lots\""},
 		{"[ui]\ntheme = x\n[colors]\nfg = red\n", 3,
 		 "unknown section [colors]; the sections are [provider], [models], [policy], "
-		 "[gates], [ui] and [tools]"},
+		 "[gates], [ui], [tools] and [checkpoints]"},
 		{"theme = x\n", 1,
 		 "key \"theme\" is outside any section; put it under [provider], [models], "
-		 "[policy], [gates], [ui] or [tools]"},
+		 "[policy], [gates], [ui], [tools] or [checkpoints]"},
 		{"[tools]\nshell_timeout = 0\n", 2,
 		 "shell_timeout must be a whole number of seconds from 1 to 3600, not \"0\""},
 		{"[tools]\nshell_timeout = 5s\n", 2,
@@ -421,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test_setup_teardown(test_good_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoints_section, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_present_keys_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_messages, setup, teardown),
