@@ -637,16 +637,64 @@ static char *name_paths(const struct strvec *v)
 	return strbuf_detach(&sb);
 }
 
+static void tell_restored(struct job *j, const char *step_id, const struct strvec *restored,
+			  const struct strvec *conflicts, bool orphan)
+{
+	if (restored->n) {
+		char *names = name_paths(restored);
+		char *msg;
+		cJSON *f = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(f, "paths");
+
+		if (orphan)
+			msg = xasprintf("step %s left the plan: %zu file%s it changed restored "
+					"(%s)",
+					step_id, restored->n, restored->n == 1 ? "" : "s", names);
+		else
+			msg = xasprintf("step %s starts again from where it first started: %zu "
+					"file%s restored (%s)",
+					step_id, restored->n, restored->n == 1 ? "" : "s", names);
+		cJSON_AddStringToObject(f, "level", "info");
+		cJSON_AddStringToObject(f, "kind", "checkpoint_restore");
+		cJSON_AddStringToObject(f, "step_id", step_id);
+		cJSON_AddStringToObject(f, "message", msg);
+		for (size_t i = 0; i < restored->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
+		bus_publish(j->e->bus, EV_NOTICE, f);
+		free(msg);
+		free(names);
+	}
+	for (size_t i = 0; i < conflicts->n; i++) {
+		char *msg = xasprintf("step %s: %s was changed by someone else since the step's "
+				      "last attempt, or while another step ran beside it; it is "
+				      "left as it is, not restored",
+				      step_id, conflicts->v[i]);
+		cJSON *f = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(f, "level", "warn");
+		cJSON_AddStringToObject(f, "kind", "checkpoint_conflict");
+		cJSON_AddStringToObject(f, "step_id", step_id);
+		cJSON_AddStringToObject(f, "path", conflicts->v[i]);
+		cJSON_AddStringToObject(f, "message", msg);
+		bus_publish(j->e->bus, EV_NOTICE, f);
+		free(msg);
+	}
+}
+
 /*
- * Before an attempt: when the step's earlier attempts (since it last passed) changed
- * files, they are put back as they were before its first one, so a retry starts clean;
- * a file someone else changed since is left alone and named. Then the "before"
- * checkpoint; before[0] is NUL when there is none (checkpoints off or failing).
+ * Before an attempt: the files that steps a replan removed changed are put back, then
+ * those the step's own earlier attempts changed (a retry, or a re-run after a pass, an
+ * edit, a stale input or a replan), as they were before the attempt that first changed
+ * them, so the attempt starts clean; a file someone else changed since is left alone and
+ * named. Then the "before" checkpoint; before[0] is NUL when there is none (checkpoints
+ * off or failing). `series` gets the ids of the series restored (step.changes'
+ * `restored_series`: --resume rebuilds the series from it).
  */
-static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
+static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct strvec *series)
 {
 	struct pev *e = j->e;
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT, warnings = STRVEC_INIT;
+	struct cp_restored *orphans = NULL;
+	size_t n_orphans;
 	char *err = NULL;
 
 	before[0] = '\0';
@@ -655,23 +703,17 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
 			cp_notice(j, "warn", "checkpoint", e->checkpoint_err);
 		return;
 	}
-	checkpoint_series_restore(e->checkpoints, j->step.id, &restored, &conflicts, &err);
-	if (restored.n) {
-		char *names = name_paths(&restored);
-		char *msg = xasprintf("step %s starts again from where its first attempt started: "
-				      "%zu file%s restored (%s)",
-				      j->step.id, restored.n, restored.n == 1 ? "" : "s", names);
-		cp_notice(j, "info", "checkpoint_restore", msg);
-		free(msg);
-		free(names);
+	n_orphans = checkpoint_series_restore_orphans(e->checkpoints, &orphans, &err);
+	for (size_t i = 0; i < n_orphans; i++) {
+		strvec_push(series, orphans[i].step_id);
+		tell_restored(j, orphans[i].step_id, &orphans[i].restored, &orphans[i].conflicts,
+			      true);
 	}
-	for (size_t i = 0; i < conflicts.n; i++) {
-		char *msg = xasprintf("step %s: %s was changed by someone else since the step's "
-				      "last attempt, or while another step ran beside it; it is "
-				      "left as it is, not restored",
-				      j->step.id, conflicts.v[i]);
-		cp_notice(j, "warn", "checkpoint_conflict", msg);
-		free(msg);
+	cp_restored_free(orphans, n_orphans);
+	if (checkpoint_series_has(e->checkpoints, j->step.id)) {
+		strvec_push(series, j->step.id);
+		checkpoint_series_restore(e->checkpoints, j->step.id, &restored, &conflicts, &err);
+		tell_restored(j, j->step.id, &restored, &conflicts, false);
 	}
 	if (err) {
 		cp_notice(j, "error", "checkpoint", err);
@@ -691,7 +733,8 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
 
 /* After an attempt (whatever its end): the "after" checkpoint, what changed, published as
  * step.changes and noted in the step's series. false when there is nothing to say. */
-static bool checkpoint_after(struct job *j, int attempt, const char *before, struct cp_changes *ch)
+static bool checkpoint_after(struct job *j, int attempt, const char *before,
+			     const struct strvec *series, struct cp_changes *ch)
 {
 	struct pev *e = j->e;
 	struct strvec warnings = STRVEC_INIT;
@@ -717,6 +760,11 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before, str
 	cJSON_AddNumberToObject(f, "attempt", attempt);
 	cJSON_AddStringToObject(f, "before", before);
 	cJSON_AddStringToObject(f, "after", after);
+	if (series->n) {
+		cJSON *a = cJSON_AddArrayToObject(f, "restored_series");
+		for (size_t i = 0; i < series->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(series->v[i]));
+	}
 	files = cJSON_AddArrayToObject(f, "files");
 	for (size_t i = 0; i < ch->n && i < CHANGES_FILES_MAX; i++) {
 		const struct cp_file *cf = &ch->v[i];
@@ -768,6 +816,7 @@ void job_run_step(struct job *j)
 	bool cut_off = false, have_changes;
 	char before[CP_ID_LEN + 1], *diff = NULL;
 	struct cp_changes changes = {0};
+	struct strvec series = STRVEC_INIT;
 	cJSON *f;
 
 	if (atomic_load(&j->cancel)) {
@@ -775,10 +824,11 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
-	checkpoint_before(j, before);
+	checkpoint_before(j, before, &series);
 	text = execute_attempt(j, attempt, &log, &cut_off, &err);
 	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
-	have_changes = checkpoint_after(j, attempt, before, &changes);
+	have_changes = checkpoint_after(j, attempt, before, &series, &changes);
+	strvec_clear(&series);
 	if (have_changes) {
 		log.changes = &changes;
 		diff = diff_for_verifier(&changes);
@@ -845,9 +895,8 @@ void job_run_step(struct job *j)
 		j->outcome = OUT_PASSED;
 	else
 		j->outcome = v->action == VERDICT_REPLAN ? OUT_REPLAN : OUT_RETRY;
-	/* A pass closes the step's series: what it changed stays. */
-	if (j->outcome == OUT_PASSED && e->checkpoints)
-		checkpoint_series_end(e->checkpoints, id);
+	/* A pass keeps the step's series: what it changed stays, unless the step runs again
+	 * (a re-run, an edit, a stale input, a replan), which starts where it first did. */
 	if (j->outcome == OUT_RETRY || j->outcome == OUT_REPLAN)
 		j->failure = xstrdup(v->feedback ? v->feedback : "verification failed");
 	verdict_free(v);

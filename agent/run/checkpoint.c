@@ -41,6 +41,7 @@ struct series {
 	char after[CP_ID_LEN + 1]; /* after its latest attempt */
 	struct series_path *v;
 	size_t n, cap;
+	bool orphan; /* its step left the plan: restored before the next attempt of any step */
 };
 
 struct checkpoints {
@@ -1206,15 +1207,10 @@ static struct series *series_find(struct checkpoints *cp, const char *step_id)
 	return NULL;
 }
 
-void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
-                            const char *after, const struct cp_changes *changes)
+static struct series *series_get(struct checkpoints *cp, const char *step_id)
 {
-	struct series *s;
+	struct series *s = series_find(cp, step_id);
 
-	if (!before || !after || strlen(before) != CP_ID_LEN || strlen(after) != CP_ID_LEN)
-		return;
-	lock(cp);
-	s = series_find(cp, step_id);
 	if (!s) {
 		cp->series =
 		    xgrow(cp->series, &cp->cap_series, cp->n_series + 1, sizeof(*cp->series));
@@ -1222,38 +1218,58 @@ void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const c
 		memset(s, 0, sizeof(*s));
 		s->step_id = xstrdup(step_id);
 	}
+	return s;
+}
+
+/* Adds paths to step's series (a path known already keeps its older base). */
+static void series_add(struct checkpoints *cp, const char *step_id, const char *before,
+                       const char *after, const struct strvec *paths)
+{
+	struct series *s = series_get(cp, step_id);
+
 	memcpy(s->after, after, CP_ID_LEN + 1);
-	for (size_t i = 0; changes && i < changes->n; i++) {
+	for (size_t i = 0; i < paths->n; i++) {
 		bool known = false;
 		for (size_t k = 0; k < s->n && !known; k++)
-			known = !strcmp(s->v[k].path, changes->v[i].path);
+			known = !strcmp(s->v[k].path, paths->v[i]);
 		if (known)
 			continue;
 		s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(*s->v));
-		s->v[s->n].path = xstrdup(changes->v[i].path);
+		s->v[s->n].path = xstrdup(paths->v[i]);
 		memcpy(s->v[s->n].base, before, CP_ID_LEN + 1);
 		s->n++;
 	}
-	unlock(cp);
 }
 
-bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
-                               struct strvec *conflicts, char **err)
+void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
+                            const char *after, const struct cp_changes *changes)
 {
-	struct series *s;
+	struct strvec paths = STRVEC_INIT;
+
+	if (!before || !after || strlen(before) != CP_ID_LEN || strlen(after) != CP_ID_LEN)
+		return;
+	for (size_t i = 0; changes && i < changes->n; i++)
+		strvec_push(&paths, changes->v[i].path);
+	lock(cp);
+	series_add(cp, step_id, before, after, &paths);
+	unlock(cp);
+	strvec_clear(&paths);
+}
+
+/* Restores every path of series s to its base and empties the series: a path restored,
+ * already as it was, or left to whoever changed it since (`conflicts`) is no longer the
+ * series' — the next attempt's changes start it again from the checkpoint before that
+ * attempt, which holds the same content. */
+static bool series_restore_locked(struct checkpoints *cp, struct series *s,
+                                  struct strvec *restored, struct strvec *conflicts, char **err)
+{
 	bool ok = true;
 
-	lock(cp);
-	s = series_find(cp, step_id);
-	if (!s || !s->n) {
-		unlock(cp);
-		return false;
-	}
-	for (size_t i = 0; i < s->n;) {
-		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT;
-		char *key = xasprintf("%s\n%s", step_id, s->v[i].path);
+	for (size_t i = 0; i < s->n; i++) {
+		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT, done = STRVEC_INIT;
+		char *key = xasprintf("%s\n%s", s->step_id, s->v[i].path);
+
 		strvec_push(&one, s->v[i].path);
-		struct strvec done = STRVEC_INIT;
 		if (in_vec(&cp->ambiguous, key))
 			strvec_push(&conf, s->v[i].path); /* another step may have made it */
 		else if (!restore_locked(cp, s->v[i].base, &one, s->after, &done, &conf, err))
@@ -1266,7 +1282,7 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 				strvec_push(restored, done.v[d]);
 			for (size_t a = 0; a < cp->active.n; a++) {
 				char *other;
-				if (!strcmp(cp->active.v[a], step_id))
+				if (!strcmp(cp->active.v[a], s->step_id))
 					continue;
 				other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
 				if (!in_vec(&cp->ambiguous, other))
@@ -1274,19 +1290,32 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 				free(other);
 			}
 		}
+		/* Someone else changed it since: it is theirs now, not the series'. */
+		if (conf.n && conflicts)
+			strvec_push(conflicts, s->v[i].path);
 		strvec_clear(&done);
-		if (conf.n) {
-			/* Someone else changed it since: it is theirs now, not the series'. */
-			if (conflicts)
-				strvec_push(conflicts, s->v[i].path);
-			free(s->v[i].path);
-			s->v[i] = s->v[--s->n];
-		} else {
-			i++;
-		}
 		strvec_clear(&one);
 		strvec_clear(&conf);
+		free(s->v[i].path);
 	}
+	s->n = 0;
+	s->orphan = false;
+	return ok;
+}
+
+bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
+                               struct strvec *conflicts, char **err)
+{
+	struct series *s;
+	bool ok;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (!s || !s->n) {
+		unlock(cp);
+		return false;
+	}
+	ok = series_restore_locked(cp, s, restored, conflicts, err);
 	unlock(cp);
 	return ok;
 }
@@ -1311,4 +1340,123 @@ void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 		}
 	}
 	unlock(cp);
+}
+
+/* ------------------------------------------------- series: replaced steps, resume */
+
+bool checkpoint_series_has(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+	bool has;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	has = s && s->n;
+	unlock(cp);
+	return has;
+}
+
+void checkpoint_series_orphan(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (s && s->n)
+		s->orphan = true;
+	unlock(cp);
+}
+
+void cp_restored_free(struct cp_restored *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].step_id);
+		strvec_clear(&v[i].restored);
+		strvec_clear(&v[i].conflicts);
+	}
+	free(v);
+}
+
+size_t checkpoint_series_restore_orphans(struct checkpoints *cp, struct cp_restored **out,
+                                         char **err)
+{
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	lock(cp);
+	for (size_t i = 0; i < cp->n_series; i++) {
+		struct series *s = &cp->series[i];
+		struct cp_restored *r;
+
+		if (!s->orphan || !s->n || in_vec(&cp->active, s->step_id))
+			continue;
+		*out = xgrow(*out, &cap, n + 1, sizeof(**out));
+		r = &(*out)[n++];
+		memset(r, 0, sizeof(*r));
+		r->step_id = xstrdup(s->step_id);
+		series_restore_locked(cp, s, &r->restored, &r->conflicts, err);
+	}
+	unlock(cp);
+	return n;
+}
+
+void checkpoint_series_clear(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (s) {
+		for (size_t i = 0; i < s->n; i++)
+			free(s->v[i].path);
+		s->n = 0;
+		s->orphan = false;
+	}
+	unlock(cp);
+}
+
+bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, const char *before,
+                                const char *after, bool overlapped, char **err)
+{
+	struct snap a, b;
+	git_diff *diff = NULL;
+	struct strvec paths = STRVEC_INIT;
+	bool ok = false;
+
+	lock(cp);
+	if (!snap_load(cp, before, &a, err)) {
+		unlock(cp);
+		return false;
+	}
+	if (!snap_load(cp, after, &b, err)) {
+		snap_release(&a);
+		unlock(cp);
+		return false;
+	}
+	if (git_diff_tree_to_tree(&diff, cp->repo, a.tree, b.tree, NULL) < 0) {
+		set_err(err, "checkpoints: cannot compare %.12s and %.12s: %s", before, after,
+		        git_why());
+	} else {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
+			const char *p = d->new_file.path ? d->new_file.path : d->old_file.path;
+			if (!in_vec(&a.left_out, p) && !in_vec(&b.left_out, p))
+				strvec_push(&paths, p);
+		}
+		series_add(cp, step_id, before, after, &paths);
+		/* Beside another step's attempt: which of them made a path is not known. */
+		for (size_t i = 0; overlapped && i < paths.n; i++) {
+			char *key = xasprintf("%s\n%s", step_id, paths.v[i]);
+			if (!in_vec(&cp->ambiguous, key))
+				strvec_push(&cp->ambiguous, key);
+			free(key);
+		}
+		ok = true;
+	}
+	git_diff_free(diff);
+	snap_release(&a);
+	snap_release(&b);
+	unlock(cp);
+	strvec_clear(&paths);
+	return ok;
 }

@@ -101,22 +101,60 @@ bool checkpoint_restore_paths(struct checkpoints *cp, const char *id, const stru
                               char **err);
 
 /*
- * A step's series of attempts since it last passed: the checkpoint before its first
- * attempt, every path its attempts changed, and the checkpoint after its latest one. The
- * engine notes each attempt, restores the series before the next attempt, and ends the
- * series when the step passes.
+ * A step's series of attempts: the checkpoint before the attempt that first changed each
+ * path, every path its attempts changed, and the checkpoint after its latest one. The
+ * engine notes each attempt and restores the series before the step's next attempt,
+ * whatever brings it (a retry, a re-run, an edit, a stale input, a replan): a pass does not
+ * end it, so a step that runs again starts from where it first started.
  */
 void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
                             const char *after, const struct cp_changes *changes);
 /*
  * Before a new attempt of a step with a series: restores the paths the series changed to
- * the checkpoint before its first attempt, leaving out (in `conflicts`) those changed
- * since its last attempt by someone else and those that changed while another step's
- * attempt ran too (checkpoint_take_step). Returns false when the step has no series (then
- * nothing was done) or on an error (*err).
+ * the checkpoint before the attempt that first changed them, leaving out (in `conflicts`)
+ * those changed since its last attempt by someone else and those that changed while
+ * another step's attempt ran too (checkpoint_take_step). The series is then empty: every
+ * path is either as it was, or someone else's. Returns false when the step has no series
+ * (then nothing was done) or on an error (*err).
  */
 bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
                                struct strvec *conflicts, char **err);
+/* Forgets a step's series and what is known about it (nothing is restored). */
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
+
+/* ---- a step a replan removed, and resume (checkpoint.c, after the above) ---- */
+
+/* Whether step_id has a series with paths to restore. */
+bool checkpoint_series_has(struct checkpoints *cp, const char *step_id);
+/* The step left the plan (a replan replaced it) without passing: its series is restored
+ * by the next checkpoint_series_restore_orphans, before whichever step runs next. */
+void checkpoint_series_orphan(struct checkpoints *cp, const char *step_id);
+
+/* What one series' restore did. */
+struct cp_restored {
+	char *step_id;
+	struct strvec restored, conflicts;
+};
+void cp_restored_free(struct cp_restored *v, size_t n);
+/*
+ * Restores the series of every orphaned step whose attempt is not between its two
+ * checkpoints, as checkpoint_series_restore does. Returns how many series were restored,
+ * with what each did in *out (caller frees with cp_restored_free); *err (caller frees)
+ * names the first path that could not be restored.
+ */
+size_t checkpoint_series_restore_orphans(struct checkpoints *cp, struct cp_restored **out,
+                                         char **err);
+
+/* For --resume, which rebuilds the series from the journal's step.changes events: */
+/* empties step_id's series (a step.changes said it was restored before that attempt). */
+void checkpoint_series_clear(struct checkpoints *cp, const char *step_id);
+/*
+ * Notes the attempt of step_id between checkpoints `before` and `after` (ids from the
+ * journal), its paths read from the store (a step.changes lists at most 500). With
+ * `overlapped` (another step's attempt ran in the same window) none of its paths is the
+ * step's alone to restore. false + *err when the store lacks either checkpoint.
+ */
+bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, const char *before,
+                                const char *after, bool overlapped, char **err);
 
 #endif
