@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,9 +34,9 @@
 	"\"feedback\": \"\"}], \"action\": \"pass\", \"feedback_for_executor\": \"\", "            \
 	"\"severity\": \"minor\"}"
 
-/* One step: `echo line >> notes.txt` through run_shell; the verifier rejects attempts 1
- * and 2 and passes attempt 3. */
-static char *write_script(const char *dir)
+/* One step: `echo line >> notes.txt` through run_shell; the verifier answers `verdicts`
+ * (a JSON list, by attempt; the last repeats). */
+static char *write_script_with(const char *dir, const char *verdicts)
 {
 	char *text = xasprintf(
 	    "{\"task\": \"Append a line\",\n"
@@ -50,9 +51,9 @@ static char *write_script(const char *dir)
 	    "   \"final\": {\"reasoning\": \"appended\", \"actions_taken\": [\"run_shell\"],\n"
 	    "     \"step_output\": {\"findings\": \"done\", \"artifacts\": [\"notes.txt\"],\n"
 	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]},\n"
-	    " \"verifier\": {\"append\": [%s, %s, %s]}\n"
+	    " \"verifier\": {\"append\": %s}\n"
 	    "}\n",
-	    REJECT, REJECT, ACCEPT);
+	    verdicts);
 	char *path = xasprintf("%s/script.json", dir);
 	FILE *f = fopen(path, "w");
 
@@ -60,6 +61,16 @@ static char *write_script(const char *dir)
 	assert_true(fputs(text, f) >= 0);
 	assert_int_equal(fclose(f), 0);
 	free(text);
+	return path;
+}
+
+/* The verifier rejects attempts 1 and 2 and passes attempt 3. */
+static char *write_script(const char *dir)
+{
+	char *v = xasprintf("[%s, %s, %s]", REJECT, REJECT, ACCEPT), *path;
+
+	path = write_script_with(dir, v);
+	free(v);
 	return path;
 }
 
@@ -228,11 +239,127 @@ static void test_off(void **state)
 	fx_free(&fx);
 }
 
+/* The journal of `run` holds `needle` (for cli_wait_until). */
+struct journal_has {
+	const char *run, *needle;
+};
+
+static bool journal_has(void *ctx)
+{
+	const struct journal_has *h = ctx;
+	char *p = xasprintf("%s/journal.jsonl", h->run), *s = testdir_slurp(p);
+	bool found = s && strstr(s, h->needle);
+
+	free(s);
+	free(p);
+	return found;
+}
+
+/* ctx[0] = the run folder below ctx[1] once there is one (for cli_wait_until). */
+static bool has_run(void *ctx)
+{
+	char **found = ctx;
+	DIR *d = opendir(found[1]);
+	struct dirent *de;
+
+	while (d && !found[0] && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			found[0] = xasprintf("%s/%s", found[1], de->d_name);
+	if (d)
+		closedir(d);
+	return found[0] != NULL;
+}
+
+static char *slurp_in(const char *dir, const char *rel)
+{
+	char *p = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(p);
+
+	free(p);
+	return s;
+}
+
+/*
+ * The process dies after the attempt changed notes.txt and before its verdict; --resume
+ * starts the attempt over, and it starts where the first one did: the series of the step is
+ * rebuilt from the journal's step.changes, not lost with the process's memory.
+ */
+static void test_resume_restores_before_the_retry(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
+	char *script, *verdicts = xasprintf("[%s]", ACCEPT), *found[2] = {NULL, runs}, *s;
+	struct cli_bg bg;
+	struct cli_proc p;
+	struct journal_has h;
+	cJSON *j, *ev;
+	int restores = 0, changes = 0;
+
+	(void)state;
+	assert_int_equal(mkdir(ws, 0755), 0);
+	script = write_script_with(tmp, verdicts);
+	/* Slow chunks: the verdict streams for seconds after step.changes is journaled. */
+	bg = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	               "--sim-delay", "300", "--runs-dir", runs, "--workspace", ws, "Append a line",
+	               NULL);
+	assert_true(cli_wait_until(has_run, found, 30));
+	h.run = found[0];
+	h.needle = "\"type\":\"step.changes\"";
+	assert_true(cli_wait_until(journal_has, &h, 60));
+	assert_int_equal(kill(bg.pid, SIGKILL), 0);
+	p = cli_wait(&bg);
+	cli_proc_free(&p);
+	h.needle = "\"type\":\"verify.verdict\",\"step_id\":\"append\",\"attempt\":1,\"stage\":\"model\"";
+	assert_false(journal_has(&h)); /* killed before the verdict: the attempt starts over */
+	s = slurp_in(ws, "notes.txt");
+	assert_string_equal(s, "line\n");
+	free(s);
+
+	p = cli_run(NULL, "--headless", "--yes", "--resume", found[0], "--provider", "sim",
+	            "--script", script, "--sim-delay", "0", "--runs-dir", runs, "--workspace", ws, NULL);
+	if (p.status != 0)
+		fprintf(stderr, "resume: %s\n%s\n", p.out, p.err);
+	assert_int_equal(p.status, 0);
+	s = slurp_in(ws, "notes.txt");
+	assert_non_null(s);
+	assert_string_equal(s, "line\n"); /* not two: the resumed attempt started clean */
+	free(s);
+
+	j = cli_load_journal(found[0]);
+	cJSON_ArrayForEach(ev, j)
+	{
+		const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
+		const cJSON *kind = cJSON_GetObjectItem(ev, "kind");
+		if (!strcmp(type, "notice") && cJSON_IsString(kind) &&
+		    !strcmp(kind->valuestring, "checkpoint_restore")) {
+			const cJSON *paths = cJSON_GetObjectItem(ev, "paths");
+			restores++;
+			assert_int_equal(cJSON_GetArraySize(paths), 1);
+			assert_string_equal(cJSON_GetArrayItem(paths, 0)->valuestring, "notes.txt");
+		}
+		if (!strcmp(type, "step.changes") && ++changes == 2) {
+			const cJSON *rs = cJSON_GetObjectItem(ev, "restored_series");
+			assert_int_equal(cJSON_GetArraySize(rs), 1);
+			assert_string_equal(cJSON_GetArrayItem(rs, 0)->valuestring, "append");
+		}
+	}
+	assert_int_equal(restores, 1);
+	assert_int_equal(changes, 2);
+	cJSON_Delete(j);
+	cli_proc_free(&p);
+	free(found[0]);
+	free(script);
+	free(verdicts);
+	free(ws);
+	free(runs);
+	cli_rm_rf(tmp);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_retries_start_clean),
 	    cmocka_unit_test(test_off),
+	    cmocka_unit_test(test_resume_restores_before_the_retry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
