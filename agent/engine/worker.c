@@ -643,7 +643,7 @@ static void tell_restored(struct job *j, const char *step_id, const struct strve
 	if (restored->n) {
 		char *names = name_paths(restored);
 		char *msg;
-		cJSON *f = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(f, "paths");
+		cJSON *f = cJSON_CreateObject(), *a;
 
 		if (orphan)
 			msg = xasprintf("step %s left the plan: %zu file%s it changed restored "
@@ -657,6 +657,7 @@ static void tell_restored(struct job *j, const char *step_id, const struct strve
 		cJSON_AddStringToObject(f, "kind", "checkpoint_restore");
 		cJSON_AddStringToObject(f, "step_id", step_id);
 		cJSON_AddStringToObject(f, "message", msg);
+		a = cJSON_AddArrayToObject(f, "paths");
 		for (size_t i = 0; i < restored->n; i++)
 			cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
 		bus_publish(j->e->bus, EV_NOTICE, f);

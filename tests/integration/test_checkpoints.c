@@ -354,12 +354,84 @@ static void test_resume_restores_before_the_retry(void **state)
 	free(tmp);
 }
 
+/* A replan replaces a failing step by another: the files the removed step changed are
+ * restored before its replacement runs, so it does not start on the leftovers. */
+static void test_replaced_step_is_restored(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
+	char *script = xasprintf("%s/script.json", tmp), *run_dir, *s;
+	char *text = xasprintf(
+	    "{\"task\": \"Write notes\",\n"
+	    " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"old\",\n"
+	    "   \"name\": \"Old\", \"description\": \"Append to old.txt.\",\n"
+	    "   \"acceptance_criteria\": [\"notes.txt holds a line\"], \"dependencies\": [],\n"
+	    "   \"expected_outputs\": [\"old.txt\"], \"estimated_complexity\": \"low\"}]},\n"
+	    "  {\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"new\",\n"
+	    "   \"name\": \"New\", \"description\": \"Write new.md.\",\n"
+	    "   \"acceptance_criteria\": [\"new.md exists\"], \"dependencies\": [],\n"
+	    "   \"expected_outputs\": [\"new.md\"], \"estimated_complexity\": \"low\"}]}],\n"
+	    " \"executor\": {\"old\": [{\"rounds\": [{\"text\": \"Appending.\", \"tool_calls\":\n"
+	    "   [{\"name\": \"run_shell\", \"input\": {\"command\": \"echo line >> old.txt\"}}]}],\n"
+	    "   \"final\": {\"reasoning\": \"appended\", \"actions_taken\": [\"run_shell\"],\n"
+	    "     \"step_output\": {\"findings\": \"done\", \"artifacts\": [\"old.txt\"],\n"
+	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]},\n"
+	    " \"verifier\": {\"old\": [%s]}\n"
+	    "}\n",
+	    REJECT);
+	FILE *f;
+	struct cli_proc p;
+	cJSON *j, *ev;
+	int orphan_restores = 0;
+
+	(void)state;
+	assert_int_equal(mkdir(ws, 0755), 0);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	              "--sim-delay", "0", "--max-retries", "0", "--max-replans", "1", "--runs-dir",
+	              runs, "--workspace", ws, "Write notes", NULL);
+	if (p.status != 0)
+		fprintf(stderr, "%s\n%s\n", p.out, p.err);
+	assert_int_equal(p.status, 0);
+	s = slurp_in(ws, "old.txt");
+	assert_null(s); /* old's leftovers are gone */
+	s = slurp_in(ws, "new.md");
+	assert_non_null(s);
+	free(s);
+	run_dir = cli_only_run(runs);
+	j = cli_load_journal(run_dir);
+	cJSON_ArrayForEach(ev, j)
+	{
+		const cJSON *kind = cJSON_GetObjectItem(ev, "kind"), *sid;
+		if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "checkpoint_restore"))
+			continue;
+		sid = cJSON_GetObjectItem(ev, "step_id");
+		assert_string_equal(sid->valuestring, "old");
+		assert_non_null(strstr(cJSON_GetObjectItem(ev, "message")->valuestring,
+		                       "left the plan"));
+		orphan_restores++;
+	}
+	assert_int_equal(orphan_restores, 1);
+	cJSON_Delete(j);
+	cli_proc_free(&p);
+	free(run_dir);
+	free(text);
+	free(script);
+	free(ws);
+	free(runs);
+	cli_rm_rf(tmp);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_retries_start_clean),
 	    cmocka_unit_test(test_off),
 	    cmocka_unit_test(test_resume_restores_before_the_retry),
+	    cmocka_unit_test(test_replaced_step_is_restored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
