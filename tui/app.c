@@ -584,6 +584,8 @@ static void act_double_budget(struct app *a)
 
 	if (g && g->kind == GATE_BUDGET && g->budget_usd > 0)
 		approve_budget(a, g, g->budget_usd * 2);
+	else if (g && g->kind == GATE_REWIND)
+		view_gate_toggle_diff(a->view, g);
 	else
 		set_message(a, "d doubles the budget at the budget gate");
 }

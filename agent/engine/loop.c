@@ -556,6 +556,9 @@ void engine_step(struct pev *e, struct msg *m)
 		gates_open(e, GATE_SHELL, j->step.id, j->gen, j, payload);
 		break;
 	}
+	case MSG_REWIND_ASK:
+		rewindgate_open(e, m->job, m->json);
+		break;
 	case MSG_BUDGET_BLOCKED:
 		if (e->budget_gate_open || e->phase == PH_ENDING || e->phase == PH_ENDED)
 			break;

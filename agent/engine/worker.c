@@ -638,46 +638,119 @@ static char *name_paths(const struct strvec *v)
 }
 
 static void tell_restored(struct job *j, const char *step_id, const struct strvec *restored,
-			  const struct strvec *conflicts, bool orphan)
+			  const char *why)
 {
-	if (restored->n) {
-		char *names = name_paths(restored);
-		char *msg;
-		cJSON *f = cJSON_CreateObject(), *a;
+	char *names, *msg;
+	cJSON *f, *a;
 
-		if (orphan)
-			msg = xasprintf("step %s left the plan: %zu file%s it changed restored "
-					"(%s)",
-					step_id, restored->n, restored->n == 1 ? "" : "s", names);
-		else
-			msg = xasprintf("step %s starts again from where it first started: %zu "
-					"file%s restored (%s)",
-					step_id, restored->n, restored->n == 1 ? "" : "s", names);
-		cJSON_AddStringToObject(f, "level", "info");
-		cJSON_AddStringToObject(f, "kind", "checkpoint_restore");
-		cJSON_AddStringToObject(f, "step_id", step_id);
-		cJSON_AddStringToObject(f, "message", msg);
-		a = cJSON_AddArrayToObject(f, "paths");
-		for (size_t i = 0; i < restored->n; i++)
-			cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
-		bus_publish(j->e->bus, EV_NOTICE, f);
-		free(msg);
-		free(names);
+	if (!restored->n)
+		return;
+	names = name_paths(restored);
+	msg = xasprintf("step %s %s: %zu file%s restored (%s)", step_id, why, restored->n,
+			restored->n == 1 ? "" : "s", names);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "level", "info");
+	cJSON_AddStringToObject(f, "kind", "checkpoint_restore");
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddStringToObject(f, "message", msg);
+	a = cJSON_AddArrayToObject(f, "paths");
+	for (size_t i = 0; i < restored->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
+	bus_publish(j->e->bus, EV_NOTICE, f);
+	free(msg);
+	free(names);
+}
+
+static void tell_conflict(struct job *j, const char *step_id, const char *path, bool asked)
+{
+	char *msg = xasprintf("step %s: %s was changed by someone else since the step's last "
+			      "attempt, or while another step ran beside it; it is left as it "
+			      "is, not restored%s",
+			      step_id, path, asked ? " (kept at the rewind gate)" : "");
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "level", "warn");
+	cJSON_AddStringToObject(f, "kind", "checkpoint_conflict");
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddStringToObject(f, "path", path);
+	cJSON_AddStringToObject(f, "message", msg);
+	bus_publish(j->e->bus, EV_NOTICE, f);
+	free(msg);
+}
+
+#define REWIND_DIFF_MAX (16 * 1024) /* of the rewind gate's diff */
+
+/* The rewind gate's fields: every conflicting path with the step whose it was and the
+ * checkpoint it would go back to, the diff from now to that, and the asking step. */
+static char *rewind_fields(struct job *j, const struct cp_restored *v, size_t n)
+{
+	cJSON *f = cJSON_CreateObject(), *paths = cJSON_AddArrayToObject(f, "paths");
+	struct strbuf diff = STRBUF_INIT;
+	bool cut = false;
+	char *out;
+
+	strbuf_init(&diff);
+	for (size_t k = 0; k < n; k++) {
+		for (size_t c = 0; c < v[k].conflicts.n; c++) {
+			cJSON *o = cJSON_CreateObject();
+			char *err = NULL;
+
+			cJSON_AddStringToObject(o, "path", v[k].conflicts.v[c]);
+			cJSON_AddStringToObject(o, "of_step", v[k].step_id);
+			cJSON_AddStringToObject(o, "checkpoint", v[k].bases.v[c]);
+			cJSON_AddItemToArray(paths, o);
+			if (!checkpoint_conflict_diff(j->e->checkpoints, v[k].bases.v[c],
+						      v[k].conflicts.v[c], REWIND_DIFF_MAX, &diff,
+						      &cut, &err))
+				strbuf_addf(&diff, "%s\n", err ? err : "no diff");
+			free(err);
+		}
 	}
-	for (size_t i = 0; i < conflicts->n; i++) {
-		char *msg = xasprintf("step %s: %s was changed by someone else since the step's "
-				      "last attempt, or while another step ran beside it; it is "
-				      "left as it is, not restored",
-				      step_id, conflicts->v[i]);
-		cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "diff", diff.buf ? diff.buf : "");
+	cJSON_AddBoolToObject(f, "diff_cut", cut);
+	cJSON_AddItemToObject(f, "step", plan_step_to_json(&j->step));
+	out = cJSON_PrintUnformatted(f);
+	cJSON_Delete(f);
+	strbuf_release(&diff);
+	return out;
+}
 
-		cJSON_AddStringToObject(f, "level", "warn");
-		cJSON_AddStringToObject(f, "kind", "checkpoint_conflict");
-		cJSON_AddStringToObject(f, "step_id", step_id);
-		cJSON_AddStringToObject(f, "path", conflicts->v[i]);
-		cJSON_AddStringToObject(f, "message", msg);
-		bus_publish(j->e->bus, EV_NOTICE, f);
-		free(msg);
+/* Files a restore would write over someone else's change: the rewind gate decides
+ * (restore, or keep theirs); without it they are kept and named, as before. */
+static void resolve_conflicts(struct job *j, const struct cp_restored *v, size_t n)
+{
+	struct pev *e = j->e;
+	enum gate_decision d = GATE_SKIP;
+	size_t total = 0;
+	bool asked = false;
+
+	for (size_t k = 0; k < n; k++)
+		total += v[k].conflicts.n;
+	if (!total)
+		return;
+	if (gates_enabled(e, GATE_REWIND)) {
+		d = rewindgate_ask(j, rewind_fields(j, v, n));
+		asked = true;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct strvec restored = STRVEC_INIT;
+
+		for (size_t c = 0; c < v[k].conflicts.n; c++) {
+			char *err = NULL;
+
+			if (d != GATE_APPROVE) {
+				tell_conflict(j, v[k].step_id, v[k].conflicts.v[c], asked);
+			} else if (!checkpoint_restore_over(e->checkpoints, j->step.id,
+							    v[k].bases.v[c], v[k].conflicts.v[c],
+							    &restored, &err)) {
+				cp_notice(j, "warn", "checkpoint_conflict",
+					  err ? err : "a file was not restored");
+			}
+			free(err);
+		}
+		tell_restored(j, v[k].step_id, &restored,
+			      "had files restored over someone else's change at the rewind gate");
+		strvec_clear(&restored);
 	}
 }
 
@@ -685,17 +758,17 @@ static void tell_restored(struct job *j, const char *step_id, const struct strve
  * Before an attempt: the files that steps a replan removed changed are put back, then
  * those the step's own earlier attempts changed (a retry, or a re-run after a pass, an
  * edit, a stale input or a replan), as they were before the attempt that first changed
- * them, so the attempt starts clean; a file someone else changed since is left alone and
- * named. Then the "before" checkpoint; before[0] is NUL when there is none (checkpoints
- * off or failing). `series` gets the ids of the series restored (step.changes'
- * `restored_series`: --resume rebuilds the series from it).
+ * them, so the attempt starts clean; a file someone else changed since goes to the rewind
+ * gate (or is left alone and named). Then the "before" checkpoint; before[0] is NUL when
+ * there is none (checkpoints off or failing). `series` gets the ids of the series restored
+ * (step.changes' `restored_series`: --resume rebuilds the series from it).
  */
 static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct strvec *series)
 {
 	struct pev *e = j->e;
-	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT, warnings = STRVEC_INIT;
-	struct cp_restored *orphans = NULL;
-	size_t n_orphans;
+	struct strvec warnings = STRVEC_INIT;
+	struct cp_restored *all = NULL, own;
+	size_t n;
 	char *err = NULL;
 
 	before[0] = '\0';
@@ -704,18 +777,22 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct 
 			cp_notice(j, "warn", "checkpoint", e->checkpoint_err);
 		return;
 	}
-	n_orphans = checkpoint_series_restore_orphans(e->checkpoints, &orphans, &err);
-	for (size_t i = 0; i < n_orphans; i++) {
-		strvec_push(series, orphans[i].step_id);
-		tell_restored(j, orphans[i].step_id, &orphans[i].restored, &orphans[i].conflicts,
-			      true);
+	n = checkpoint_series_restore_orphans(e->checkpoints, &all, &err);
+	for (size_t i = 0; i < n; i++) {
+		strvec_push(series, all[i].step_id);
+		tell_restored(j, all[i].step_id, &all[i].restored, "left the plan");
 	}
-	cp_restored_free(orphans, n_orphans);
-	if (checkpoint_series_has(e->checkpoints, j->step.id)) {
+	if (checkpoint_series_restore_step(e->checkpoints, j->step.id, &own, &err)) {
 		strvec_push(series, j->step.id);
-		checkpoint_series_restore(e->checkpoints, j->step.id, &restored, &conflicts, &err);
-		tell_restored(j, j->step.id, &restored, &conflicts, false);
+		tell_restored(j, j->step.id, &own.restored,
+			      "starts again from where it first started");
+		all = xrealloc(all, (n + 1) * sizeof(*all));
+		all[n++] = own;
+	} else {
+		cp_restored_release(&own);
 	}
+	resolve_conflicts(j, all, n);
+	cp_restored_free(all, n);
 	if (err) {
 		cp_notice(j, "error", "checkpoint", err);
 		free(err);
@@ -727,8 +804,6 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct 
 	}
 	cp_tell_warnings(j, &warnings);
 	free(err);
-	strvec_clear(&restored);
-	strvec_clear(&conflicts);
 	strvec_clear(&warnings);
 }
 

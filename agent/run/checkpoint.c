@@ -1261,7 +1261,8 @@ void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const c
  * series' — the next attempt's changes start it again from the checkpoint before that
  * attempt, which holds the same content. */
 static bool series_restore_locked(struct checkpoints *cp, struct series *s,
-                                  struct strvec *restored, struct strvec *conflicts, char **err)
+                                  struct strvec *restored, struct strvec *conflicts,
+                                  struct strvec *bases, char **err)
 {
 	bool ok = true;
 
@@ -1293,6 +1294,8 @@ static bool series_restore_locked(struct checkpoints *cp, struct series *s,
 		/* Someone else changed it since: it is theirs now, not the series'. */
 		if (conf.n && conflicts)
 			strvec_push(conflicts, s->v[i].path);
+		if (conf.n && bases)
+			strvec_push(bases, s->v[i].base);
 		strvec_clear(&done);
 		strvec_clear(&one);
 		strvec_clear(&conf);
@@ -1315,7 +1318,7 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 		unlock(cp);
 		return false;
 	}
-	ok = series_restore_locked(cp, s, restored, conflicts, err);
+	ok = series_restore_locked(cp, s, restored, conflicts, NULL, err);
 	unlock(cp);
 	return ok;
 }
@@ -1367,13 +1370,19 @@ void checkpoint_series_orphan(struct checkpoints *cp, const char *step_id)
 	unlock(cp);
 }
 
+void cp_restored_release(struct cp_restored *r)
+{
+	free(r->step_id);
+	strvec_clear(&r->restored);
+	strvec_clear(&r->conflicts);
+	strvec_clear(&r->bases);
+	memset(r, 0, sizeof(*r));
+}
+
 void cp_restored_free(struct cp_restored *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].step_id);
-		strvec_clear(&v[i].restored);
-		strvec_clear(&v[i].conflicts);
-	}
+	for (size_t i = 0; i < n; i++)
+		cp_restored_release(&v[i]);
 	free(v);
 }
 
@@ -1394,7 +1403,7 @@ size_t checkpoint_series_restore_orphans(struct checkpoints *cp, struct cp_resto
 		r = &(*out)[n++];
 		memset(r, 0, sizeof(*r));
 		r->step_id = xstrdup(s->step_id);
-		series_restore_locked(cp, s, &r->restored, &r->conflicts, err);
+		series_restore_locked(cp, s, &r->restored, &r->conflicts, &r->bases, err);
 	}
 	unlock(cp);
 	return n;
@@ -1458,5 +1467,166 @@ bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, con
 	snap_release(&b);
 	unlock(cp);
 	strvec_clear(&paths);
+	return ok;
+}
+
+/* ------------------------------------------------ the rewind gate's restores */
+
+bool checkpoint_series_restore_step(struct checkpoints *cp, const char *step_id,
+                                    struct cp_restored *out, char **err)
+{
+	struct series *s;
+
+	memset(out, 0, sizeof(*out));
+	out->step_id = xstrdup(step_id);
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (!s || !s->n) {
+		unlock(cp);
+		return false;
+	}
+	series_restore_locked(cp, s, &out->restored, &out->conflicts, &out->bases, err);
+	unlock(cp);
+	return true;
+}
+
+/* The content of path as the workspace holds it now (a link: its target); NULL when it is
+ * absent or not a file or a link. *mode: its git mode. */
+static char *current_content(struct checkpoints *cp, int root, const char *path, size_t *len,
+                             unsigned *mode)
+{
+	const char *name;
+	struct stat st;
+	int pfd = open_parent(root, path, false, &name);
+	char *buf = NULL;
+
+	*mode = 0;
+	*len = 0;
+	if (pfd < 0)
+		return NULL;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(pfd, name, target, sizeof(target));
+			if (n >= 0) {
+				buf = xstrndup(target, (size_t)n);
+				*len = (size_t)n;
+				*mode = GIT_FILEMODE_LINK;
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			bool changed;
+			struct stat fst;
+			buf = read_file_at(pfd, name, cp->max_file, len, &fst, &changed);
+			*mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
+			                               : GIT_FILEMODE_BLOB;
+		}
+	}
+	close(pfd);
+	return buf;
+}
+
+bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const char *path,
+                              size_t max, struct strbuf *out, bool *cut, char **err)
+{
+	struct snap t;
+	unsigned mode_now, mode_then;
+	git_oid oid;
+	git_blob *blob = NULL;
+	git_patch *patch = NULL;
+	git_diff_options o;
+	char *now = NULL;
+	size_t len_now;
+	bool ok = false;
+	int root;
+
+	if (!path_ok(path)) {
+		set_err(err, "checkpoints: \"%s\" is not a workspace path", path);
+		return false;
+	}
+	lock(cp);
+	if (!snap_load(cp, base, &t, err)) {
+		unlock(cp);
+		return false;
+	}
+	root = open(cp->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		set_err(err, "checkpoints: cannot open the workspace %s: %s", cp->ws_path,
+		        strerror(errno));
+		goto done;
+	}
+	now = current_content(cp, root, path, &len_now, &mode_now);
+	close(root);
+	tree_state(t.tree, path, &mode_then, &oid);
+	if (mode_then && mode_then != 040000 && git_blob_lookup(&blob, cp->repo, &oid) < 0) {
+		set_err(err, "checkpoints: the store lacks the content of %s: %s", path, git_why());
+		goto done;
+	}
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 3;
+	/* From what is there now (theirs) to what a restore writes. */
+	if (git_patch_from_buffers(&patch, now, now ? len_now : 0, now ? path : NULL,
+	                           blob ? git_blob_rawcontent(blob) : NULL,
+	                           blob ? (size_t)git_blob_rawsize(blob) : 0,
+	                           blob ? path : NULL, &o) < 0) {
+		set_err(err, "checkpoints: cannot compare %s: %s", path, git_why());
+		goto done;
+	}
+	{
+		git_buf pb = {0};
+		if (git_patch_to_buf(&pb, patch) == 0) {
+			if (pb.size)
+				diff_append(out, pb.ptr, pb.size, max, cut);
+			else if (mode_now != mode_then) {
+				char *line = xasprintf("%s: mode %o now, %o in the checkpoint\n", path,
+				                       mode_now, mode_then);
+				diff_append(out, line, strlen(line), max, cut);
+				free(line);
+			}
+		}
+		git_buf_dispose(&pb);
+	}
+	ok = true;
+done:
+	git_patch_free(patch);
+	git_blob_free(blob);
+	free(now);
+	snap_release(&t);
+	unlock(cp);
+	return ok;
+}
+
+bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
+                             const char *path, struct strvec *restored, char **err)
+{
+	struct strvec one = STRVEC_INIT, done = STRVEC_INIT, conf = STRVEC_INIT;
+	bool ok;
+
+	strvec_push(&one, path);
+	lock(cp);
+	ok = restore_locked(cp, base, &one, NULL, &done, &conf, err);
+	/* As any restore: a step running beside sees it as its own change. */
+	for (size_t d = 0; d < done.n; d++) {
+		if (restored)
+			strvec_push(restored, done.v[d]);
+		for (size_t a = 0; a < cp->active.n; a++) {
+			char *other;
+			if (step_id && !strcmp(cp->active.v[a], step_id))
+				continue;
+			other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
+			if (!in_vec(&cp->ambiguous, other))
+				strvec_push(&cp->ambiguous, other);
+			free(other);
+		}
+	}
+	unlock(cp);
+	if (ok && conf.n)
+		set_err(err,
+		        "checkpoints: %s was there before the checkpoint and is not deleted: left "
+		        "as it is",
+		        path);
+	ok = ok && !conf.n;
+	strvec_clear(&one);
+	strvec_clear(&done);
+	strvec_clear(&conf);
 	return ok;
 }

@@ -134,8 +134,10 @@ void checkpoint_series_orphan(struct checkpoints *cp, const char *step_id);
 struct cp_restored {
 	char *step_id;
 	struct strvec restored, conflicts;
+	struct strvec bases; /* for each conflict, the checkpoint it would be restored to */
 };
 void cp_restored_free(struct cp_restored *v, size_t n);
+void cp_restored_release(struct cp_restored *r); /* its members, not r */
 /*
  * Restores the series of every orphaned step whose attempt is not between its two
  * checkpoints, as checkpoint_series_restore does. Returns how many series were restored,
@@ -156,5 +158,30 @@ void checkpoint_series_clear(struct checkpoints *cp, const char *step_id);
  */
 bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, const char *before,
                                 const char *after, bool overlapped, char **err);
+/* ---- the rewind gate (checkpoint.c, after the above) ---- */
+
+/*
+ * checkpoint_series_restore with what the rewind gate needs: each conflict with the
+ * checkpoint it would be restored to (out->bases). Returns false when the step has no
+ * series (nothing done). out's members are the caller's either way (cp_restored_release).
+ */
+bool checkpoint_series_restore_step(struct checkpoints *cp, const char *step_id,
+                                    struct cp_restored *out, char **err);
+/*
+ * Appends to `out` the unified diff from what the workspace holds at `path` now to what
+ * checkpoint `base` holds there (what a restore would write), at most `max` bytes in all
+ * (*cut set when it was cut). false + *err for an unknown id or an unreadable store.
+ */
+bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const char *path,
+                              size_t max, struct strbuf *out, bool *cut, char **err);
+/*
+ * Restores `path` to checkpoint `base` whatever it holds now (the operator chose restore
+ * at the rewind gate); appended to `restored` when written. Steps between their two
+ * checkpoints (other than step_id) see the restore as theirs: it is not theirs to restore.
+ * A file that looks added but was there before the checkpoint is still never deleted.
+ * false + *err when it was not restored.
+ */
+bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
+                             const char *path, struct strvec *restored, char **err);
 
 #endif

@@ -425,6 +425,86 @@ static void test_replaced_step_is_restored(void **state)
 	free(tmp);
 }
 
+/*
+ * Between a rejected attempt and its retry, someone else changes the file the attempt
+ * wrote. Headless, the rewind gate follows the gate policy: without --yes the run stops
+ * at it (exit 3, nothing overwritten); with --yes the policy keeps theirs and says so.
+ */
+static void conflict_run(bool yes)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
+	char *verdicts = xasprintf("[%s, %s]", REJECT, ACCEPT), *script, *found[2] = {NULL, runs};
+	struct cli_bg bg;
+	struct cli_proc p;
+	struct journal_has h;
+	char *s, *notes = xasprintf("%s/notes.txt", ws);
+	FILE *f;
+
+	assert_int_equal(mkdir(ws, 0755), 0);
+	script = write_script_with(tmp, verdicts);
+	if (yes)
+		bg = cli_spawn(NULL, "--headless", "--yes", "--gate", "rewind", "--sim-delay", "100",
+		               "--provider", "sim", "--script", script, "--runs-dir", runs,
+		               "--workspace", ws, "Append a line", NULL);
+	else
+		bg = cli_spawn(NULL, "--headless", "--gate", "rewind", "--sim-delay", "100",
+		               "--provider", "sim", "--script", script, "--runs-dir", runs,
+		               "--workspace", ws, "Append a line", NULL);
+	assert_true(cli_wait_until(has_run, found, 30));
+	h.run = found[0];
+	h.needle = "\"type\":\"step.changes\"";
+	assert_true(cli_wait_until(journal_has, &h, 60));
+	/* The verdict is still streaming: the retry has not started. */
+	h.needle = "\"type\":\"step.start\",\"step_id\":\"append\",\"attempt\":2";
+	assert_false(journal_has(&h));
+	f = fopen(notes, "a");
+	assert_non_null(f);
+	fputs("theirs\n", f);
+	assert_int_equal(fclose(f), 0);
+	p = cli_wait(&bg);
+	s = testdir_slurp(notes);
+	assert_non_null(s);
+	h.needle = "\"type\":\"gate.open\",\"gate_id\"";
+	if (!yes) {
+		assert_int_equal(p.status, 3);
+		assert_non_null(strstr(p.out, "rewind gate needs an operator"));
+		assert_string_equal(s, "line\ntheirs\n"); /* not overwritten, not appended */
+		assert_true(journal_has(&h));
+	} else {
+		if (p.status != 0)
+			fprintf(stderr, "%s\n%s\n", p.out, p.err);
+		assert_int_equal(p.status, 0);
+		assert_string_equal(s, "line\ntheirs\nline\n"); /* theirs kept, then the retry */
+		h.needle = "\"gate\":\"rewind\",\"step_id\":\"append\",\"decision\":\"skip\","
+		           "\"by\":\"policy\"";
+		assert_true(journal_has(&h));
+		h.needle = "\"kind\":\"checkpoint_conflict\"";
+		assert_true(journal_has(&h));
+	}
+	free(s);
+	cli_proc_free(&p);
+	free(found[0]);
+	free(notes);
+	free(script);
+	free(verdicts);
+	free(ws);
+	free(runs);
+	cli_rm_rf(tmp);
+	free(tmp);
+}
+
+static void test_conflict_without_operator(void **state)
+{
+	(void)state;
+	conflict_run(false);
+}
+
+static void test_conflict_with_yes_keeps_theirs(void **state)
+{
+	(void)state;
+	conflict_run(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +512,8 @@ int main(void)
 	    cmocka_unit_test(test_off),
 	    cmocka_unit_test(test_resume_restores_before_the_retry),
 	    cmocka_unit_test(test_replaced_step_is_restored),
+	    cmocka_unit_test(test_conflict_without_operator),
+	    cmocka_unit_test(test_conflict_with_yes_keeps_theirs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
