@@ -33,6 +33,7 @@
 #include "provider_openai.h"
 #include "provider_sim.h"
 #include "restore.h"
+#include "rewind_cli.h"
 #include "run_list.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -42,7 +43,7 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_REWIND };
 
 /* Long options without a short form. */
 enum {
@@ -52,12 +53,14 @@ enum {
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
+	OPT_REWIND,
 };
 
 static const struct option long_options[] = {
 	{"demo", no_argument, NULL, OPT_DEMO},
 	{"headless", no_argument, NULL, OPT_HEADLESS},
 	{"resume", required_argument, NULL, OPT_RESUME},
+	{"rewind", required_argument, NULL, OPT_REWIND},
 	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"list-runs", no_argument, NULL, OPT_LIST_RUNS},
 	{"provider", required_argument, NULL, OPT_PROVIDER},
@@ -121,6 +124,7 @@ static void usage(FILE *out)
 	      "       pevtui --demo [OPTIONS] [TASK]\n"
 	      "       pevtui --headless [OPTIONS] TASK\n"
 	      "       pevtui --resume RUN | --replay RUN | --list-runs\n"
+	      "       pevtui --rewind RUN[:STEP] [--yes]\n"
 	      "A terminal cockpit for supervised Plan-Execute-Verify agent runs.\n"
 	      "\n"
 	      "Modes:\n"
@@ -130,6 +134,8 @@ static void usage(FILE *out)
 	      "                          or directory)\n"
 	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
 	      "      --list-runs         list runs with state, age, cost, provider and task\n"
+	      "      --rewind RUN[:STEP] put the run's workspace back as it was before the run\n"
+	      "                          (or STEP, or a checkpoint id); asks first (--yes: not)\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -254,6 +260,10 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
+		case OPT_REWIND:
+			cli->mode = MODE_REWIND;
+			set_str(&cli->run_ref, optarg);
+			break;
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -837,6 +847,19 @@ int main(int argc, char **argv)
 		else
 			code = app_replay(&s, dir);
 		free(dir);
+		break;
+	}
+	case MODE_REWIND: {
+		/* RUN[:STEP]: the colon after the last slash (a folder path may hold one). */
+		char *ref = xstrdup(cli.run_ref), *slash = strrchr(ref, '/');
+		char *colon = strchr(slash ? slash : ref, ':'), *dir;
+		if (colon)
+			*colon = '\0';
+		dir = resolve_run(&s, ref);
+		code = rewind_cli_main(dir, ref, colon && colon[1] ? colon + 1 : NULL, s.workspace,
+				       s.yes);
+		free(dir);
+		free(ref);
 		break;
 	}
 	case MODE_RESUME: {

@@ -1630,3 +1630,35 @@ bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const 
 	strvec_clear(&conf);
 	return ok;
 }
+
+/* ------------------------------------------------------------ rewind (rewind.c) */
+
+bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_ID_LEN + 1],
+                        char **err)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+	git_oid oid;
+	git_object *obj = NULL;
+	int rc;
+
+	out[0] = '\0';
+	if (n < 7 || n > CP_ID_LEN || strspn(prefix, "0123456789abcdef") != n) {
+		set_err(err, "checkpoints: \"%s\" is not a checkpoint id (7 to 40 hex digits)",
+		        prefix ? prefix : "");
+		return false;
+	}
+	lock(cp);
+	rc = git_oid_fromstrn(&oid, prefix, n);
+	if (rc == 0)
+		rc = git_object_lookup_prefix(&obj, cp->repo, &oid, n, GIT_OBJECT_COMMIT);
+	if (rc == 0)
+		git_oid_tostr(out, CP_ID_LEN + 1, git_object_id(obj));
+	else if (rc == GIT_EAMBIGUOUS)
+		set_err(err, "checkpoints: %s names more than one checkpoint: give more digits",
+		        prefix);
+	else
+		set_err(err, "checkpoints: no checkpoint %s in the store", prefix);
+	git_object_free(obj);
+	unlock(cp);
+	return rc == 0;
+}

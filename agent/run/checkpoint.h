@@ -183,5 +183,11 @@ bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const ch
  */
 bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
                              const char *path, struct strvec *restored, char **err);
+/* ---- rewind (checkpoint.c, after the above) ---- */
+
+/* The full id of the checkpoint `prefix` names (7 to 40 hex digits). false + *err when
+ * none does, or more than one. */
+bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_ID_LEN + 1],
+                        char **err);
 
 #endif
