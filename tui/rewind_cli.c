@@ -45,7 +45,7 @@ int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to,
 	char *err = NULL, *ref = clean(run_ref), *ws;
 	int code = 0;
 
-	if (!rewind_prepare(run_dir, to, workspace, &rw, &err)) {
+	if (!rewind_prepare(run_dir, to, workspace, false, &rw, &err)) {
 		fprintf(stderr, "pevtui: cannot rewind: %s\n", err);
 		free(err);
 		rewind_release(&rw);

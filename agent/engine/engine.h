@@ -348,6 +348,10 @@ void rewindgate_reply(struct pev *e, struct job *j, enum gate_decision d);
  * answers GATE_SKIP too (a policy never overwrites someone else's change). */
 enum gate_decision rewindgate_ask(struct job *j, char *fields_json);
 
+/* rewind_cmd.c */
+/* PEV_CMD_REWIND: the workspace back to a checkpoint, if nothing runs (else a notice). */
+void rewindcmd_apply(struct pev *e, const char *json);
+
 /* planning.c */
 void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */
 void planning_job_done(struct pev *e, struct job *j);

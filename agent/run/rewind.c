@@ -181,8 +181,8 @@ static bool skip_all(void *ctx, const struct event *ev)
 	return true;
 }
 
-bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, struct rewind *rw,
-		    char **err)
+bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, bool ours,
+		    struct rewind *rw, char **err)
 {
 	char *jpath = xasprintf("%s/journal.jsonl", run_dir), *id;
 	struct journal_load_info info = {0};
@@ -203,9 +203,9 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 	}
 	if (!journal_load(jpath, visit, &sc, &info, err))
 		goto out;
-	if (!may_touch(&sc, run_dir, rw->run_id, &live, err))
+	if (!ours && !may_touch(&sc, run_dir, rw->run_id, &live, err))
 		goto out;
-	rw->journal = !live;
+	rw->journal = !live && !ours;
 	if (to && !sc.step_seen) {
 		bool hex = strlen(to) >= 7 && strspn(to, "0123456789abcdef") == strlen(to);
 		if (!hex) {
