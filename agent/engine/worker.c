@@ -724,6 +724,11 @@ static void resolve_conflicts(struct job *j, const struct cp_restored *v, size_t
 	size_t total = 0;
 	bool asked = false;
 
+	/* Changed beside another step's attempt: whose it is is not known, so it is never
+	 * the step's to restore (nor to offer restoring); kept and named. */
+	for (size_t k = 0; k < n; k++)
+		for (size_t c = 0; c < v[k].shared.n; c++)
+			tell_conflict(j, v[k].step_id, v[k].shared.v[c], false);
 	for (size_t k = 0; k < n; k++)
 		total += v[k].conflicts.n;
 	if (!total)

@@ -1262,7 +1262,7 @@ void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const c
  * attempt, which holds the same content. */
 static bool series_restore_locked(struct checkpoints *cp, struct series *s,
                                   struct strvec *restored, struct strvec *conflicts,
-                                  struct strvec *bases, char **err)
+                                  struct strvec *bases, struct strvec *shared, char **err)
 {
 	bool ok = true;
 
@@ -1271,8 +1271,10 @@ static bool series_restore_locked(struct checkpoints *cp, struct series *s,
 		char *key = xasprintf("%s\n%s", s->step_id, s->v[i].path);
 
 		strvec_push(&one, s->v[i].path);
-		if (in_vec(&cp->ambiguous, key))
-			strvec_push(&conf, s->v[i].path); /* another step may have made it */
+		if (in_vec(&cp->ambiguous, key) && shared)
+			strvec_push(shared, s->v[i].path); /* another step may have made it */
+		else if (in_vec(&cp->ambiguous, key))
+			strvec_push(&conf, s->v[i].path);
 		else if (!restore_locked(cp, s->v[i].base, &one, s->after, &done, &conf, err))
 			ok = false;
 		free(key);
@@ -1318,7 +1320,7 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 		unlock(cp);
 		return false;
 	}
-	ok = series_restore_locked(cp, s, restored, conflicts, NULL, err);
+	ok = series_restore_locked(cp, s, restored, conflicts, NULL, NULL, err);
 	unlock(cp);
 	return ok;
 }
@@ -1376,6 +1378,7 @@ void cp_restored_release(struct cp_restored *r)
 	strvec_clear(&r->restored);
 	strvec_clear(&r->conflicts);
 	strvec_clear(&r->bases);
+	strvec_clear(&r->shared);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1403,7 +1406,8 @@ size_t checkpoint_series_restore_orphans(struct checkpoints *cp, struct cp_resto
 		r = &(*out)[n++];
 		memset(r, 0, sizeof(*r));
 		r->step_id = xstrdup(s->step_id);
-		series_restore_locked(cp, s, &r->restored, &r->conflicts, &r->bases, err);
+		series_restore_locked(cp, s, &r->restored, &r->conflicts, &r->bases, &r->shared,
+		                      err);
 	}
 	unlock(cp);
 	return n;
@@ -1485,7 +1489,8 @@ bool checkpoint_series_restore_step(struct checkpoints *cp, const char *step_id,
 		unlock(cp);
 		return false;
 	}
-	series_restore_locked(cp, s, &out->restored, &out->conflicts, &out->bases, err);
+	series_restore_locked(cp, s, &out->restored, &out->conflicts, &out->bases, &out->shared,
+	                      err);
 	unlock(cp);
 	return true;
 }

@@ -135,6 +135,8 @@ struct cp_restored {
 	char *step_id;
 	struct strvec restored, conflicts;
 	struct strvec bases; /* for each conflict, the checkpoint it would be restored to */
+	struct strvec shared; /* left as they are: changed while another step's attempt ran
+			       * too, so not the step's alone (not a conflict to ask about) */
 };
 void cp_restored_free(struct cp_restored *v, size_t n);
 void cp_restored_release(struct cp_restored *r); /* its members, not r */

@@ -211,12 +211,14 @@ static void test_rebuild(void **state)
 	/* A passed and stays passed: its series is there if it runs again. */
 	assert_true(checkpoint_series_has(fx->cp, "A"));
 	/* gone left the plan before it passed; its overlap with B makes gone.txt not its
-	 * alone: a conflict, left as it is. */
+	 * alone: shared, left as it is (not a conflict to ask about). */
 	n = checkpoint_series_restore_orphans(fx->cp, &r, &err);
 	assert_int_equal(n, 1);
 	assert_string_equal(r[0].step_id, "gone");
 	assert_int_equal(r[0].restored.n, 0);
-	assert_int_equal(r[0].conflicts.n, 1);
+	assert_int_equal(r[0].conflicts.n, 0);
+	assert_int_equal(r[0].shared.n, 1);
+	assert_string_equal(r[0].shared.v[0], "gone.txt");
 	cp_restored_free(r, n);
 	s = get(fx, "gone.txt");
 	assert_non_null(s);
@@ -274,6 +276,56 @@ static void test_rebuild_restored_series(void **state)
 	strvec_clear(&conflicts);
 }
 
+/* The rewind gate's side: a conflict comes with the checkpoint it would go back to, the
+ * diff says what a restore would write, and a restore over it does so. */
+static void test_conflict_diff_and_restore_over(void **state)
+{
+	struct fx *fx = *state;
+	char b[CP_ID_LEN + 1], a[CP_ID_LEN + 1], full[CP_ID_LEN + 1];
+	struct cp_restored r;
+	struct strbuf diff = STRBUF_INIT;
+	struct strvec restored = STRVEC_INIT;
+	char *err = NULL, *s;
+	bool cut = false;
+
+	put(fx, "notes.txt", "start\n");
+	attempt(fx, "s1", "notes.txt", "start\nline\n", b, a);
+	put(fx, "notes.txt", "start\ntheirs\n");
+	assert_true(checkpoint_series_restore_step(fx->cp, "s1", &r, &err));
+	assert_int_equal(r.restored.n, 0);
+	assert_int_equal(r.conflicts.n, 1);
+	assert_string_equal(r.conflicts.v[0], "notes.txt");
+	assert_string_equal(r.bases.v[0], b);
+	strbuf_init(&diff);
+	assert_true(checkpoint_conflict_diff(fx->cp, b, "notes.txt", 4096, &diff, &cut, &err));
+	assert_non_null(strstr(diff.buf, "-theirs"));
+	assert_false(cut);
+	assert_false(checkpoint_conflict_diff(fx->cp, b, "../escape", 4096, &diff, &cut, &err));
+	assert_non_null(err);
+	free(err);
+	err = NULL;
+	assert_true(checkpoint_restore_over(fx->cp, "s1", b, "notes.txt", &restored, &err));
+	assert_int_equal(restored.n, 1);
+	s = get(fx, "notes.txt");
+	assert_string_equal(s, "start\n");
+	free(s);
+	cp_restored_release(&r);
+	strbuf_release(&diff);
+	strvec_clear(&restored);
+
+	/* A checkpoint by the start of its id, as --rewind RUN:ID takes it. */
+	assert_true(checkpoint_resolve(fx->cp, (char[8]){b[0], b[1], b[2], b[3], b[4], b[5], b[6], 0},
+	                               full, &err));
+	assert_string_equal(full, b);
+	assert_false(checkpoint_resolve(fx->cp, "zz", full, &err));
+	assert_non_null(strstr(err, "not a checkpoint id"));
+	free(err);
+	err = NULL;
+	assert_false(checkpoint_resolve(fx->cp, "0000000", full, &err));
+	assert_non_null(strstr(err, "no checkpoint 0000000"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +333,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rebuild, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rebuild_restored_series, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_conflict_diff_and_restore_over, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
