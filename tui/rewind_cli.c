@@ -37,8 +37,8 @@ static bool ask_yes(size_t n)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
-int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to,
-		    const char *workspace, bool yes)
+int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to, const char *workspace,
+                    bool yes)
 {
 	struct rewind rw;
 	struct strvec restored = STRVEC_INIT, kept = STRVEC_INIT;
@@ -73,7 +73,7 @@ int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to,
 	printf("The workspace as it is now is kept as checkpoint %s.\n", rw.undo);
 	if (!yes && !isatty(STDIN_FILENO)) {
 		fprintf(stderr, "pevtui: nothing was changed: pass --yes to rewind without being "
-				"asked\n");
+		                "asked\n");
 		code = 1;
 		goto out;
 	}
@@ -94,9 +94,8 @@ int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to,
 		free(p);
 	}
 	/* By id: "last" may name another run by the time it is undone. */
-	printf("pevtui: rewound %s: %zu file%s restored. To undo: pevtui --rewind %s:%s\n",
-	       rw.what, restored.n, restored.n == 1 ? "" : "s", strchr(ref, '/') ? ref : rw.run_id,
-	       rw.undo);
+	printf("pevtui: rewound %s: %zu file%s restored. To undo: pevtui --rewind %s:%s\n", rw.what,
+	       restored.n, restored.n == 1 ? "" : "s", strchr(ref, '/') ? ref : rw.run_id, rw.undo);
 out:
 	free(err);
 	free(ws);

@@ -11,7 +11,7 @@
  * names. `workspace`: --workspace, or NULL. Returns the exit status: 0 done (or nothing to
  * do), 1 an error (one line on stderr), 3 the operator said no.
  */
-int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to,
-		    const char *workspace, bool yes);
+int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to, const char *workspace,
+                    bool yes);
 
 #endif

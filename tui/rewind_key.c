@@ -17,7 +17,7 @@
 #define NAMES_MAX 6 /* files named in the question */
 
 bool rewind_key_preview(const char *run_dir, const char *workspace, const char *step_id,
-			char **question, char **command_json, char **err)
+                        char **question, char **command_json, char **err)
 {
 	struct rewind rw;
 	struct strbuf q = STRBUF_INIT;
@@ -40,19 +40,21 @@ bool rewind_key_preview(const char *run_dir, const char *workspace, const char *
 	}
 	strbuf_init(&q);
 	strbuf_addf(&q, "Rewind the workspace %s? %zu file%s change%s back: ", rw.what,
-		    rw.changes.n, rw.changes.n == 1 ? "" : "s", rw.changes.n == 1 ? "s" : "");
+	            rw.changes.n, rw.changes.n == 1 ? "" : "s", rw.changes.n == 1 ? "s" : "");
 	for (size_t i = 0; i < rw.changes.n && i < NAMES_MAX; i++) {
 		enum cp_change ch = rw.changes.v[i].change;
 		c = textsan_clean(rw.changes.v[i].path, strlen(rw.changes.v[i].path), 0);
 		strbuf_addf(&q, "%s%s %s", i ? ", " : "",
-			    ch == CP_ADDED ? "remove" : ch == CP_DELETED ? "bring back" : "put back",
-			    c);
+		            ch == CP_ADDED     ? "remove"
+		            : ch == CP_DELETED ? "bring back"
+		                               : "put back",
+		            c);
 		free(c);
 	}
 	if (rw.changes.n > NAMES_MAX)
 		strbuf_addf(&q, " and %zu more", rw.changes.n - NAMES_MAX);
 	strbuf_adds(&q, ". A checkpoint of the workspace is taken first: the Step log says how "
-			"to undo.");
+	                "to undo.");
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "checkpoint", rw.target);
 	cJSON_AddStringToObject(o, "what", rw.what);

@@ -12,6 +12,6 @@
  * line) when there is nothing to go back to or nothing would change. Caller frees all.
  */
 bool rewind_key_preview(const char *run_dir, const char *workspace, const char *step_id,
-			char **question, char **command_json, char **err);
+                        char **question, char **command_json, char **err);
 
 #endif

@@ -18,7 +18,7 @@
 #define REWIND_TELL_MAX 20 /* paths named in the notice's sentence */
 
 static void publish(struct pev *e, const char *what, const char *target, const char *undo,
-		    const struct strvec *restored, const struct strvec *kept)
+                    const struct strvec *restored, const struct strvec *kept)
 {
 	cJSON *f = cJSON_CreateObject(), *a;
 	struct strbuf names = STRBUF_INIT;
@@ -30,9 +30,9 @@ static void publish(struct pev *e, const char *what, const char *target, const c
 	if (restored->n > REWIND_TELL_MAX)
 		strbuf_addf(&names, " and %zu more", restored->n - REWIND_TELL_MAX);
 	msg = xasprintf("the workspace was rewound %s: %zu file%s restored%s%s%s; undo with "
-			"pevtui --rewind %s:%s",
-			what, restored->n, restored->n == 1 ? "" : "s", restored->n ? " (" : "",
-			restored->n ? names.buf : "", restored->n ? ")" : "", e->run_id, undo);
+	                "pevtui --rewind %s:%s",
+	                what, restored->n, restored->n == 1 ? "" : "s", restored->n ? " (" : "",
+	                restored->n ? names.buf : "", restored->n ? ")" : "", e->run_id, undo);
 	cJSON_AddStringToObject(f, "level", "info");
 	cJSON_AddStringToObject(f, "kind", "rewind");
 	cJSON_AddStringToObject(f, "message", msg);
@@ -55,29 +55,29 @@ void rewindcmd_apply(struct pev *e, const char *json)
 	const char *target = jsonx_str(o, "checkpoint"), *what = jsonx_str(o, "what");
 	char undo[CP_ID_LEN + 1];
 	struct strvec warnings = STRVEC_INIT, paths = STRVEC_INIT, restored = STRVEC_INIT,
-		      kept = STRVEC_INIT;
+	              kept = STRVEC_INIT;
 	struct cp_changes ch = {0};
 	char *err = NULL;
 
 	if (!e->checkpoints) {
 		bus_notice(e->bus, "error", NULL,
-			   "cannot rewind: this run keeps no checkpoints (%s)",
-			   e->checkpoint_err ? e->checkpoint_err : "checkpoints = off");
+		           "cannot rewind: this run keeps no checkpoints (%s)",
+		           e->checkpoint_err ? e->checkpoint_err : "checkpoints = off");
 	} else if (e->n_step_jobs > 0 || (e->phase != PH_ENDED && !e->paused)) {
 		bus_notice(e->bus, "error", NULL,
-			   "cannot rewind while steps run: pause the run (p) and wait until its "
-			   "running steps stop; nothing was changed");
+		           "cannot rewind while steps run: pause the run (p) and wait until its "
+		           "running steps stop; nothing was changed");
 	} else if (!target || strlen(target) != CP_ID_LEN) {
 		bus_notice(e->bus, "error", NULL, "cannot rewind: no checkpoint was named");
 	} else if (!checkpoint_take(e->checkpoints, undo, &warnings, &err) ||
-		   !checkpoint_diff(e->checkpoints, target, undo, 0, &ch, &err)) {
+	           !checkpoint_diff(e->checkpoints, target, undo, 0, &ch, &err)) {
 		bus_notice(e->bus, "error", NULL, "cannot rewind: %s; nothing was changed",
-			   err ? err : "the checkpoint failed");
+		           err ? err : "the checkpoint failed");
 	} else {
 		for (size_t i = 0; i < ch.n; i++)
 			strvec_push(&paths, ch.v[i].path);
 		if (!checkpoint_restore_paths(e->checkpoints, target, &paths, NULL, &restored,
-					      &kept, &err))
+		                              &kept, &err))
 			bus_notice(e->bus, "error", NULL, "the rewind is incomplete: %s", err);
 		publish(e, what ? what : "to the checkpoint given", target, undo, &restored, &kept);
 	}

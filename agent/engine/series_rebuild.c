@@ -130,8 +130,9 @@ static void on_changes(struct series_rebuild *sr, const cJSON *o, const char *id
 	bool overlapped = false;
 	char *err = NULL;
 
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "restored_series"))
-	    if (cJSON_IsString(it)) checkpoint_series_clear(sr->cp, it->valuestring);
+	cJSON_ArrayForEach(
+	    it, cJSON_GetObjectItemCaseSensitive(o, "restored_series")) if (cJSON_IsString(it))
+	    checkpoint_series_clear(sr->cp, it->valuestring);
 	live_end(sr, id, &overlapped);
 	if (!before || !after)
 		return;
@@ -211,11 +212,8 @@ void series_rebuild_event(struct series_rebuild *sr, const struct event *ev)
 				set_passed(sr, id, false);
 		}
 		break;
-	case EV_PLAN_ADOPTED:
-		on_adopted(sr, o);
-		break;
-	default:
-		break;
+	case EV_PLAN_ADOPTED: on_adopted(sr, o); break;
+	default: break;
 	}
 	cJSON_Delete(o);
 }

@@ -25,11 +25,11 @@
 /* What the journal says, folded once. */
 struct scan {
 	struct run_state rs;
-	char *first_before;     /* the run's first checkpoint: before its first attempt */
-	const char *step;       /* the step asked for, or NULL */
-	char *step_before;      /* before that step's first attempt */
-	bool step_seen;         /* the step has a step.start or step.changes */
-	struct strvec ids;      /* steps that ran, in order of their first attempt */
+	char *first_before; /* the run's first checkpoint: before its first attempt */
+	const char *step;   /* the step asked for, or NULL */
+	char *step_before;  /* before that step's first attempt */
+	bool step_seen;     /* the step has a step.start or step.changes */
+	struct strvec ids;  /* steps that ran, in order of their first attempt */
 };
 
 static void note_id(struct scan *sc, const char *id)
@@ -84,7 +84,7 @@ static char *shown(const char *s)
 /* The folder files are restored into: the run's own, or the one the operator names when
  * the journal puts it elsewhere (a journal alone never aims a restore outside its run). */
 static char *pick_workspace(const char *run_dir, const char *journal_ws, const char *given,
-			    char **err)
+                            char **err)
 {
 	char *own = xasprintf("%s/workspace", run_dir);
 	struct stat st;
@@ -97,9 +97,10 @@ static char *pick_workspace(const char *run_dir, const char *journal_ws, const c
 	if (given) {
 		if (!same_dir(given, journal_ws)) {
 			char *g = shown(given), *j = shown(journal_ws);
-			*err = xasprintf("the run's workspace is %s, not %s: its checkpoints are of "
-					 "that folder",
-					 j, g);
+			*err =
+			    xasprintf("the run's workspace is %s, not %s: its checkpoints are of "
+			              "that folder",
+			              j, g);
 			free(g);
 			free(j);
 			free(own);
@@ -111,16 +112,16 @@ static char *pick_workspace(const char *run_dir, const char *journal_ws, const c
 	if (!same_dir(journal_ws, own)) {
 		char *j = shown(journal_ws);
 		*err = xasprintf("the journal puts the workspace at %s, outside the run's folder; "
-				 "to rewind it there, say so: --workspace %s",
-				 j, j);
+		                 "to rewind it there, say so: --workspace %s",
+		                 j, j);
 		free(j);
 		free(own);
 		return NULL;
 	}
 	if (lstat(own, &st) == 0 && S_ISLNK(st.st_mode)) {
 		*err = xasprintf("%s is a symbolic link, not the run's own folder; to rewind the "
-				 "folder it points to, say so: --workspace DIR",
-				 own);
+		                 "folder it points to, say so: --workspace DIR",
+		                 own);
 		free(own);
 		return NULL;
 	}
@@ -130,7 +131,7 @@ static char *pick_workspace(const char *run_dir, const char *journal_ws, const c
 /* A live run may be rewound only while it is paused and no step is between its
  * checkpoints; false + *err otherwise. *live: another pevtui holds the run. */
 static bool may_touch(const struct scan *sc, const char *run_dir, const char *run_id, bool *live,
-		      char **err)
+                      char **err)
 {
 	pid_t pid = runlock_holder(run_dir);
 
@@ -139,17 +140,18 @@ static bool may_touch(const struct scan *sc, const char *run_dir, const char *ru
 		return true;
 	if (!sc->rs.paused) {
 		*err = xasprintf("run %s is live (pid %ld): pause it first (p in its cockpit), or "
-				 "wait until it ends; nothing was changed",
-				 run_id, (long)pid);
+		                 "wait until it ends; nothing was changed",
+		                 run_id, (long)pid);
 		return false;
 	}
 	for (size_t i = 0; i < sc->rs.n_steps; i++) {
 		enum fstep_state s = sc->rs.steps[i].state;
 		if (s == FS_RUNNING || s == FS_VERIFYING) {
 			char *id = shown(sc->rs.steps[i].id);
-			*err = xasprintf("run %s is paused, but step %s is still running: wait until "
-					 "it stops; nothing was changed",
-					 run_id, id);
+			*err =
+			    xasprintf("run %s is paused, but step %s is still running: wait until "
+			              "it stops; nothing was changed",
+			              run_id, id);
 			free(id);
 			return false;
 		}
@@ -182,7 +184,7 @@ static bool skip_all(void *ctx, const struct event *ev)
 }
 
 bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, bool ours,
-		    struct rewind *rw, char **err)
+                    struct rewind *rw, char **err)
 {
 	char *jpath = xasprintf("%s/journal.jsonl", run_dir), *id;
 	struct journal_load_info info = {0};
@@ -211,10 +213,11 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 		if (!hex) {
 			char *t = shown(to), *ids = strvec_join(&sc.ids, ", ");
 			char *names = shown(ids);
-			*err = sc.ids.n ? xasprintf("run %s has no step \"%s\" that ran (its steps: %s)",
-						    rw->run_id, t, names)
-					: xasprintf("run %s has no step \"%s\": no step of it ran",
-						    rw->run_id, t);
+			*err = sc.ids.n
+			           ? xasprintf("run %s has no step \"%s\" that ran (its steps: %s)",
+			                       rw->run_id, t, names)
+			           : xasprintf("run %s has no step \"%s\": no step of it ran",
+			                       rw->run_id, t);
 			free(t);
 			free(ids);
 			free(names);
@@ -224,15 +227,15 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 	if (to && sc.step_seen && !sc.step_before) {
 		char *t = shown(to);
 		*err = xasprintf("step %s of run %s has no checkpoint to go back to (checkpoints "
-				 "were off, or it never got to run)",
-				 t, rw->run_id);
+		                 "were off, or it never got to run)",
+		                 t, rw->run_id);
 		free(t);
 		goto out;
 	}
 	if (!to && !sc.first_before) {
 		*err = xasprintf("run %s has no checkpoints to go back to (checkpoints were off, "
-				 "or no step ran)",
-				 rw->run_id);
+		                 "or no step ran)",
+		                 rw->run_id);
 		goto out;
 	}
 	rw->workspace = pick_workspace(run_dir, sc.rs.workspace, workspace, err);
@@ -291,8 +294,8 @@ static void journal_it(struct rewind *rw, const struct strvec *restored, const s
 		return;
 	}
 	msg = xasprintf("the workspace was rewound %s: %zu file%s restored; undo with pevtui "
-			"--rewind %s:%s",
-			rw->what, restored->n, restored->n == 1 ? "" : "s", rw->run_id, rw->undo);
+	                "--rewind %s:%s",
+	                rw->what, restored->n, restored->n == 1 ? "" : "s", rw->run_id, rw->undo);
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "level", "info");
 	cJSON_AddStringToObject(f, "kind", "rewind");

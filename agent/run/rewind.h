@@ -36,7 +36,7 @@ struct rewind {
  * step or the checkpoint is unknown, the run has no checkpoints, or it is live.
  */
 bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, bool ours,
-		    struct rewind *rw, char **err);
+                    struct rewind *rw, char **err);
 /*
  * Restores each changed file to the target checkpoint: its content, exec bit or link, or
  * deletes it when the target lacks it (never a file that was there before the target was

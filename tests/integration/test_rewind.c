@@ -129,7 +129,7 @@ static void walk(const char *root, const char *rel, struct strvec *out)
 		assert_int_equal(lstat(p, &st), 0);
 		if (S_ISDIR(st.st_mode)) {
 			line = in_git ? xasprintf("%s/ dir %o", r, st.st_mode & 07777)
-				      : xasprintf("%s/ dir", r);
+			              : xasprintf("%s/ dir", r);
 			walk(root, r, out);
 		} else if (S_ISLNK(st.st_mode)) {
 			char target[4096];
@@ -141,8 +141,8 @@ static void walk(const char *root, const char *rel, struct strvec *out)
 			char *s = testdir_slurp(p);
 			assert_non_null(s);
 			line = in_git ? xasprintf("%s file %o %s", r, st.st_mode & 07777, s)
-				      : xasprintf("%s file %s %s", r,
-						  st.st_mode & S_IXUSR ? "exec" : "plain", s);
+			              : xasprintf("%s file %s %s", r,
+			                          st.st_mode & S_IXUSR ? "exec" : "plain", s);
 			free(s);
 		}
 		strvec_push(out, line);
@@ -175,7 +175,7 @@ static char *listing(const char *ws)
 static char *git_stamp(const char *ws)
 {
 	const char *files[] = {".git/HEAD", ".git/config", ".git/objects/ab/cdef0123",
-			       ".git/hooks/pre-commit", ".git/index"};
+	                       ".git/hooks/pre-commit", ".git/index"};
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_init(&sb);
@@ -184,7 +184,7 @@ static char *git_stamp(const char *ws)
 		struct stat st;
 		assert_int_equal(stat(p, &st), 0);
 		strbuf_addf(&sb, "%s %ld.%09ld %ld\n", files[i], (long)st.st_mtim.tv_sec,
-			    st.st_mtim.tv_nsec, (long)st.st_ino);
+		            st.st_mtim.tv_nsec, (long)st.st_ino);
 		free(p);
 	}
 	return strbuf_detach(&sb);
@@ -206,8 +206,8 @@ static void fx_run(struct fx *fx)
 	fputs(SCRIPT, f);
 	fclose(f);
 	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", fx->script,
-		    "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace", fx->ws,
-		    "Mess up the workspace", NULL);
+	            "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace", fx->ws,
+	            "Mess up the workspace", NULL);
 	if (p.status != 0)
 		fprintf(stderr, "%s\n%s\n", p.out, p.err);
 	assert_int_equal(p.status, 0);
@@ -228,10 +228,9 @@ static void fx_free(struct fx *fx)
 static struct cli_proc rewind_cmd(const struct fx *fx, const char *what, bool yes)
 {
 	if (yes)
-		return cli_run(NULL, "--runs-dir", fx->runs, "--workspace", fx->ws, "--rewind", what,
-			       "--yes", NULL);
-	return cli_run(NULL, "--runs-dir", fx->runs, "--workspace", fx->ws, "--rewind", what,
-		       NULL);
+		return cli_run(NULL, "--runs-dir", fx->runs, "--workspace", fx->ws, "--rewind",
+		               what, "--yes", NULL);
+	return cli_run(NULL, "--runs-dir", fx->runs, "--workspace", fx->ws, "--rewind", what, NULL);
 }
 
 /* The id in "To undo: pevtui --rewind RUN:ID" (caller frees). */
@@ -369,7 +368,7 @@ static void test_unknown(void **state)
 	p = rewind_cmd(&fx, "last:no-such-step", true);
 	assert_int_equal(p.status, 1);
 	assert_non_null(strstr(p.err, "has no step \"no-such-step\" that ran (its steps: mess, "
-				       "more)"));
+	                              "more)"));
 	assert_null(strchr(strchr(p.err, '\n') + 1, '\n'));
 	cli_proc_free(&p);
 	p = rewind_cmd(&fx, "last:0123456789abcdef", true);
@@ -431,8 +430,8 @@ static void test_live_run_refused(void **state)
 	fputs(SCRIPT, f);
 	fclose(f);
 	bg = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script", fx.script,
-		       "--sim-delay", "200", "--runs-dir", fx.runs, "--workspace", fx.ws,
-		       "Mess up the workspace", NULL);
+	               "--sim-delay", "200", "--runs-dir", fx.runs, "--workspace", fx.ws,
+	               "Mess up the workspace", NULL);
 	lc.runs = fx.runs;
 	assert_true(cli_wait_until(run_started, &lc, 60));
 	p = rewind_cmd(&fx, "last", true);

@@ -186,7 +186,7 @@ static void test_rebuild(void **state)
 	checkpoint_series_end(fx->cp, "gone");
 
 	feed(sr, EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"A\"},{\"step_id\":"
-	         "\"B\"},{\"step_id\":\"gone\"}]}}");
+	                            "\"B\"},{\"step_id\":\"gone\"}]}}");
 	/* A alone; then B and gone overlap each other. */
 	feed(sr, EV("step.start") ",\"step_id\":\"A\",\"attempt\":1}");
 	feed(sr, EV("step.changes") ",\"step_id\":\"A\",\"before\":\"%s\",\"after\":\"%s\"}", b1,
@@ -196,8 +196,8 @@ static void test_rebuild(void **state)
 	feed(sr, EV("step.start") ",\"step_id\":\"gone\",\"attempt\":1}");
 	feed(sr, EV("step.changes") ",\"step_id\":\"B\",\"before\":\"%s\",\"after\":\"%s\"}", b2,
 	     a2);
-	feed(sr, EV("step.changes") ",\"step_id\":\"gone\",\"before\":\"%s\",\"after\":\"%s\"}",
-	     b3, a3);
+	feed(sr, EV("step.changes") ",\"step_id\":\"gone\",\"before\":\"%s\",\"after\":\"%s\"}", b3,
+	     a3);
 	/* A replan drops gone (not passed) and A (passed: its work stays). */
 	feed(sr, EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"B\"}]}}");
 	/* A checkpoint the store does not have. */
@@ -314,8 +314,8 @@ static void test_conflict_diff_and_restore_over(void **state)
 	strvec_clear(&restored);
 
 	/* A checkpoint by the start of its id, as --rewind RUN:ID takes it. */
-	assert_true(checkpoint_resolve(fx->cp, (char[8]){b[0], b[1], b[2], b[3], b[4], b[5], b[6], 0},
-	                               full, &err));
+	assert_true(checkpoint_resolve(
+	    fx->cp, (char[8]){b[0], b[1], b[2], b[3], b[4], b[5], b[6], 0}, full, &err));
 	assert_string_equal(full, b);
 	assert_false(checkpoint_resolve(fx->cp, "zz", full, &err));
 	assert_non_null(strstr(err, "not a checkpoint id"));
