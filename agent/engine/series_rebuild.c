@@ -130,9 +130,11 @@ static void on_changes(struct series_rebuild *sr, const cJSON *o, const char *id
 	bool overlapped = false;
 	char *err = NULL;
 
-	cJSON_ArrayForEach(
-	    it, cJSON_GetObjectItemCaseSensitive(o, "restored_series")) if (cJSON_IsString(it))
-	    checkpoint_series_clear(sr->cp, it->valuestring);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "restored_series"))
+	{
+		if (cJSON_IsString(it))
+			checkpoint_series_clear(sr->cp, it->valuestring);
+	}
 	live_end(sr, id, &overlapped);
 	if (!before || !after)
 		return;
