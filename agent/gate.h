@@ -7,13 +7,19 @@
 struct bus;
 struct cJSON;
 
-enum gate_kind { GATE_PLAN, GATE_HIGH, GATE_REPLAN, GATE_SHELL, GATE_BUDGET, GATE_STEP, GATE__COUNT };
+enum gate_kind {
+	GATE_PLAN, GATE_HIGH, GATE_REPLAN, GATE_SHELL, GATE_BUDGET, GATE_STEP,
+	GATE_REWIND, /* a file to restore before an attempt was changed by someone else since */
+	GATE__COUNT
+};
 /* At a replan gate, GATE_SKIP means "keep the old plan and fail-accept the step". */
 /* GATE_EDIT answers only a shell gate (run the edited command instead): a step or a plan
  * is edited by a command of its own, and its gate stays open until approved. */
 enum gate_decision { GATE_APPROVE, GATE_REJECT, GATE_SKIP, GATE_EDIT };
 
 #define GATE_MASK(k) (1u << (k))
+/* DESIGN's default list. The rewind gate is asked for with --gate …,rewind: without it a
+ * file someone else changed is kept as it is (never overwritten) with a warning. */
 #define GATES_DEFAULT                                                                  \
 	(GATE_MASK(GATE_PLAN) | GATE_MASK(GATE_HIGH) | GATE_MASK(GATE_REPLAN) |          \
 	 GATE_MASK(GATE_SHELL) | GATE_MASK(GATE_BUDGET))

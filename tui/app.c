@@ -41,6 +41,7 @@
 #include "mouse.h"
 #include "panes.h"
 #include "pev.h"
+#include "rewind_key.h"
 #include "settings.h"
 #include "statusbar.h"
 #include "step_editor.h"
@@ -119,6 +120,7 @@ struct app {
 
 	char *question;        /* MODE_CONFIRM */
 	char *rerun_id;        /* the step `r` asks about */
+	char *rewind_json;     /* the PEV_CMD_REWIND `u` asks about */
 	confirm_fn on_yes;
 
 	struct form *form;     /* MODE_FORM */
@@ -584,6 +586,8 @@ static void act_double_budget(struct app *a)
 
 	if (g && g->kind == GATE_BUDGET && g->budget_usd > 0)
 		approve_budget(a, g, g->budget_usd * 2);
+	else if (g && g->kind == GATE_REWIND)
+		view_gate_toggle_diff(a->view, g);
 	else
 		set_message(a, "d doubles the budget at the budget gate");
 }
@@ -770,6 +774,48 @@ static void act_rerun(struct app *a)
 	ask(a, q, do_rerun);
 	free(q);
 	free(list);
+}
+
+static void do_rewind(struct app *a)
+{
+	if (a->rewind_json)
+		pev_post(a->engine, PEV_CMD_REWIND, NULL, a->rewind_json);
+	set_message(a, "rewind sent");
+}
+
+/* u: the workspace back to before the selected step (the goal line: before the run). It
+ * says what changes back and asks; never beside running steps: pause first. */
+static void act_rewind(struct app *a)
+{
+	struct vstep *s = selected(a);
+	char *q = NULL, *json = NULL, *err = NULL;
+
+	if (!a->engine) {
+		set_message(a, "replay is read-only");
+		return;
+	}
+	if (a->view->aborting) {
+		set_message(a, "the run is stopping");
+		return;
+	}
+	if (run_live(a) && !a->view->rs.paused) {
+		set_message(a, "pause the run first (p): a rewind never runs beside steps");
+		return;
+	}
+	if (view_running(a->view) > 0) {
+		set_message(a, "wait until the running steps stop, then rewind");
+		return;
+	}
+	if (!rewind_key_preview(a->run_dir, a->view->rs.workspace, s ? s->f->id : NULL, &q,
+				&json, &err)) {
+		set_message(a, "%s", err);
+		free(err);
+		return;
+	}
+	free(a->rewind_json);
+	a->rewind_json = json;
+	ask(a, q, do_rewind);
+	free(q);
 }
 
 /* What `p` does now: the view's answer, unless a command sent from here is still on its
@@ -1475,6 +1521,9 @@ static const struct binding bindings[] = {
 	 "run the selected step again, with every step that depends on it (asks, naming them; "
 	 "reopens a finished run)",
 	 LIVE},
+	{'u', false, act_rewind, "u",
+	 "rewind the workspace to before the selected step (on the goal line: the run); asks",
+	 LIVE},
 	{'p', false, act_pause, "p",
 	 "pause (running steps finish); again: cancel those still running (they start over); "
 	 "again: resume",
@@ -2092,6 +2141,7 @@ void app_free(struct app *a)
 	free(a->form_step_id);
 	free(a->form_result);
 	free(a->rerun_id);
+	free(a->rewind_json);
 	free(a->question);
 	free(a->message);
 	free(a->answered);

@@ -34,6 +34,7 @@
 #include "provider_openai.h"
 #include "provider_sim.h"
 #include "restore.h"
+#include "rewind_cli.h"
 #include "run_list.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -43,7 +44,7 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND };
 
 /* Long options without a short form. */
 enum {
@@ -54,12 +55,14 @@ enum {
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
 	OPT_DIFF,
+	OPT_REWIND,
 };
 
 static const struct option long_options[] = {
 	{"demo", no_argument, NULL, OPT_DEMO},
 	{"headless", no_argument, NULL, OPT_HEADLESS},
 	{"resume", required_argument, NULL, OPT_RESUME},
+	{"rewind", required_argument, NULL, OPT_REWIND},
 	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"list-runs", no_argument, NULL, OPT_LIST_RUNS},
 	{"diff", required_argument, NULL, OPT_DIFF},
@@ -125,6 +128,7 @@ static void usage(FILE *out)
 	      "       pevtui --headless [OPTIONS] TASK\n"
 	      "       pevtui --resume RUN | --replay RUN | --list-runs\n"
 	      "       pevtui --diff RUN[:STEP]\n"
+	      "       pevtui --rewind RUN[:STEP] [--yes]\n"
 	      "A terminal cockpit for supervised Plan-Execute-Verify agent runs.\n"
 	      "\n"
 	      "Modes:\n"
@@ -136,6 +140,8 @@ static void usage(FILE *out)
 	      "      --list-runs         list runs with state, age, cost, provider and task\n"
 	      "      --diff RUN[:STEP]   print what the run (or every attempt of STEP) changed\n"
 	      "                          in the workspace, as a unified diff\n"
+	      "      --rewind RUN[:STEP] put the run's workspace back as it was before the run\n"
+	      "                          (or STEP, or a checkpoint id); asks first (--yes: not)\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -144,7 +150,7 @@ static void usage(FILE *out)
 	      "      --base-url URL      API base URL (Ollama, vLLM, llama.cpp, OpenRouter…)\n"
 	      "\n"
 	      "Policy:\n"
-	      "      --gate LIST         gates: plan,high,replan,shell,budget,step or none\n"
+	      "      --gate LIST         gates: plan,high,replan,shell,budget,step,rewind or none\n"
 	      "                          (default plan,high,replan,shell,budget)\n"
 	      "      --yes               approve every gate (for --headless)\n"
 	      "      --max-retries N     retries per step before a replan (default 2)\n"
@@ -262,6 +268,10 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
 		case OPT_DIFF:
 			cli->mode = MODE_DIFF;
+			set_str(&cli->run_ref, optarg);
+			break;
+		case OPT_REWIND:
+			cli->mode = MODE_REWIND;
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_PROVIDER:
@@ -857,6 +867,19 @@ int main(int argc, char **argv)
 		free(dir);
 		free(step);
 		free(run_ref);
+		break;
+	}
+	case MODE_REWIND: {
+		/* RUN[:STEP]: the colon after the last slash (a folder path may hold one). */
+		char *ref = xstrdup(cli.run_ref), *slash = strrchr(ref, '/');
+		char *colon = strchr(slash ? slash : ref, ':'), *dir;
+		if (colon)
+			*colon = '\0';
+		dir = resolve_run(&s, ref);
+		code = rewind_cli_main(dir, ref, colon && colon[1] ? colon + 1 : NULL, s.workspace,
+				       s.yes);
+		free(dir);
+		free(ref);
 		break;
 	}
 	case MODE_RESUME: {

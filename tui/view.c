@@ -1022,6 +1022,68 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 	cJSON_Delete(fallback);
 }
 
+/* Rewind gates: the files a restore would write over someone else's change, whose they
+ * were, and (on d) the diff from what is there now to what a restore writes. */
+static void gate_rewind_body(struct view *v, struct vgate *g, const cJSON *o)
+{
+	const cJSON *it;
+	const char *diff = jsonx_str(o, "diff");
+	char *id = san(g->step_id);
+	size_t n = 0;
+
+	(void)v;
+	g->title = xasprintf("Restore over someone else's change? (step %s)", id);
+	addf(&g->body, VL_TEXT,
+	     "Step %s runs again and starts where it first started. These files were changed "
+	     "by its earlier attempts and by someone else since (another step, or you in an "
+	     "editor):",
+	     id);
+	cJSON_ArrayForEach(it, jget(o, "paths"))
+	{
+		char *path = san(jsonx_str(it, "path")), *of = san(jsonx_str(it, "of_step"));
+		const char *cp = jsonx_str(it, "checkpoint");
+
+		addf(&g->body, VL_WARN, "  %s  (step %s's; back to checkpoint %.12s)", path, of,
+		     cp ? cp : "?");
+		free(path);
+		free(of);
+		n++;
+	}
+	addf(&g->body, VL_NOTICE,
+	     "a restores %s as before the step first changed %s (the change made since is "
+	     "lost); s keeps theirs (the step starts on %s); d %s what a restore would change; "
+	     "x rejects (the run is aborted).",
+	     n == 1 ? "it" : "them", n == 1 ? "it" : "them", n == 1 ? "it" : "them",
+	     g->show_diff ? "hides" : "shows");
+	if (g->show_diff) {
+		char *clean = textsan_clean(diff ? diff : "", diff ? strlen(diff) : 0,
+					    TEXTSAN_KEEP_NL);
+		char *line = clean, *nl;
+
+		linestore_add(&g->body, VL_HEADER, "What a restore would change (now → checkpoint):");
+		if (!*clean)
+			linestore_add(&g->body, VL_TEXT, "(no difference in content)");
+		while (*line) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			linestore_add(&g->body,
+				      line[0] == '+' && strncmp(line, "+++", 3)   ? VL_DIFF_ADD
+				      : line[0] == '-' && strncmp(line, "---", 3) ? VL_DIFF_DEL
+				      : line[0] == '@'                            ? VL_HEADER
+										  : VL_TEXT,
+				      line);
+			if (!nl)
+				break;
+			line = nl + 1;
+		}
+		if (jbool(o, "diff_cut", false))
+			linestore_add(&g->body, VL_NOTICE, "(the diff is cut here)");
+		free(clean);
+	}
+	free(id);
+}
+
 /* The dialog of a gate the fold has just opened. */
 static void gate_open(struct view *v, const cJSON *o)
 {
@@ -1053,6 +1115,7 @@ static void gate_open(struct view *v, const cJSON *o)
 	case GATE_PLAN:
 	case GATE_REPLAN: gate_plan_body(v, g, o, proposed); break;
 	case GATE_BUDGET: gate_budget_body(g, o); break;
+	case GATE_REWIND: gate_rewind_body(v, g, o); break;
 	case GATE_HIGH:
 	case GATE_SHELL:
 	case GATE_STEP:
@@ -1076,6 +1139,7 @@ static void gate_rebuild(struct view *v, struct vgate *g)
 	unsigned long id = g->id;
 	enum gate_kind kind = g->kind;
 	char *step_id = g->step_id;
+	bool show_diff = g->show_diff;
 
 	if (!cJSON_IsObject(o)) {
 		cJSON_Delete(o);
@@ -1090,9 +1154,13 @@ static void gate_rebuild(struct view *v, struct vgate *g)
 	g->kind = kind;
 	g->step_id = step_id;
 	g->orig_json = orig;
+	g->show_diff = show_diff;
 	g->spent_usd = g->reserved_usd = g->needed_usd = g->budget_usd = -1;
 	before = orig ? cJSON_Parse(orig) : NULL;
 	switch (kind) {
+	case GATE_REWIND:
+		gate_rewind_body(v, g, o);
+		break;
 	case GATE_PLAN:
 	case GATE_REPLAN:
 		now = v->rs.proposed_json ? cJSON_Parse(v->rs.proposed_json) : NULL;
@@ -1617,6 +1685,14 @@ double view_gate_committed(const struct vgate *g)
 	t += g->reserved_usd > 0 ? g->reserved_usd : 0;
 	t += g->needed_usd > 0 ? g->needed_usd : 0;
 	return t;
+}
+
+void view_gate_toggle_diff(struct view *v, struct vgate *g)
+{
+	if (g->kind != GATE_REWIND)
+		return;
+	g->show_diff = !g->show_diff;
+	gate_rebuild(v, g);
 }
 
 void view_forget_gates(struct view *v)

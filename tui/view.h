@@ -111,6 +111,7 @@ struct vgate {
 	/* Budget gates (< 0 when not given): spent, held by calls in flight, asked for by the
 	 * call that waits, and the cap. */
 	double spent_usd, reserved_usd, needed_usd, budget_usd;
+	bool show_diff; /* rewind gates: the diff of what a restore would write is shown */
 };
 
 enum vrun_state { VR_STARTING, VR_PLANNING, VR_RUNNING, VR_FINISHED };
@@ -158,6 +159,8 @@ double view_gate_committed(const struct vgate *g);
 /* --resume, once the journal is applied: the gates it left open were asked by a process
  * that is gone; their dialogs go (the engine asks again). */
 void view_forget_gates(struct view *v);
+/* At a rewind gate: shows (or hides again) what a restore would write, as a diff. */
+void view_gate_toggle_diff(struct view *v, struct vgate *g);
 
 /* Index of the step with this (raw) id, or -1. */
 int view_find_step(const struct view *v, const char *id);

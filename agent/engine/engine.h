@@ -124,6 +124,9 @@ struct job {
 		int timeout_s;
 	} shell_ask;
 	const char *shell_how;   /* out: how the gate let it through (tool.result approval) */
+	/* the rewind gate round trip (under e->pool_lock; rewind_gate.c) */
+	bool rewind_waiting, rewind_answered;
+	enum gate_decision rewind_decision;
 
 	/* JOB_PLAN */
 	enum llm_purpose purpose;
@@ -149,6 +152,7 @@ enum msg_kind {
 	MSG_SHELL_ASK,      /* a step job asks the shell gate */
 	MSG_BUDGET_BLOCKED, /* a call's reservation did not fit under the cap */
 	MSG_JOURNAL_FAILED, /* the journal cannot be written (json: why) */
+	MSG_REWIND_ASK,     /* a step job asks the rewind gate (json: the gate's fields) */
 };
 
 struct msg {
@@ -331,6 +335,22 @@ void shellgate_allow_for_run(struct pev *e, const char *cmd);
 /* The operator allowed cmd for the rest of the run: from now on it skips the gate, and
  * open shell gates for the same command are approved. */
 void shellgate_remember(struct pev *e, const char *cmd);
+
+/* rewind_gate.c */
+/* Engine thread: job j asks the rewind gate with these gate.open fields (JSON text). */
+void rewindgate_open(struct pev *e, struct job *j, const char *fields_json);
+/* Engine thread: the answer for job j waiting at its rewind gate (a withdrawal is
+ * GATE_SKIP: keep theirs). */
+void rewindgate_reply(struct pev *e, struct job *j, enum gate_decision d);
+/* Worker thread: job j asks the rewind gate and waits for its own answer (only it
+ * waits): GATE_APPROVE restore, GATE_SKIP keep theirs, GATE_REJECT (the run ends). The
+ * fields are taken. Without the gate (not in --gate) the answer is GATE_SKIP; --yes
+ * answers GATE_SKIP too (a policy never overwrites someone else's change). */
+enum gate_decision rewindgate_ask(struct job *j, char *fields_json);
+
+/* rewind_cmd.c */
+/* PEV_CMD_REWIND: the workspace back to a checkpoint, if nothing runs (else a notice). */
+void rewindcmd_apply(struct pev *e, const char *json);
 
 /* planning.c */
 void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */

@@ -147,6 +147,16 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 		/* Blocked calls try again; the check is armed at the new cap. */
 		budget_set_cap(e->budget, new_cap(e, json));
 		break;
+	case GATE_REWIND:
+		if (d == GATE_REJECT)
+			engine_end(e, PEV_EXIT_ABORTED, "step %s was rejected at its rewind gate",
+				   g->step_id ? g->step_id : "?");
+		if (g->job)
+			rewindgate_reply(e, g->job, d);
+		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
+		    e->phase != PH_ENDING)
+			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its rewind gate was answered");
+		break;
 	case GATE__COUNT:
 		break;
 	}
@@ -225,7 +235,10 @@ unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, u
 	}
 	bus_publish(e->bus, EV_GATE_OPEN, f);
 
-	if (e->gate_mode == GATE_MODE_YES && k != GATE_BUDGET) {
+	if (e->gate_mode == GATE_MODE_YES && k == GATE_REWIND) {
+		/* A policy never overwrites someone else's change: it keeps theirs. */
+		gates_decide(e, id, GATE_SKIP, "policy", NULL, NULL);
+	} else if (e->gate_mode == GATE_MODE_YES && k != GATE_BUDGET) {
 		gates_decide(e, id, GATE_APPROVE, "policy", NULL, NULL);
 	} else if (e->gate_mode != GATE_MODE_OPERATOR) {
 		char *why = k == GATE_BUDGET
@@ -253,6 +266,8 @@ void gates_withdraw(struct pev *e, unsigned long id, const char *reason)
 		e->st[i].gate_id = 0;
 	if (g.kind == GATE_SHELL && g.job)
 		job_shell_reply(e, g.job, GATE_SKIP, NULL, "withdrawn");
+	if (g.kind == GATE_REWIND && g.job)
+		rewindgate_reply(e, g.job, GATE_SKIP);
 	if (g.kind == GATE_BUDGET)
 		e->budget_gate_open = false;
 	free(g.step_id);

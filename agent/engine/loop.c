@@ -265,7 +265,7 @@ static const char *const cmd_names[] = {
 	[PEV_CMD_RERUN_FORCE] = "rerun", [PEV_CMD_SKIP] = "skip",
 	[PEV_CMD_EDIT] = "edit",         [PEV_CMD_EDIT_PLAN] = "edit_plan",
 	[PEV_CMD_QUIT] = "quit",         [PEV_CMD_CANCEL_RUNNING] = "cancel_running",
-	[PEV_CMD_BUDGET] = "budget",
+	[PEV_CMD_BUDGET] = "budget",     [PEV_CMD_REWIND] = "rewind",
 };
 
 static double json_budget(const char *json)
@@ -341,7 +341,7 @@ static void apply_command(struct pev *e, struct msg *m)
 
 	publish_command(e, cmd_names[m->cmd], m->step_id, 0,
 			m->cmd == PEV_CMD_EDIT || m->cmd == PEV_CMD_EDIT_PLAN ||
-					m->cmd == PEV_CMD_BUDGET
+					m->cmd == PEV_CMD_BUDGET || m->cmd == PEV_CMD_REWIND
 				? m->json
 				: NULL,
 			m->cmd == PEV_CMD_RERUN_FORCE);
@@ -389,6 +389,9 @@ static void apply_command(struct pev *e, struct msg *m)
 		break;
 	case PEV_CMD_EDIT_PLAN:
 		planning_edit_plan(e, m->json);
+		break;
+	case PEV_CMD_REWIND:
+		rewindcmd_apply(e, m->json);
 		break;
 	case PEV_CMD_RERUN:
 	case PEV_CMD_RERUN_FORCE:
@@ -556,6 +559,9 @@ void engine_step(struct pev *e, struct msg *m)
 		gates_open(e, GATE_SHELL, j->step.id, j->gen, j, payload);
 		break;
 	}
+	case MSG_REWIND_ASK:
+		rewindgate_open(e, m->job, m->json);
+		break;
 	case MSG_BUDGET_BLOCKED:
 		if (e->budget_gate_open || e->phase == PH_ENDING || e->phase == PH_ENDED)
 			break;

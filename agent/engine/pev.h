@@ -51,6 +51,9 @@ enum pev_cmd {
 	PEV_CMD_CANCEL_RUNNING, /* pause, and cancel the calls in flight (the planner's too):
 				 * those steps start over (a new attempt) when the run resumes */
 	PEV_CMD_BUDGET,  /* json: {"budget_usd": N}: the new cap; blocked calls go on */
+	PEV_CMD_REWIND,  /* json: {"checkpoint": ID, "what": "to before step S"}: the workspace
+			  * goes back to that checkpoint (a checkpoint of it is taken first);
+			  * only while the run is paused or ended and no step job is in flight */
 };
 void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
 

@@ -12,6 +12,7 @@
 
 #include "budget.h"
 #include "bus.h"
+#include "checkpoint.h"
 #include "cost.h"
 #include "jsonx.h"
 #include "xalloc.h"
@@ -102,6 +103,12 @@ void planning_adopt(struct pev *e, struct plan *np, int revision)
 		}
 	}
 	free(order);
+	/* A step the replan removed before it passed leaves no leftovers for its
+	 * replacement: its files are restored before the next attempt of any step. A passed
+	 * one keeps its changes (an identical step under a new name reuses its result). */
+	for (size_t i = 0; e->checkpoints && e->plan && i < e->plan->n_steps; i++)
+		if (plan_find(np, e->plan->steps[i].id) < 0 && e->st[i].status != FS_PASSED)
+			checkpoint_series_orphan(e->checkpoints, e->plan->steps[i].id);
 	if (e->plan)
 		for (size_t i = 0; i < e->plan->n_steps; i++)
 			sched_release_state(&e->st[i]);

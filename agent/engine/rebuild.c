@@ -13,11 +13,21 @@
 #include "bus.h"
 #include "events.h"
 #include "journal.h"
+#include "series_rebuild.h"
 #include "xalloc.h"
+
+struct visit_ctx {
+	struct run_state *rs;
+	struct series_rebuild *series; /* NULL without checkpoints */
+};
 
 static bool visit(void *ctx, const struct event *ev)
 {
-	fold_apply(ctx, ev);
+	struct visit_ctx *v = ctx;
+
+	fold_apply(v->rs, ev);
+	if (v->series)
+		series_rebuild_event(v->series, ev);
 	return true;
 }
 
@@ -96,10 +106,11 @@ bool rebuild_from_journal(struct pev *e, char **err)
 	struct journal_load_info info = {0};
 	struct run_state rs;
 	struct strvec kept = STRVEC_INIT, again = STRVEC_INIT;
+	struct visit_ctx vc = {&rs, e->checkpoints ? series_rebuild_new(e->checkpoints) : NULL};
 	bool ok;
 
 	fold_init(&rs);
-	ok = journal_load(path, visit, &rs, &info, err);
+	ok = journal_load(path, visit, &vc, &info, err);
 	if (ok && rs.ended && rs.end_status &&
 	    (!strcmp(rs.end_status, "passed") || !strcmp(rs.end_status, "partial"))) {
 		*err = xasprintf("run %s already finished (%s); use --replay to browse it",
@@ -185,7 +196,21 @@ bool rebuild_from_journal(struct pev *e, char **err)
 		free(e->resume_summary);
 		e->resume_summary = with;
 	}
+	if (vc.series) {
+		const char *why;
+		size_t missing = series_rebuild_missing(vc.series, &why);
+		if (missing) {
+			char *with = xasprintf("%s; the checkpoint store lacks what %zu attempt%s "
+					       "changed (%s): those files are not restored before a "
+					       "step runs again",
+					       e->resume_summary, missing, missing == 1 ? "" : "s",
+					       why);
+			free(e->resume_summary);
+			e->resume_summary = with;
+		}
+	}
 out:
+	series_rebuild_free(vc.series);
 	strvec_clear(&kept);
 	strvec_clear(&again);
 	fold_release(&rs);

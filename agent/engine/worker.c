@@ -637,16 +637,143 @@ static char *name_paths(const struct strvec *v)
 	return strbuf_detach(&sb);
 }
 
-/*
- * Before an attempt: when the step's earlier attempts (since it last passed) changed
- * files, they are put back as they were before its first one, so a retry starts clean;
- * a file someone else changed since is left alone and named. Then the "before"
- * checkpoint; before[0] is NUL when there is none (checkpoints off or failing).
- */
-static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
+static void tell_restored(struct job *j, const char *step_id, const struct strvec *restored,
+			  const char *why)
+{
+	char *names, *msg;
+	cJSON *f, *a;
+
+	if (!restored->n)
+		return;
+	names = name_paths(restored);
+	msg = xasprintf("step %s %s: %zu file%s restored (%s)", step_id, why, restored->n,
+			restored->n == 1 ? "" : "s", names);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "level", "info");
+	cJSON_AddStringToObject(f, "kind", "checkpoint_restore");
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddStringToObject(f, "message", msg);
+	a = cJSON_AddArrayToObject(f, "paths");
+	for (size_t i = 0; i < restored->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
+	bus_publish(j->e->bus, EV_NOTICE, f);
+	free(msg);
+	free(names);
+}
+
+static void tell_conflict(struct job *j, const char *step_id, const char *path, bool asked)
+{
+	char *msg = xasprintf("step %s: %s was changed by someone else since the step's last "
+			      "attempt, or while another step ran beside it; it is left as it "
+			      "is, not restored%s",
+			      step_id, path, asked ? " (kept at the rewind gate)" : "");
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "level", "warn");
+	cJSON_AddStringToObject(f, "kind", "checkpoint_conflict");
+	cJSON_AddStringToObject(f, "step_id", step_id);
+	cJSON_AddStringToObject(f, "path", path);
+	cJSON_AddStringToObject(f, "message", msg);
+	bus_publish(j->e->bus, EV_NOTICE, f);
+	free(msg);
+}
+
+#define REWIND_DIFF_MAX (16 * 1024) /* of the rewind gate's diff */
+
+/* The rewind gate's fields: every conflicting path with the step whose it was and the
+ * checkpoint it would go back to, the diff from now to that, and the asking step. */
+static char *rewind_fields(struct job *j, const struct cp_restored *v, size_t n)
+{
+	cJSON *f = cJSON_CreateObject(), *paths = cJSON_AddArrayToObject(f, "paths");
+	struct strbuf diff = STRBUF_INIT;
+	bool cut = false;
+	char *out;
+
+	strbuf_init(&diff);
+	for (size_t k = 0; k < n; k++) {
+		for (size_t c = 0; c < v[k].conflicts.n; c++) {
+			cJSON *o = cJSON_CreateObject();
+			char *err = NULL;
+
+			cJSON_AddStringToObject(o, "path", v[k].conflicts.v[c]);
+			cJSON_AddStringToObject(o, "of_step", v[k].step_id);
+			cJSON_AddStringToObject(o, "checkpoint", v[k].bases.v[c]);
+			cJSON_AddItemToArray(paths, o);
+			if (!checkpoint_conflict_diff(j->e->checkpoints, v[k].bases.v[c],
+						      v[k].conflicts.v[c], REWIND_DIFF_MAX, &diff,
+						      &cut, &err))
+				strbuf_addf(&diff, "%s\n", err ? err : "no diff");
+			free(err);
+		}
+	}
+	cJSON_AddStringToObject(f, "diff", diff.buf ? diff.buf : "");
+	cJSON_AddBoolToObject(f, "diff_cut", cut);
+	cJSON_AddItemToObject(f, "step", plan_step_to_json(&j->step));
+	out = cJSON_PrintUnformatted(f);
+	cJSON_Delete(f);
+	strbuf_release(&diff);
+	return out;
+}
+
+/* Files a restore would write over someone else's change: the rewind gate decides
+ * (restore, or keep theirs); without it they are kept and named, as before. */
+static void resolve_conflicts(struct job *j, const struct cp_restored *v, size_t n)
 {
 	struct pev *e = j->e;
-	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT, warnings = STRVEC_INIT;
+	enum gate_decision d = GATE_SKIP;
+	size_t total = 0;
+	bool asked = false;
+
+	/* Changed beside another step's attempt: whose it is is not known, so it is never
+	 * the step's to restore (nor to offer restoring); kept and named. */
+	for (size_t k = 0; k < n; k++)
+		for (size_t c = 0; c < v[k].shared.n; c++)
+			tell_conflict(j, v[k].step_id, v[k].shared.v[c], false);
+	for (size_t k = 0; k < n; k++)
+		total += v[k].conflicts.n;
+	if (!total)
+		return;
+	if (gates_enabled(e, GATE_REWIND)) {
+		d = rewindgate_ask(j, rewind_fields(j, v, n));
+		asked = true;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct strvec restored = STRVEC_INIT;
+
+		for (size_t c = 0; c < v[k].conflicts.n; c++) {
+			char *err = NULL;
+
+			if (d != GATE_APPROVE) {
+				tell_conflict(j, v[k].step_id, v[k].conflicts.v[c], asked);
+			} else if (!checkpoint_restore_over(e->checkpoints, j->step.id,
+							    v[k].bases.v[c], v[k].conflicts.v[c],
+							    &restored, &err)) {
+				cp_notice(j, "warn", "checkpoint_conflict",
+					  err ? err : "a file was not restored");
+			}
+			free(err);
+		}
+		tell_restored(j, v[k].step_id, &restored,
+			      "had files restored over someone else's change at the rewind gate");
+		strvec_clear(&restored);
+	}
+}
+
+/*
+ * Before an attempt: the files that steps a replan removed changed are put back, then
+ * those the step's own earlier attempts changed (a retry, or a re-run after a pass, an
+ * edit, a stale input or a replan), as they were before the attempt that first changed
+ * them, so the attempt starts clean; a file someone else changed since goes to the rewind
+ * gate (or is left alone and named). Then the "before" checkpoint; before[0] is NUL when
+ * there is none (checkpoints off or failing). `series` gets the ids of the series restored
+ * (step.changes' `restored_series`: --resume rebuilds the series from it).
+ */
+static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct strvec *series)
+{
+	struct pev *e = j->e;
+	struct strvec warnings = STRVEC_INIT;
+	struct cp_restored *all = NULL, own;
+	size_t n;
 	char *err = NULL;
 
 	before[0] = '\0';
@@ -655,24 +782,22 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
 			cp_notice(j, "warn", "checkpoint", e->checkpoint_err);
 		return;
 	}
-	checkpoint_series_restore(e->checkpoints, j->step.id, &restored, &conflicts, &err);
-	if (restored.n) {
-		char *names = name_paths(&restored);
-		char *msg = xasprintf("step %s starts again from where its first attempt started: "
-				      "%zu file%s restored (%s)",
-				      j->step.id, restored.n, restored.n == 1 ? "" : "s", names);
-		cp_notice(j, "info", "checkpoint_restore", msg);
-		free(msg);
-		free(names);
+	n = checkpoint_series_restore_orphans(e->checkpoints, &all, &err);
+	for (size_t i = 0; i < n; i++) {
+		strvec_push(series, all[i].step_id);
+		tell_restored(j, all[i].step_id, &all[i].restored, "left the plan");
 	}
-	for (size_t i = 0; i < conflicts.n; i++) {
-		char *msg = xasprintf("step %s: %s was changed by someone else since the step's "
-				      "last attempt, or while another step ran beside it; it is "
-				      "left as it is, not restored",
-				      j->step.id, conflicts.v[i]);
-		cp_notice(j, "warn", "checkpoint_conflict", msg);
-		free(msg);
+	if (checkpoint_series_restore_step(e->checkpoints, j->step.id, &own, &err)) {
+		strvec_push(series, j->step.id);
+		tell_restored(j, j->step.id, &own.restored,
+			      "starts again from where it first started");
+		all = xrealloc(all, (n + 1) * sizeof(*all));
+		all[n++] = own;
+	} else {
+		cp_restored_release(&own);
 	}
+	resolve_conflicts(j, all, n);
+	cp_restored_free(all, n);
 	if (err) {
 		cp_notice(j, "error", "checkpoint", err);
 		free(err);
@@ -684,14 +809,13 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1])
 	}
 	cp_tell_warnings(j, &warnings);
 	free(err);
-	strvec_clear(&restored);
-	strvec_clear(&conflicts);
 	strvec_clear(&warnings);
 }
 
 /* After an attempt (whatever its end): the "after" checkpoint, what changed, published as
  * step.changes and noted in the step's series. false when there is nothing to say. */
-static bool checkpoint_after(struct job *j, int attempt, const char *before, struct cp_changes *ch)
+static bool checkpoint_after(struct job *j, int attempt, const char *before,
+			     const struct strvec *series, struct cp_changes *ch)
 {
 	struct pev *e = j->e;
 	struct strvec warnings = STRVEC_INIT;
@@ -717,6 +841,11 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before, str
 	cJSON_AddNumberToObject(f, "attempt", attempt);
 	cJSON_AddStringToObject(f, "before", before);
 	cJSON_AddStringToObject(f, "after", after);
+	if (series->n) {
+		cJSON *a = cJSON_AddArrayToObject(f, "restored_series");
+		for (size_t i = 0; i < series->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(series->v[i]));
+	}
 	files = cJSON_AddArrayToObject(f, "files");
 	for (size_t i = 0; i < ch->n && i < CHANGES_FILES_MAX; i++) {
 		const struct cp_file *cf = &ch->v[i];
@@ -768,6 +897,7 @@ void job_run_step(struct job *j)
 	bool cut_off = false, have_changes;
 	char before[CP_ID_LEN + 1], *diff = NULL;
 	struct cp_changes changes = {0};
+	struct strvec series = STRVEC_INIT;
 	cJSON *f;
 
 	if (atomic_load(&j->cancel)) {
@@ -775,10 +905,11 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
-	checkpoint_before(j, before);
+	checkpoint_before(j, before, &series);
 	text = execute_attempt(j, attempt, &log, &cut_off, &err);
 	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
-	have_changes = checkpoint_after(j, attempt, before, &changes);
+	have_changes = checkpoint_after(j, attempt, before, &series, &changes);
+	strvec_clear(&series);
 	if (have_changes) {
 		log.changes = &changes;
 		diff = diff_for_verifier(&changes);
@@ -845,9 +976,8 @@ void job_run_step(struct job *j)
 		j->outcome = OUT_PASSED;
 	else
 		j->outcome = v->action == VERDICT_REPLAN ? OUT_REPLAN : OUT_RETRY;
-	/* A pass closes the step's series: what it changed stays. */
-	if (j->outcome == OUT_PASSED && e->checkpoints)
-		checkpoint_series_end(e->checkpoints, id);
+	/* A pass keeps the step's series: what it changed stays, unless the step runs again
+	 * (a re-run, an edit, a stale input, a replan), which starts where it first did. */
 	if (j->outcome == OUT_RETRY || j->outcome == OUT_REPLAN)
 		j->failure = xstrdup(v->feedback ? v->feedback : "verification failed");
 	verdict_free(v);

@@ -61,6 +61,7 @@ struct series {
 	char after[CP_ID_LEN + 1]; /* after its latest attempt */
 	struct series_path *v;
 	size_t n, cap;
+	bool orphan; /* its step left the plan: restored before the next attempt of any step */
 };
 
 struct checkpoints {
@@ -1524,15 +1525,10 @@ static struct series *series_find(struct checkpoints *cp, const char *step_id)
 	return NULL;
 }
 
-void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
-                            const char *after, const struct cp_changes *changes)
+static struct series *series_get(struct checkpoints *cp, const char *step_id)
 {
-	struct series *s;
+	struct series *s = series_find(cp, step_id);
 
-	if (!before || !after || strlen(before) != CP_ID_LEN || strlen(after) != CP_ID_LEN)
-		return;
-	lock(cp);
-	s = series_find(cp, step_id);
 	if (!s) {
 		cp->series =
 		    xgrow(cp->series, &cp->cap_series, cp->n_series + 1, sizeof(*cp->series));
@@ -1540,40 +1536,63 @@ void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const c
 		memset(s, 0, sizeof(*s));
 		s->step_id = xstrdup(step_id);
 	}
+	return s;
+}
+
+/* Adds paths to step's series (a path known already keeps its older base). */
+static void series_add(struct checkpoints *cp, const char *step_id, const char *before,
+                       const char *after, const struct strvec *paths)
+{
+	struct series *s = series_get(cp, step_id);
+
 	memcpy(s->after, after, CP_ID_LEN + 1);
-	for (size_t i = 0; changes && i < changes->n; i++) {
+	for (size_t i = 0; i < paths->n; i++) {
 		bool known = false;
 		for (size_t k = 0; k < s->n && !known; k++)
-			known = !strcmp(s->v[k].path, changes->v[i].path);
+			known = !strcmp(s->v[k].path, paths->v[i]);
 		if (known)
 			continue;
 		s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(*s->v));
-		s->v[s->n].path = xstrdup(changes->v[i].path);
+		s->v[s->n].path = xstrdup(paths->v[i]);
 		memcpy(s->v[s->n].base, before, CP_ID_LEN + 1);
 		s->n++;
 	}
-	unlock(cp);
 }
 
-bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
-                               struct strvec *conflicts, char **err)
+void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
+                            const char *after, const struct cp_changes *changes)
 {
-	struct series *s;
+	struct strvec paths = STRVEC_INIT;
+
+	if (!before || !after || strlen(before) != CP_ID_LEN || strlen(after) != CP_ID_LEN)
+		return;
+	for (size_t i = 0; changes && i < changes->n; i++)
+		strvec_push(&paths, changes->v[i].path);
+	lock(cp);
+	series_add(cp, step_id, before, after, &paths);
+	unlock(cp);
+	strvec_clear(&paths);
+}
+
+/* Restores every path of series s to its base and empties the series: a path restored,
+ * already as it was, or left to whoever changed it since (`conflicts`) is no longer the
+ * series' — the next attempt's changes start it again from the checkpoint before that
+ * attempt, which holds the same content. */
+static bool series_restore_locked(struct checkpoints *cp, struct series *s,
+                                  struct strvec *restored, struct strvec *conflicts,
+                                  struct strvec *bases, struct strvec *shared, char **err)
+{
 	bool ok = true;
 
-	lock(cp);
-	s = series_find(cp, step_id);
-	if (!s || !s->n) {
-		unlock(cp);
-		return false;
-	}
-	for (size_t i = 0; i < s->n;) {
-		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT;
-		char *key = xasprintf("%s\n%s", step_id, s->v[i].path);
+	for (size_t i = 0; i < s->n; i++) {
+		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT, done = STRVEC_INIT;
+		char *key = xasprintf("%s\n%s", s->step_id, s->v[i].path);
+
 		strvec_push(&one, s->v[i].path);
-		struct strvec done = STRVEC_INIT;
-		if (in_vec(&cp->ambiguous, key))
-			strvec_push(&conf, s->v[i].path); /* another step may have made it */
+		if (in_vec(&cp->ambiguous, key) && shared)
+			strvec_push(shared, s->v[i].path); /* another step may have made it */
+		else if (in_vec(&cp->ambiguous, key))
+			strvec_push(&conf, s->v[i].path);
 		else if (!restore_locked(cp, s->v[i].base, &one, s->after, &done, &conf, err))
 			ok = false;
 		free(key);
@@ -1584,7 +1603,7 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 				strvec_push(restored, done.v[d]);
 			for (size_t a = 0; a < cp->active.n; a++) {
 				char *other;
-				if (!strcmp(cp->active.v[a], step_id))
+				if (!strcmp(cp->active.v[a], s->step_id))
 					continue;
 				other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
 				if (!in_vec(&cp->ambiguous, other))
@@ -1592,19 +1611,34 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 				free(other);
 			}
 		}
+		/* Someone else changed it since: it is theirs now, not the series'. */
+		if (conf.n && conflicts)
+			strvec_push(conflicts, s->v[i].path);
+		if (conf.n && bases)
+			strvec_push(bases, s->v[i].base);
 		strvec_clear(&done);
-		if (conf.n) {
-			/* Someone else changed it since: it is theirs now, not the series'. */
-			if (conflicts)
-				strvec_push(conflicts, s->v[i].path);
-			free(s->v[i].path);
-			s->v[i] = s->v[--s->n];
-		} else {
-			i++;
-		}
 		strvec_clear(&one);
 		strvec_clear(&conf);
+		free(s->v[i].path);
 	}
+	s->n = 0;
+	s->orphan = false;
+	return ok;
+}
+
+bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
+                               struct strvec *conflicts, char **err)
+{
+	struct series *s;
+	bool ok;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (!s || !s->n) {
+		unlock(cp);
+		return false;
+	}
+	ok = series_restore_locked(cp, s, restored, conflicts, NULL, NULL, err);
 	unlock(cp);
 	return ok;
 }
@@ -1698,4 +1732,325 @@ bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, in
 	snap_release(&sb);
 	unlock(cp);
 	return true;
+}
+
+/* ------------------------------------------------- series: replaced steps, resume */
+
+bool checkpoint_series_has(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+	bool has;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	has = s && s->n;
+	unlock(cp);
+	return has;
+}
+
+void checkpoint_series_orphan(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (s && s->n)
+		s->orphan = true;
+	unlock(cp);
+}
+
+void cp_restored_release(struct cp_restored *r)
+{
+	free(r->step_id);
+	strvec_clear(&r->restored);
+	strvec_clear(&r->conflicts);
+	strvec_clear(&r->bases);
+	strvec_clear(&r->shared);
+	memset(r, 0, sizeof(*r));
+}
+
+void cp_restored_free(struct cp_restored *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cp_restored_release(&v[i]);
+	free(v);
+}
+
+size_t checkpoint_series_restore_orphans(struct checkpoints *cp, struct cp_restored **out,
+                                         char **err)
+{
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	lock(cp);
+	for (size_t i = 0; i < cp->n_series; i++) {
+		struct series *s = &cp->series[i];
+		struct cp_restored *r;
+
+		if (!s->orphan || !s->n || in_vec(&cp->active, s->step_id))
+			continue;
+		*out = xgrow(*out, &cap, n + 1, sizeof(**out));
+		r = &(*out)[n++];
+		memset(r, 0, sizeof(*r));
+		r->step_id = xstrdup(s->step_id);
+		series_restore_locked(cp, s, &r->restored, &r->conflicts, &r->bases, &r->shared,
+		                      err);
+	}
+	unlock(cp);
+	return n;
+}
+
+void checkpoint_series_clear(struct checkpoints *cp, const char *step_id)
+{
+	struct series *s;
+
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (s) {
+		for (size_t i = 0; i < s->n; i++)
+			free(s->v[i].path);
+		s->n = 0;
+		s->orphan = false;
+	}
+	unlock(cp);
+}
+
+bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, const char *before,
+                                const char *after, bool overlapped, char **err)
+{
+	struct snap a, b;
+	git_diff *diff = NULL;
+	struct strvec paths = STRVEC_INIT;
+	bool ok = false;
+
+	lock(cp);
+	if (!snap_load(cp, before, &a, err)) {
+		unlock(cp);
+		return false;
+	}
+	if (!snap_load(cp, after, &b, err)) {
+		snap_release(&a);
+		unlock(cp);
+		return false;
+	}
+	if (git_diff_tree_to_tree(&diff, cp->repo, a.tree, b.tree, NULL) < 0) {
+		set_err(err, "checkpoints: cannot compare %.12s and %.12s: %s", before, after,
+		        git_why());
+	} else {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
+			const char *p = d->new_file.path ? d->new_file.path : d->old_file.path;
+			if (!in_vec(&a.left_out, p) && !in_vec(&b.left_out, p))
+				strvec_push(&paths, p);
+		}
+		series_add(cp, step_id, before, after, &paths);
+		/* Beside another step's attempt: which of them made a path is not known. */
+		for (size_t i = 0; overlapped && i < paths.n; i++) {
+			char *key = xasprintf("%s\n%s", step_id, paths.v[i]);
+			if (!in_vec(&cp->ambiguous, key))
+				strvec_push(&cp->ambiguous, key);
+			free(key);
+		}
+		ok = true;
+	}
+	git_diff_free(diff);
+	snap_release(&a);
+	snap_release(&b);
+	unlock(cp);
+	strvec_clear(&paths);
+	return ok;
+}
+
+/* ------------------------------------------------ the rewind gate's restores */
+
+bool checkpoint_series_restore_step(struct checkpoints *cp, const char *step_id,
+                                    struct cp_restored *out, char **err)
+{
+	struct series *s;
+
+	memset(out, 0, sizeof(*out));
+	out->step_id = xstrdup(step_id);
+	lock(cp);
+	s = series_find(cp, step_id);
+	if (!s || !s->n) {
+		unlock(cp);
+		return false;
+	}
+	series_restore_locked(cp, s, &out->restored, &out->conflicts, &out->bases, &out->shared,
+	                      err);
+	unlock(cp);
+	return true;
+}
+
+/* The content of path as the workspace holds it now (a link: its target); NULL when it is
+ * absent or not a file or a link. *mode: its git mode. */
+static char *current_content(struct checkpoints *cp, int root, const char *path, size_t *len,
+                             unsigned *mode)
+{
+	const char *name;
+	struct stat st;
+	int pfd = open_parent(root, path, false, &name);
+	char *buf = NULL;
+
+	*mode = 0;
+	*len = 0;
+	if (pfd < 0)
+		return NULL;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(pfd, name, target, sizeof(target));
+			if (n >= 0) {
+				buf = xstrndup(target, (size_t)n);
+				*len = (size_t)n;
+				*mode = GIT_FILEMODE_LINK;
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			bool changed;
+			struct stat fst;
+			buf = read_file_at(pfd, name, cp->max_file, len, &fst, &changed);
+			*mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
+			                               : GIT_FILEMODE_BLOB;
+		}
+	}
+	close(pfd);
+	return buf;
+}
+
+bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const char *path,
+                              size_t max, struct strbuf *out, bool *cut, char **err)
+{
+	struct snap t;
+	unsigned mode_now, mode_then;
+	git_oid oid;
+	git_blob *blob = NULL;
+	git_patch *patch = NULL;
+	git_diff_options o;
+	char *now = NULL;
+	size_t len_now;
+	bool ok = false;
+	int root;
+
+	if (!path_ok(path)) {
+		set_err(err, "checkpoints: \"%s\" is not a workspace path", path);
+		return false;
+	}
+	lock(cp);
+	if (!snap_load(cp, base, &t, err)) {
+		unlock(cp);
+		return false;
+	}
+	root = open(cp->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		set_err(err, "checkpoints: cannot open the workspace %s: %s", cp->ws_path,
+		        strerror(errno));
+		goto done;
+	}
+	now = current_content(cp, root, path, &len_now, &mode_now);
+	close(root);
+	tree_state(t.tree, path, &mode_then, &oid);
+	if (mode_then && mode_then != 040000 && git_blob_lookup(&blob, cp->repo, &oid) < 0) {
+		set_err(err, "checkpoints: the store lacks the content of %s: %s", path, git_why());
+		goto done;
+	}
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 3;
+	/* From what is there now (theirs) to what a restore writes. */
+	if (git_patch_from_buffers(&patch, now, now ? len_now : 0, now ? path : NULL,
+	                           blob ? git_blob_rawcontent(blob) : NULL,
+	                           blob ? (size_t)git_blob_rawsize(blob) : 0,
+	                           blob ? path : NULL, &o) < 0) {
+		set_err(err, "checkpoints: cannot compare %s: %s", path, git_why());
+		goto done;
+	}
+	{
+		git_buf pb = {0};
+		if (git_patch_to_buf(&pb, patch) == 0) {
+			if (pb.size)
+				diff_append(out, pb.ptr, pb.size, max, cut);
+			else if (mode_now != mode_then) {
+				char *line = xasprintf("%s: mode %o now, %o in the checkpoint\n", path,
+				                       mode_now, mode_then);
+				diff_append(out, line, strlen(line), max, cut);
+				free(line);
+			}
+		}
+		git_buf_dispose(&pb);
+	}
+	ok = true;
+done:
+	git_patch_free(patch);
+	git_blob_free(blob);
+	free(now);
+	snap_release(&t);
+	unlock(cp);
+	return ok;
+}
+
+bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
+                             const char *path, struct strvec *restored, char **err)
+{
+	struct strvec one = STRVEC_INIT, done = STRVEC_INIT, conf = STRVEC_INIT;
+	bool ok;
+
+	strvec_push(&one, path);
+	lock(cp);
+	ok = restore_locked(cp, base, &one, NULL, &done, &conf, err);
+	/* As any restore: a step running beside sees it as its own change. */
+	for (size_t d = 0; d < done.n; d++) {
+		if (restored)
+			strvec_push(restored, done.v[d]);
+		for (size_t a = 0; a < cp->active.n; a++) {
+			char *other;
+			if (step_id && !strcmp(cp->active.v[a], step_id))
+				continue;
+			other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
+			if (!in_vec(&cp->ambiguous, other))
+				strvec_push(&cp->ambiguous, other);
+			free(other);
+		}
+	}
+	unlock(cp);
+	if (ok && conf.n)
+		set_err(err,
+		        "checkpoints: %s was there before the checkpoint and is not deleted: left "
+		        "as it is",
+		        path);
+	ok = ok && !conf.n;
+	strvec_clear(&one);
+	strvec_clear(&done);
+	strvec_clear(&conf);
+	return ok;
+}
+
+/* ------------------------------------------------------------ rewind (rewind.c) */
+
+bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_ID_LEN + 1],
+                        char **err)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+	git_oid oid;
+	git_object *obj = NULL;
+	int rc;
+
+	out[0] = '\0';
+	if (n < 7 || n > CP_ID_LEN || strspn(prefix, "0123456789abcdef") != n) {
+		set_err(err, "checkpoints: \"%s\" is not a checkpoint id (7 to 40 hex digits)",
+		        prefix ? prefix : "");
+		return false;
+	}
+	lock(cp);
+	rc = git_oid_fromstrn(&oid, prefix, n);
+	if (rc == 0)
+		rc = git_object_lookup_prefix(&obj, cp->repo, &oid, n, GIT_OBJECT_COMMIT);
+	if (rc == 0)
+		git_oid_tostr(out, CP_ID_LEN + 1, git_object_id(obj));
+	else if (rc == GIT_EAMBIGUOUS)
+		set_err(err, "checkpoints: %s names more than one checkpoint: give more digits",
+		        prefix);
+	else
+		set_err(err, "checkpoints: no checkpoint %s in the store", prefix);
+	git_object_free(obj);
+	unlock(cp);
+	return rc == 0;
 }

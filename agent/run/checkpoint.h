@@ -116,22 +116,25 @@ bool checkpoint_restore_paths(struct checkpoints *cp, const char *id, const stru
                               char **err);
 
 /*
- * A step's series of attempts since it last passed: the checkpoint before its first
- * attempt, every path its attempts changed, and the checkpoint after its latest one. The
- * engine notes each attempt, restores the series before the next attempt, and ends the
- * series when the step passes.
+ * A step's series of attempts: the checkpoint before the attempt that first changed each
+ * path, every path its attempts changed, and the checkpoint after its latest one. The
+ * engine notes each attempt and restores the series before the step's next attempt,
+ * whatever brings it (a retry, a re-run, an edit, a stale input, a replan): a pass does not
+ * end it, so a step that runs again starts from where it first started.
  */
 void checkpoint_series_note(struct checkpoints *cp, const char *step_id, const char *before,
                             const char *after, const struct cp_changes *changes);
 /*
  * Before a new attempt of a step with a series: restores the paths the series changed to
- * the checkpoint before its first attempt, leaving out (in `conflicts`) those changed
- * since its last attempt by someone else and those that changed while another step's
- * attempt ran too (checkpoint_take_step). Returns false when the step has no series (then
- * nothing was done) or on an error (*err).
+ * the checkpoint before the attempt that first changed them, leaving out (in `conflicts`)
+ * those changed since its last attempt by someone else and those that changed while
+ * another step's attempt ran too (checkpoint_take_step). The series is then empty: every
+ * path is either as it was, or someone else's. Returns false when the step has no series
+ * (then nothing was done) or on an error (*err).
  */
 bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, struct strvec *restored,
                                struct strvec *conflicts, char **err);
+/* Forgets a step's series and what is known about it (nothing is restored). */
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
 
 /*
@@ -147,6 +150,76 @@ struct checkpoints *checkpoint_open_read(const char *run_dir, char **err);
  * one, or the store cannot tell). false + *err for an unknown id.
  */
 bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, int *order,
+                        char **err);
+
+/* ---- a step a replan removed, and resume (checkpoint.c, after the above) ---- */
+
+/* Whether step_id has a series with paths to restore. */
+bool checkpoint_series_has(struct checkpoints *cp, const char *step_id);
+/* The step left the plan (a replan replaced it) without passing: its series is restored
+ * by the next checkpoint_series_restore_orphans, before whichever step runs next. */
+void checkpoint_series_orphan(struct checkpoints *cp, const char *step_id);
+
+/* What one series' restore did. */
+struct cp_restored {
+	char *step_id;
+	struct strvec restored, conflicts;
+	struct strvec bases; /* for each conflict, the checkpoint it would be restored to */
+	struct strvec shared; /* left as they are: changed while another step's attempt ran
+			       * too, so not the step's alone (not a conflict to ask about) */
+};
+void cp_restored_free(struct cp_restored *v, size_t n);
+void cp_restored_release(struct cp_restored *r); /* its members, not r */
+/*
+ * Restores the series of every orphaned step whose attempt is not between its two
+ * checkpoints, as checkpoint_series_restore does. Returns how many series were restored,
+ * with what each did in *out (caller frees with cp_restored_free); *err (caller frees)
+ * names the first path that could not be restored.
+ */
+size_t checkpoint_series_restore_orphans(struct checkpoints *cp, struct cp_restored **out,
+                                         char **err);
+
+/* For --resume, which rebuilds the series from the journal's step.changes events: */
+/* empties step_id's series (a step.changes said it was restored before that attempt). */
+void checkpoint_series_clear(struct checkpoints *cp, const char *step_id);
+/*
+ * Notes the attempt of step_id between checkpoints `before` and `after` (ids from the
+ * journal), its paths read from the store (a step.changes lists at most 500). With
+ * `overlapped` (another step's attempt ran in the same window) none of its paths is the
+ * step's alone to restore. false + *err when the store lacks either checkpoint.
+ */
+bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, const char *before,
+                                const char *after, bool overlapped, char **err);
+/* ---- the rewind gate (checkpoint.c, after the above) ---- */
+
+/*
+ * checkpoint_series_restore with what the rewind gate needs: each conflict with the
+ * checkpoint it would be restored to (out->bases). Returns false when the step has no
+ * series (nothing done). out's members are the caller's either way (cp_restored_release).
+ */
+bool checkpoint_series_restore_step(struct checkpoints *cp, const char *step_id,
+                                    struct cp_restored *out, char **err);
+/*
+ * Appends to `out` the unified diff from what the workspace holds at `path` now to what
+ * checkpoint `base` holds there (what a restore would write), at most `max` bytes in all
+ * (*cut set when it was cut). false + *err for an unknown id or an unreadable store.
+ */
+bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const char *path,
+                              size_t max, struct strbuf *out, bool *cut, char **err);
+/*
+ * Restores `path` to checkpoint `base` whatever it holds now (the operator chose restore
+ * at the rewind gate); appended to `restored` when written. Steps between their two
+ * checkpoints (other than step_id) see the restore as theirs: it is not theirs to restore.
+ * A file that looks added but was there before the checkpoint is still never deleted.
+ * false + *err when it was not restored.
+ */
+bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
+                             const char *path, struct strvec *restored, char **err);
+/* ---- rewind (checkpoint.c, after the above) ---- */
+
+/* The full id of the checkpoint `prefix` names (7 to 40 hex digits). false + *err when
+ * none does, or more than one. */
+bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_ID_LEN + 1],
                         char **err);
 
 #endif

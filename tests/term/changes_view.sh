@@ -22,8 +22,8 @@ keys 2
 keys g
 keys / "starts again" Enter
 wait_for "match 1/1: starts again"
-expect "│step changelog starts again from where its first attempt"
-expect "│started: 1 file restored \(CHANGELOG\.md\)"
+expect "│step changelog starts again from where it first started"
+expect "│restored \(CHANGELOG\.md\)"
 keys D
 wait_for "workspace changes · step changelog · attempt 2 ─"
 # D with the log focused: the selected line's attempt; from the Plan pane: every attempt

@@ -1,0 +1,91 @@
+/* rewind_cmd — the cockpit's rewind (PEV_CMD_REWIND): the workspace back to a checkpoint
+ * while nothing runs, a checkpoint of it taken first so the rewind can be undone, and a
+ * `rewind` notice in the journal saying what changed back and how to undo it. */
+#include "config.h"
+
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "bus.h"
+#include "checkpoint.h"
+#include "jsonx.h"
+#include "xalloc.h"
+
+#define REWIND_TELL_MAX 20 /* paths named in the notice's sentence */
+
+static void publish(struct pev *e, const char *what, const char *target, const char *undo,
+                    const struct strvec *restored, const struct strvec *kept)
+{
+	cJSON *f = cJSON_CreateObject(), *a;
+	struct strbuf names = STRBUF_INIT;
+	char *msg;
+
+	strbuf_init(&names);
+	for (size_t i = 0; i < restored->n && i < REWIND_TELL_MAX; i++)
+		strbuf_addf(&names, "%s%s", i ? ", " : "", restored->v[i]);
+	if (restored->n > REWIND_TELL_MAX)
+		strbuf_addf(&names, " and %zu more", restored->n - REWIND_TELL_MAX);
+	msg = xasprintf("the workspace was rewound %s: %zu file%s restored%s%s%s; undo with "
+	                "pevtui --rewind %s:%s",
+	                what, restored->n, restored->n == 1 ? "" : "s", restored->n ? " (" : "",
+	                restored->n ? names.buf : "", restored->n ? ")" : "", e->run_id, undo);
+	cJSON_AddStringToObject(f, "level", "info");
+	cJSON_AddStringToObject(f, "kind", "rewind");
+	cJSON_AddStringToObject(f, "message", msg);
+	cJSON_AddStringToObject(f, "checkpoint", target);
+	cJSON_AddStringToObject(f, "undo", undo);
+	a = cJSON_AddArrayToObject(f, "paths");
+	for (size_t i = 0; i < restored->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
+	a = cJSON_AddArrayToObject(f, "kept");
+	for (size_t i = 0; i < kept->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(kept->v[i]));
+	bus_publish(e->bus, EV_NOTICE, f);
+	free(msg);
+	strbuf_release(&names);
+}
+
+void rewindcmd_apply(struct pev *e, const char *json)
+{
+	cJSON *o = json ? cJSON_Parse(json) : NULL;
+	const char *target = jsonx_str(o, "checkpoint"), *what = jsonx_str(o, "what");
+	char undo[CP_ID_LEN + 1];
+	struct strvec warnings = STRVEC_INIT, paths = STRVEC_INIT, restored = STRVEC_INIT,
+	              kept = STRVEC_INIT;
+	struct cp_changes ch = {0};
+	char *err = NULL;
+
+	if (!e->checkpoints) {
+		bus_notice(e->bus, "error", NULL,
+		           "cannot rewind: this run keeps no checkpoints (%s)",
+		           e->checkpoint_err ? e->checkpoint_err : "checkpoints = off");
+	} else if (e->n_step_jobs > 0 || (e->phase != PH_ENDED && !e->paused)) {
+		bus_notice(e->bus, "error", NULL,
+		           "cannot rewind while steps run: pause the run (p) and wait until its "
+		           "running steps stop; nothing was changed");
+	} else if (!target || strlen(target) != CP_ID_LEN) {
+		bus_notice(e->bus, "error", NULL, "cannot rewind: no checkpoint was named");
+	} else if (!checkpoint_take(e->checkpoints, undo, &warnings, &err) ||
+	           !checkpoint_diff(e->checkpoints, target, undo, 0, &ch, &err)) {
+		bus_notice(e->bus, "error", NULL, "cannot rewind: %s; nothing was changed",
+		           err ? err : "the checkpoint failed");
+	} else {
+		for (size_t i = 0; i < ch.n; i++)
+			strvec_push(&paths, ch.v[i].path);
+		if (!checkpoint_restore_paths(e->checkpoints, target, &paths, NULL, &restored,
+		                              &kept, &err))
+			bus_notice(e->bus, "error", NULL, "the rewind is incomplete: %s", err);
+		publish(e, what ? what : "to the checkpoint given", target, undo, &restored, &kept);
+	}
+	cp_changes_release(&ch);
+	strvec_clear(&warnings);
+	strvec_clear(&paths);
+	strvec_clear(&restored);
+	strvec_clear(&kept);
+	free(err);
+	cJSON_Delete(o);
+}

@@ -1,0 +1,221 @@
+/* series_rebuild — each step's checkpoint series from the journal's step.start,
+ * step.changes, step.end, step.state and plan.adopted events, for --resume. */
+#include "config.h"
+
+#include "series_rebuild.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "checkpoint.h"
+#include "events.h"
+#include "jsonx.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+/* A step whose attempt is between its two checkpoints, as far as the journal tells. */
+struct live {
+	char *id;
+	bool overlapped; /* another step's attempt ran in the same window */
+};
+
+struct series_rebuild {
+	struct checkpoints *cp;
+	struct live *live;
+	size_t n_live, cap_live;
+	struct strvec passed; /* steps whose latest step.end is a pass */
+	struct strvec plan;   /* the step ids of the plan adopted last */
+	size_t missing;
+	char *first_err;
+};
+
+struct series_rebuild *series_rebuild_new(struct checkpoints *cp)
+{
+	struct series_rebuild *sr = xcalloc(1, sizeof(*sr));
+
+	sr->cp = cp;
+	return sr;
+}
+
+void series_rebuild_free(struct series_rebuild *sr)
+{
+	if (!sr)
+		return;
+	for (size_t i = 0; i < sr->n_live; i++)
+		free(sr->live[i].id);
+	free(sr->live);
+	strvec_clear(&sr->passed);
+	strvec_clear(&sr->plan);
+	free(sr->first_err);
+	free(sr);
+}
+
+size_t series_rebuild_missing(const struct series_rebuild *sr, const char **first_err)
+{
+	*first_err = sr->first_err;
+	return sr->missing;
+}
+
+static struct live *live_find(struct series_rebuild *sr, const char *id)
+{
+	for (size_t i = 0; i < sr->n_live; i++)
+		if (!strcmp(sr->live[i].id, id))
+			return &sr->live[i];
+	return NULL;
+}
+
+/* Ends id's window; *overlapped tells whether another attempt shared it. */
+static void live_end(struct series_rebuild *sr, const char *id, bool *overlapped)
+{
+	struct live *l = live_find(sr, id);
+
+	if (overlapped)
+		*overlapped = l && l->overlapped;
+	if (!l)
+		return;
+	free(l->id);
+	*l = sr->live[--sr->n_live];
+}
+
+static void live_clear(struct series_rebuild *sr)
+{
+	for (size_t i = 0; i < sr->n_live; i++)
+		free(sr->live[i].id);
+	sr->n_live = 0;
+}
+
+/* A new attempt of id: a window of its that never closed (its job was cancelled before
+ * the first checkpoint) is replaced. */
+static void live_start(struct series_rebuild *sr, const char *id)
+{
+	live_end(sr, id, NULL);
+	for (size_t i = 0; i < sr->n_live; i++)
+		sr->live[i].overlapped = true;
+	sr->live = xgrow(sr->live, &sr->cap_live, sr->n_live + 1, sizeof(*sr->live));
+	sr->live[sr->n_live].id = xstrdup(id);
+	sr->live[sr->n_live].overlapped = sr->n_live > 0;
+	sr->n_live++;
+}
+
+static void set_passed(struct series_rebuild *sr, const char *id, bool passed)
+{
+	for (size_t i = 0; i < sr->passed.n; i++) {
+		if (!strcmp(sr->passed.v[i], id)) {
+			if (!passed) {
+				free(sr->passed.v[i]);
+				sr->passed.v[i] = sr->passed.v[--sr->passed.n];
+			}
+			return;
+		}
+	}
+	if (passed)
+		strvec_push(&sr->passed, id);
+}
+
+static bool is_passed(const struct series_rebuild *sr, const char *id)
+{
+	for (size_t i = 0; i < sr->passed.n; i++)
+		if (!strcmp(sr->passed.v[i], id))
+			return true;
+	return false;
+}
+
+static void on_changes(struct series_rebuild *sr, const cJSON *o, const char *id)
+{
+	const char *before = jsonx_str(o, "before"), *after = jsonx_str(o, "after");
+	const cJSON *it;
+	bool overlapped = false;
+	char *err = NULL;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "restored_series"))
+	{
+		if (cJSON_IsString(it))
+			checkpoint_series_clear(sr->cp, it->valuestring);
+	}
+	live_end(sr, id, &overlapped);
+	if (!before || !after)
+		return;
+	if (!checkpoint_series_note_ids(sr->cp, id, before, after, overlapped, &err)) {
+		sr->missing++;
+		if (!sr->first_err)
+			sr->first_err = err;
+		else
+			free(err);
+	}
+}
+
+/* The steps of the adopted plan; those that left it before they passed are orphans. No
+ * attempt runs across an adoption (a replan waits for the steps in flight). */
+static void on_adopted(struct series_rebuild *sr, const cJSON *o)
+{
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan"), *st;
+	struct strvec ids = STRVEC_INIT;
+
+	cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(plan, "steps"))
+	{
+		const char *sid = jsonx_str(st, "step_id");
+		if (sid)
+			strvec_push(&ids, sid);
+	}
+	for (size_t i = 0; i < sr->plan.n; i++) {
+		bool stays = false;
+		for (size_t k = 0; k < ids.n && !stays; k++)
+			stays = !strcmp(ids.v[k], sr->plan.v[i]);
+		if (!stays && !is_passed(sr, sr->plan.v[i]))
+			checkpoint_series_orphan(sr->cp, sr->plan.v[i]);
+	}
+	strvec_clear(&sr->plan);
+	sr->plan = ids;
+	live_clear(sr);
+}
+
+void series_rebuild_event(struct series_rebuild *sr, const struct event *ev)
+{
+	cJSON *o;
+	const char *id = ev->step_id;
+
+	if (ev->type == EV_RUN_END || ev->type == EV_RUN_RESUME) {
+		live_clear(sr); /* no attempt outlives its process, nor a run's end */
+		return;
+	}
+	if (ev->type != EV_STEP_START && ev->type != EV_STEP_CHANGES && ev->type != EV_STEP_END &&
+	    ev->type != EV_STEP_STATE && ev->type != EV_PLAN_ADOPTED)
+		return;
+	o = cJSON_Parse(ev->json);
+	if (!o)
+		return;
+	switch (ev->type) {
+	case EV_STEP_START:
+		if (id) {
+			live_start(sr, id);
+			set_passed(sr, id, false);
+		}
+		break;
+	case EV_STEP_CHANGES:
+		if (id)
+			on_changes(sr, o, id);
+		break;
+	case EV_STEP_END:
+		if (id) {
+			const char *status = jsonx_str(o, "status");
+			live_end(sr, id, NULL);
+			set_passed(sr, id, status && !strcmp(status, "passed"));
+		}
+		break;
+	case EV_STEP_STATE:
+		if (id) {
+			const char *state = jsonx_str(o, "state");
+			/* A stale step's job may still be between its checkpoints: its window
+			 * stays open until its step.changes. */
+			if (state && !strcmp(state, "stale"))
+				set_passed(sr, id, false);
+		}
+		break;
+	case EV_PLAN_ADOPTED: on_adopted(sr, o); break;
+	default: break;
+	}
+	cJSON_Delete(o);
+}

@@ -1,0 +1,50 @@
+/*
+ * rewind — taking a run's workspace back to a checkpoint on purpose (pevtui --rewind
+ * RUN[:STEP]): to before the run, to before a step's first attempt, or to a checkpoint by
+ * id (the undo of an earlier rewind). What it will change is known before anything is
+ * written, and a checkpoint of the workspace as it is now is taken first, so a rewind can
+ * be undone. The workspace's own .git is never read or written (checkpoint.h).
+ */
+#ifndef PEVTUI_REWIND_H
+#define PEVTUI_REWIND_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "checkpoint.h"
+#include "strbuf.h"
+
+struct rewind {
+	char *run_dir, *run_id;
+	char *workspace;            /* where the files are restored */
+	char target[CP_ID_LEN + 1]; /* the checkpoint the workspace goes back to */
+	char *what;                 /* "to before the run", "to before step S", … */
+	char undo[CP_ID_LEN + 1];   /* the workspace just before the rewind */
+	struct cp_changes changes;  /* from the target to now: each file that changes back */
+	bool journal;               /* the run's journal is ours to append to (not live) */
+	struct checkpoints *cp;
+};
+
+/*
+ * Reads RUNDIR's journal and store and works out a rewind to before the run (`to` NULL),
+ * before step `to`'s first attempt, or to the checkpoint `to` names (40 hex digits, or a
+ * unique start of at least 7). `workspace` (may be NULL) is the --workspace given: it must
+ * be the run's own when the journal puts the workspace outside the run folder. A run held
+ * by a live pevtui is refused unless it is paused with no step running — unless `ours`
+ * (the cockpit of that very run asks, and checks that itself). Takes the undo checkpoint
+ * (nothing else is written). false + *err (one sentence; caller frees) when the run, the
+ * step or the checkpoint is unknown, the run has no checkpoints, or it is live.
+ */
+bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, bool ours,
+                    struct rewind *rw, char **err);
+/*
+ * Restores each changed file to the target checkpoint: its content, exec bit or link, or
+ * deletes it when the target lacks it (never a file that was there before the target was
+ * taken: those are appended to `kept`). Paths restored go to `restored`. Appends a
+ * `notice` of kind `rewind` to the journal when the run is not live. false + *err when a
+ * file could not be restored (the others are still tried).
+ */
+bool rewind_apply(struct rewind *rw, struct strvec *restored, struct strvec *kept, char **err);
+void rewind_release(struct rewind *rw);
+
+#endif
