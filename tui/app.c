@@ -806,8 +806,8 @@ static void act_rewind(struct app *a)
 		set_message(a, "wait until the running steps stop, then rewind");
 		return;
 	}
-	if (!rewind_key_preview(a->run_dir, a->view->rs.workspace, s ? s->f->id : NULL, &q,
-				&json, &err)) {
+	if (!rewind_key_preview(a->run_dir, a->view->rs.workspace, s ? s->f->id : NULL,
+				&a->s->checkpoint_exclude, &q, &json, &err)) {
 		set_message(a, "%s", err);
 		free(err);
 		return;

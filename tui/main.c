@@ -877,7 +877,7 @@ int main(int argc, char **argv)
 			*colon = '\0';
 		dir = resolve_run(&s, ref);
 		code = rewind_cli_main(dir, ref, colon && colon[1] ? colon + 1 : NULL, s.workspace,
-				       s.yes);
+				       &s.checkpoint_exclude, s.yes);
 		free(dir);
 		free(ref);
 		break;

@@ -38,14 +38,14 @@ static bool ask_yes(size_t n)
 }
 
 int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to, const char *workspace,
-                    bool yes)
+                    const struct strvec *exclude, bool yes)
 {
 	struct rewind rw;
 	struct strvec restored = STRVEC_INIT, kept = STRVEC_INIT;
 	char *err = NULL, *ref = clean(run_ref), *ws;
 	int code = 0;
 
-	if (!rewind_prepare(run_dir, to, workspace, false, &rw, &err)) {
+	if (!rewind_prepare(run_dir, to, workspace, false, exclude, &rw, &err)) {
 		fprintf(stderr, "pevtui: cannot rewind: %s\n", err);
 		free(err);
 		rewind_release(&rw);

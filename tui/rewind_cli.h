@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+struct strvec;
+
 /*
  * Rewinds the workspace of the run in `run_dir` (`run_ref`: how the operator named it, for
  * the undo line) to before the run (`to` NULL), before step `to`, or to the checkpoint `to`
@@ -12,6 +14,6 @@
  * do), 1 an error (one line on stderr), 3 the operator said no.
  */
 int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to, const char *workspace,
-                    bool yes);
+                    const struct strvec *exclude, bool yes);
 
 #endif

@@ -17,7 +17,8 @@
 #define NAMES_MAX 6 /* files named in the question */
 
 bool rewind_key_preview(const char *run_dir, const char *workspace, const char *step_id,
-                        char **question, char **command_json, char **err)
+                        const struct strvec *exclude, char **question, char **command_json,
+                        char **err)
 {
 	struct rewind rw;
 	struct strbuf q = STRBUF_INIT;
@@ -29,7 +30,7 @@ bool rewind_key_preview(const char *run_dir, const char *workspace, const char *
 		*err = xstrdup("this run has no folder to rewind");
 		return false;
 	}
-	if (!rewind_prepare(run_dir, step_id, workspace, true, &rw, err)) {
+	if (!rewind_prepare(run_dir, step_id, workspace, true, exclude, &rw, err)) {
 		rewind_release(&rw);
 		return false;
 	}

@@ -5,13 +5,17 @@
 
 #include <stdbool.h>
 
+struct strvec;
+
 /*
  * For the run in run_dir (whose cockpit this is), its workspace `workspace`: the question
  * (safe text) naming the files a rewind to before step `step_id` (NULL: before the run)
  * would change back, and the PEV_CMD_REWIND JSON. false + *err (a sentence for the status
- * line) when there is nothing to go back to or nothing would change. Caller frees all.
+ * line) when there is nothing to go back to or nothing would change. `exclude`: the
+ * [checkpoints] exclude patterns (may be NULL). Caller frees all.
  */
 bool rewind_key_preview(const char *run_dir, const char *workspace, const char *step_id,
-                        char **question, char **command_json, char **err);
+                        const struct strvec *exclude, char **question, char **command_json,
+                        char **err);
 
 #endif

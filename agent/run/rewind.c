@@ -184,7 +184,7 @@ static bool skip_all(void *ctx, const struct event *ev)
 }
 
 bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, bool ours,
-                    struct rewind *rw, char **err)
+                    const struct strvec *exclude, struct rewind *rw, char **err)
 {
 	char *jpath = xasprintf("%s/journal.jsonl", run_dir), *id;
 	struct journal_load_info info = {0};
@@ -244,6 +244,7 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 	rw->cp = checkpoint_open(run_dir, rw->workspace, err);
 	if (!rw->cp)
 		goto out;
+	checkpoint_set_exclude(rw->cp, exclude);
 	if (!to) {
 		from = sc.first_before;
 		rw->what = xstrdup("to before the run");

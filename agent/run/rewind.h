@@ -32,11 +32,13 @@ struct rewind {
  * be the run's own when the journal puts the workspace outside the run folder. A run held
  * by a live pevtui is refused unless it is paused with no step running — unless `ours`
  * (the cockpit of that very run asks, and checks that itself). Takes the undo checkpoint
- * (nothing else is written). false + *err (one sentence; caller frees) when the run, the
+ * (nothing else is written). `exclude` (may be NULL): the [checkpoints] exclude patterns,
+ * so that what the run's checkpoints left out is neither compared nor touched now either.
+ * false + *err (one sentence; caller frees) when the run, the
  * step or the checkpoint is unknown, the run has no checkpoints, or it is live.
  */
 bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, bool ours,
-                    struct rewind *rw, char **err);
+                    const struct strvec *exclude, struct rewind *rw, char **err);
 /*
  * Restores each changed file to the target checkpoint: its content, exec bit or link, or
  * deletes it when the target lacks it (never a file that was there before the target was
