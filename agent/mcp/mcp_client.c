@@ -1,0 +1,880 @@
+/* mcp_client — one MCP server over stdio: JSON-RPC 2.0, one message a line. Starts the
+ * server with only the environment its config names (plus PATH and HOME), negotiates the
+ * protocol revision, lists its tools (following pages and list_changed) and calls them
+ * with a time limit and cancellation. A server that dies is started again once. */
+#include "config.h"
+
+#include "mcp_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "fdio.h"
+#include "mcp_config.h"
+#include "sandbox.h"
+#include "textsan.h"
+#include "xalloc.h"
+
+/* Revisions pevtui accepts from a server, newest first. */
+static const char *const revisions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", MCP_PROTOCOL_OLDEST};
+
+#define SLICE_MS 50  /* how often a wait looks at the cancel flag */
+#define STARTS_MAX 2 /* the first start and one restart */
+
+struct mcp_client {
+	struct mcp_conf one; /* this server's definition, v[0] */
+	char *log_path, *workspace;
+	pthread_mutex_t mu;  /* one request at a time */
+	pid_t pid;           /* 0: not running */
+	int to_fd, from_fd;
+	struct strbuf rbuf;  /* bytes read, not yet a whole line */
+	long next_id;
+	char *protocol;
+	struct mcp_tools tools;
+	bool tools_stale;    /* notifications/tools/list_changed arrived */
+	bool has_tools;      /* the server announced the tools capability */
+	int starts;
+	char *last_exit;     /* how it last ended ("exit status 1", "signal 9"), or NULL */
+	unsigned long files; /* non-text results saved, for their names */
+};
+
+void mcp_tools_release(struct mcp_tools *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].name);
+		free(t->v[i].description);
+		free(t->v[i].schema_json);
+		free(t->v[i].annotations_json);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+static const struct mcp_server_conf *conf_of(const struct mcp_client *c)
+{
+	return &c->one.v[0];
+}
+
+struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
+				  const char *workspace)
+{
+	struct mcp_client *c = xcalloc(1, sizeof(*c));
+	struct mcp_conf tmp = {.v = (struct mcp_server_conf *)conf, .n = 1, .cap = 1};
+
+	mcp_conf_copy(&c->one, &tmp);
+	c->log_path = xstrdup(log_path);
+	c->workspace = xstrdup(workspace);
+	c->to_fd = c->from_fd = -1;
+	c->next_id = 1;
+	strbuf_init(&c->rbuf);
+	if (pthread_mutex_init(&c->mu, NULL))
+		fatal("cannot initialise an MCP client lock");
+	return c;
+}
+
+const char *mcp_client_name(const struct mcp_client *c)
+{
+	return conf_of(c)->name;
+}
+
+const struct mcp_server_conf *mcp_client_conf(const struct mcp_client *c)
+{
+	return conf_of(c);
+}
+
+const char *mcp_client_protocol(const struct mcp_client *c)
+{
+	return c->protocol;
+}
+
+static int timeout_ms(const struct mcp_client *c)
+{
+	int s = conf_of(c)->timeout_s > 0 ? conf_of(c)->timeout_s : MCP_TIMEOUT_S;
+	return s * 1000;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the process -------------------------------------------------------------------- */
+
+static void describe_exit(struct mcp_client *c, int status)
+{
+	free(c->last_exit);
+	if (WIFEXITED(status))
+		c->last_exit = xasprintf("exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		c->last_exit = xasprintf("signal %d", WTERMSIG(status));
+	else
+		c->last_exit = xstrdup("an unknown end");
+}
+
+/* Waits up to ms for the leader to exit; true when it was reaped. */
+static bool reap(struct mcp_client *c, int ms)
+{
+	long end = now_ms() + ms;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(c->pid, &status, WNOHANG);
+		if (r == c->pid || (r < 0 && errno == ECHILD)) {
+			if (r == c->pid)
+				describe_exit(c, status);
+			return true;
+		}
+		if (now_ms() >= end)
+			return false;
+		struct timespec slice = {0, 10 * 1000000L};
+		nanosleep(&slice, NULL);
+	}
+}
+
+/* Ends the server and its process group. The leader gets its input closed first (the
+ * spec's polite way), then TERM, then KILL; whatever it started gets KILL at the end. */
+static void kill_server(struct mcp_client *c, bool polite)
+{
+	if (c->to_fd >= 0)
+		close(c->to_fd);
+	c->to_fd = -1;
+	if (c->pid > 0) {
+		if (!polite || !reap(c, 300)) {
+			kill(-c->pid, SIGTERM);
+			if (!reap(c, 500)) {
+				kill(-c->pid, SIGKILL);
+				reap(c, 2000);
+			}
+		}
+		kill(-c->pid, SIGKILL); /* grandchildren left in its group */
+	}
+	if (c->from_fd >= 0)
+		close(c->from_fd);
+	c->from_fd = -1;
+	c->pid = 0;
+	strbuf_reset(&c->rbuf);
+}
+
+/* PATH and HOME of pevtui, then what the config names: never pevtui's API keys. */
+static char **build_env(const struct mcp_server_conf *s)
+{
+	char **envp = xcalloc(s->env.n + 3, sizeof(*envp));
+	size_t n = 0;
+	const char *path = getenv("PATH"), *home = getenv("HOME");
+
+	envp[n++] = xasprintf("PATH=%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (home)
+		envp[n++] = xasprintf("HOME=%s", home);
+	for (size_t i = 0; i < s->env.n; i++)
+		envp[n++] = xstrdup(s->env.v[i]);
+	return envp;
+}
+
+static void free_vec(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool spawn(struct mcp_client *c, char **err)
+{
+	const struct mcp_server_conf *s = conf_of(c);
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	char **argv, **envp;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dflt;
+	pid_t pid;
+	int rc;
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+		*err = xasprintf("MCP server %s: cannot make a pipe: %s", s->name, strerror(errno));
+		if (in[0] >= 0) {
+			close(in[0]);
+			close(in[1]);
+		}
+		return false;
+	}
+	argv = xcalloc(s->args.n + 2, sizeof(*argv));
+	argv[0] = xstrdup(s->command);
+	for (size_t i = 0; i < s->args.n; i++)
+		argv[i + 1] = xstrdup(s->args.v[i]);
+	envp = build_env(s);
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, c->log_path ? c->log_path : "/dev/null",
+					 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (s->cwd || c->workspace)
+		posix_spawn_file_actions_addchdir_np(&fa, s->cwd ? s->cwd : c->workspace);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&dflt);
+	sigaddset(&dflt, SIGPIPE);
+	sigaddset(&dflt, SIGINT);
+	sigaddset(&dflt, SIGTERM);
+	sigaddset(&dflt, SIGHUP);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dflt);
+	/* Its own process group: the run ends everything the server started. */
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+					      POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawnp(&pid, s->command, &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free_vec(argv);
+	free_vec(envp);
+	close(in[0]);
+	close(out[1]);
+	if (rc) {
+		close(in[1]);
+		close(out[0]);
+		if (rc == ENOENT)
+			*err = xasprintf("MCP server %s: command \"%s\" not found (looked in PATH); "
+					 "fix its command in the config or .mcp.json",
+					 s->name, s->command);
+		else
+			*err = xasprintf("MCP server %s: cannot start \"%s\": %s", s->name,
+					 s->command, strerror(rc));
+		return false;
+	}
+	c->pid = pid;
+	c->to_fd = in[1];
+	c->from_fd = out[0];
+	fcntl(c->from_fd, F_SETFL, fcntl(c->from_fd, F_GETFL) | O_NONBLOCK);
+	c->starts++;
+	return true;
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+static bool send_msg(struct mcp_client *c, cJSON *msg)
+{
+	char *text = cJSON_PrintUnformatted(msg);
+	size_t n = strlen(text);
+	bool ok;
+
+	/* cJSON escapes newlines inside strings: one message is one line. */
+	text = xrealloc(text, n + 2);
+	text[n] = '\n';
+	ok = c->to_fd >= 0 && fd_write_all(c->to_fd, text, n + 1) == 0;
+	free(text);
+	return ok;
+}
+
+static void send_notification(struct mcp_client *c, const char *method, cJSON *params)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(m, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(m, "method", method);
+	if (params)
+		cJSON_AddItemToObject(m, "params", params);
+	send_msg(c, m);
+	cJSON_Delete(m);
+}
+
+/* A request of the server's own: ping is answered, anything else is not offered. */
+static void answer_server(struct mcp_client *c, const cJSON *msg)
+{
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(r, "id",
+			      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(msg, "id"), 1));
+	if (cJSON_IsString(method) && !strcmp(method->valuestring, "ping")) {
+		cJSON_AddObjectToObject(r, "result");
+	} else {
+		cJSON *e = cJSON_AddObjectToObject(r, "error");
+		cJSON_AddNumberToObject(e, "code", -32601);
+		cJSON_AddStringToObject(e, "message", "pevtui does not offer this method");
+	}
+	send_msg(c, r);
+	cJSON_Delete(r);
+}
+
+/* One line from the server: the response to `want` is returned (caller deletes); other
+ * messages are handled here. */
+static cJSON *handle_line(struct mcp_client *c, const char *line, long want)
+{
+	cJSON *msg = cJSON_Parse(line);
+	const cJSON *method, *id;
+
+	if (!cJSON_IsObject(msg)) {
+		cJSON_Delete(msg); /* not JSON-RPC (a stray print): ignored */
+		return NULL;
+	}
+	method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	if (cJSON_IsString(method)) {
+		if (id)
+			answer_server(c, msg);
+		else if (!strcmp(method->valuestring, "notifications/tools/list_changed"))
+			c->tools_stale = true;
+		cJSON_Delete(msg);
+		return NULL;
+	}
+	if (cJSON_IsNumber(id) && (long)id->valuedouble == want)
+		return msg;
+	cJSON_Delete(msg); /* a late answer to a request given up on */
+	return NULL;
+}
+
+enum wait_end { W_GOT, W_TIMEOUT, W_CANCELLED, W_DEAD, W_TOO_BIG };
+
+/* Reads until the response to `want` (or, with want < 0, until nothing is waiting).
+ * deadline_ms: absolute (now_ms), 0 = only what is ready now. */
+static enum wait_end read_until(struct mcp_client *c, long want, long deadline_ms,
+				const atomic_bool *cancel, cJSON **resp)
+{
+	char buf[65536];
+
+	*resp = NULL;
+	for (;;) {
+		char *nl;
+		while ((nl = memchr(c->rbuf.buf, '\n', c->rbuf.len))) {
+			size_t n = (size_t)(nl - c->rbuf.buf);
+			cJSON *r;
+			*nl = '\0';
+			r = handle_line(c, c->rbuf.buf, want);
+			memmove(c->rbuf.buf, nl + 1, c->rbuf.len - n - 1);
+			c->rbuf.len -= n + 1;
+			c->rbuf.buf[c->rbuf.len] = '\0';
+			if (r) {
+				*resp = r;
+				return W_GOT;
+			}
+		}
+		if (c->rbuf.len > MCP_MAX_MESSAGE)
+			return W_TOO_BIG;
+		if (cancel && atomic_load(cancel))
+			return W_CANCELLED;
+		long left = deadline_ms ? deadline_ms - now_ms() : 0;
+		if (deadline_ms && left <= 0)
+			return W_TIMEOUT;
+		struct pollfd p = {.fd = c->from_fd, .events = POLLIN};
+		int pr = poll(&p, 1, deadline_ms ? (int)(left < SLICE_MS ? left : SLICE_MS) : 0);
+		if (pr < 0 && errno != EINTR)
+			return W_DEAD;
+		if (pr <= 0) {
+			if (!deadline_ms)
+				return W_TIMEOUT;
+			continue;
+		}
+		ssize_t got = read(c->from_fd, buf, sizeof(buf));
+		if (got == 0)
+			return W_DEAD;
+		if (got < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return W_DEAD;
+		}
+		strbuf_add(&c->rbuf, buf, (size_t)got);
+	}
+}
+
+/* The server is gone (or made unusable): reap it and say how it ended. */
+static void lost(struct mcp_client *c)
+{
+	kill_server(c, false);
+}
+
+/*
+ * One request. MCP_OK with *result (caller deletes); MCP_TOOL_ERROR when the server
+ * answered with a JSON-RPC error (*err: its message); MCP_FAILED / MCP_CANCELLED with *err.
+ */
+static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *params,
+			       const atomic_bool *cancel, cJSON **result, char **err)
+{
+	const char *name = conf_of(c)->name;
+	long id = c->next_id++;
+	cJSON *m = cJSON_CreateObject(), *resp = NULL;
+	const cJSON *e, *r;
+	enum wait_end w;
+	bool sent;
+
+	*result = NULL;
+	cJSON_AddStringToObject(m, "jsonrpc", "2.0");
+	cJSON_AddNumberToObject(m, "id", (double)id);
+	cJSON_AddStringToObject(m, "method", method);
+	if (params)
+		cJSON_AddItemToObject(m, "params", params);
+	sent = send_msg(c, m);
+	cJSON_Delete(m);
+	w = sent ? read_until(c, id, now_ms() + timeout_ms(c), cancel, &resp) : W_DEAD;
+	switch (w) {
+	case W_GOT: break;
+	case W_TIMEOUT:
+	case W_CANCELLED: {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddNumberToObject(p, "requestId", (double)id);
+		cJSON_AddStringToObject(p, "reason", w == W_TIMEOUT ? "timed out" : "cancelled");
+		send_notification(c, "notifications/cancelled", p);
+		if (w == W_CANCELLED) {
+			*err = xasprintf("the %s call to MCP server %s was cancelled", method, name);
+			return MCP_CANCELLED;
+		}
+		*err = xasprintf("MCP server %s did not answer %s within %d s (its timeout); the "
+				 "request was cancelled",
+				 name, method, timeout_ms(c) / 1000);
+		return MCP_FAILED;
+	}
+	case W_TOO_BIG:
+		lost(c);
+		*err = xasprintf("MCP server %s sent a message larger than %u MiB; it was stopped",
+				 name, MCP_MAX_MESSAGE >> 20);
+		return MCP_FAILED;
+	case W_DEAD:
+		lost(c);
+		*err = xasprintf("MCP server %s stopped (%s) while answering %s", name,
+				 c->last_exit ? c->last_exit : "its output closed", method);
+		return MCP_FAILED;
+	}
+	e = cJSON_GetObjectItemCaseSensitive(resp, "error");
+	r = cJSON_GetObjectItemCaseSensitive(resp, "result");
+	if (e) {
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
+		*err = xasprintf("MCP server %s refused %s: %s", name, method,
+				 cJSON_IsString(msg) ? msg->valuestring : "(no message)");
+		cJSON_Delete(resp);
+		return MCP_TOOL_ERROR;
+	}
+	if (!cJSON_IsObject(r)) {
+		*err = xasprintf("MCP server %s answered %s without a result object", name, method);
+		cJSON_Delete(resp);
+		return MCP_FAILED;
+	}
+	*result = cJSON_DetachItemViaPointer(resp, (cJSON *)r);
+	cJSON_Delete(resp);
+	return MCP_OK;
+}
+
+/* ---- initialize and tools/list ------------------------------------------------------ */
+
+static char *print_or_null(const cJSON *it)
+{
+	return it ? cJSON_PrintUnformatted(it) : NULL;
+}
+
+static bool list_tools(struct mcp_client *c, char **err)
+{
+	struct mcp_tools fresh = {0};
+	char *cursor = NULL;
+	int pages = 0;
+
+	c->tools_stale = false;
+	if (!c->has_tools) {
+		mcp_tools_release(&c->tools);
+		return true;
+	}
+	do {
+		cJSON *params = cJSON_CreateObject(), *res = NULL;
+		const cJSON *tools, *t, *next;
+
+		if (cursor)
+			cJSON_AddStringToObject(params, "cursor", cursor);
+		free(cursor);
+		cursor = NULL;
+		if (request(c, "tools/list", params, NULL, &res, err) != MCP_OK) {
+			mcp_tools_release(&fresh);
+			return false;
+		}
+		tools = cJSON_GetObjectItemCaseSensitive(res, "tools");
+		cJSON_ArrayForEach(t, (cJSON_IsArray(tools) ? tools : NULL)) {
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+			const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "description");
+			struct mcp_tool *mt;
+			if (!cJSON_IsString(n) || !*n->valuestring || strlen(n->valuestring) > 128)
+				continue; /* a tool without a usable name cannot be offered */
+			fresh.v = xgrow(fresh.v, &fresh.cap, fresh.n + 1, sizeof(*fresh.v));
+			mt = &fresh.v[fresh.n++];
+			mt->name = xstrdup(n->valuestring);
+			mt->description = cJSON_IsString(d) ? xstrdup(d->valuestring) : NULL;
+			mt->schema_json =
+				print_or_null(cJSON_GetObjectItemCaseSensitive(t, "inputSchema"));
+			mt->annotations_json =
+				print_or_null(cJSON_GetObjectItemCaseSensitive(t, "annotations"));
+		}
+		next = cJSON_GetObjectItemCaseSensitive(res, "nextCursor");
+		if (cJSON_IsString(next) && *next->valuestring)
+			cursor = xstrdup(next->valuestring);
+		cJSON_Delete(res);
+	} while (cursor && ++pages < 100);
+	free(cursor);
+	mcp_tools_release(&c->tools);
+	c->tools = fresh;
+	return true;
+}
+
+static bool initialize(struct mcp_client *c, char **err)
+{
+	const char *name = conf_of(c)->name;
+	cJSON *p = cJSON_CreateObject(), *info, *res = NULL;
+	const cJSON *v, *caps;
+	bool known = false;
+
+	cJSON_AddStringToObject(p, "protocolVersion", MCP_PROTOCOL_LATEST);
+	cJSON_AddObjectToObject(p, "capabilities");
+	info = cJSON_AddObjectToObject(p, "clientInfo");
+	cJSON_AddStringToObject(info, "name", "pevtui");
+	cJSON_AddStringToObject(info, "version", PACKAGE_VERSION);
+	if (request(c, "initialize", p, NULL, &res, err) != MCP_OK)
+		return false;
+	v = cJSON_GetObjectItemCaseSensitive(res, "protocolVersion");
+	for (size_t i = 0; cJSON_IsString(v) && i < sizeof(revisions) / sizeof(*revisions); i++)
+		known = known || !strcmp(v->valuestring, revisions[i]);
+	if (!known) {
+		char *said = cJSON_IsString(v) ? textsan_clean(v->valuestring,
+							       strlen(v->valuestring), 0)
+					       : xstrdup("none");
+		*err = xasprintf("MCP server %s speaks protocol revision %.40s; pevtui speaks "
+				 "%s down to %s",
+				 name, said, MCP_PROTOCOL_LATEST, MCP_PROTOCOL_OLDEST);
+		free(said);
+		cJSON_Delete(res);
+		return false;
+	}
+	free(c->protocol);
+	c->protocol = xstrdup(v->valuestring);
+	caps = cJSON_GetObjectItemCaseSensitive(res, "capabilities");
+	c->has_tools = cJSON_GetObjectItemCaseSensitive(caps, "tools") != NULL;
+	cJSON_Delete(res);
+	send_notification(c, "notifications/initialized", NULL);
+	return list_tools(c, err);
+}
+
+/* Under mu: a running, initialized server, started (again) when needed. */
+static bool ensure_running(struct mcp_client *c, char **err)
+{
+	if (c->pid > 0)
+		return true;
+	if (c->starts >= STARTS_MAX) {
+		*err = xasprintf("MCP server %s stopped %s and is not started again; its tools "
+				 "are unavailable for the rest of the run",
+				 conf_of(c)->name,
+				 c->starts > 1 ? "after its restart" : "and could not be restarted");
+		return false;
+	}
+	if (!spawn(c, err))
+		return false;
+	if (!initialize(c, err)) {
+		kill_server(c, false);
+		return false;
+	}
+	return true;
+}
+
+bool mcp_client_start(struct mcp_client *c, char **err)
+{
+	bool ok;
+
+	if (conf_of(c)->url && !conf_of(c)->command) {
+		*err = xasprintf("MCP server %s: remote servers (url) are not supported yet; run "
+				 "it with a command (stdio) instead",
+				 conf_of(c)->name);
+		return false;
+	}
+	pthread_mutex_lock(&c->mu);
+	ok = ensure_running(c, err);
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+void mcp_client_stop(struct mcp_client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	kill_server(c, true);
+	c->starts = STARTS_MAX; /* stopped on purpose: no restart */
+	pthread_mutex_unlock(&c->mu);
+}
+
+void mcp_client_free(struct mcp_client *c)
+{
+	if (!c)
+		return;
+	kill_server(c, true);
+	pthread_mutex_destroy(&c->mu);
+	mcp_conf_release(&c->one);
+	mcp_tools_release(&c->tools);
+	strbuf_release(&c->rbuf);
+	free(c->log_path);
+	free(c->workspace);
+	free(c->protocol);
+	free(c->last_exit);
+	free(c);
+}
+
+void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
+{
+	cJSON *none;
+	char *err = NULL;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&c->mu);
+	/* A list_changed sent while nothing was asked is read now. */
+	if (c->pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
+		lost(c);
+	if (c->pid > 0 && c->tools_stale)
+		list_tools(c, &err);
+	free(err);
+	for (size_t i = 0; i < c->tools.n; i++) {
+		const struct mcp_tool *t = &c->tools.v[i];
+		out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof(*out->v));
+		out->v[out->n].name = xstrdup(t->name);
+		out->v[out->n].description = xstrdup(t->description);
+		out->v[out->n].schema_json = xstrdup(t->schema_json);
+		out->v[out->n].annotations_json = xstrdup(t->annotations_json);
+		out->n++;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+bool mcp_client_ping(struct mcp_client *c, char **err)
+{
+	cJSON *res = NULL;
+	bool ok;
+
+	pthread_mutex_lock(&c->mu);
+	ok = ensure_running(c, err) && request(c, "ping", NULL, NULL, &res, err) == MCP_OK;
+	cJSON_Delete(res);
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+/* ---- results ------------------------------------------------------------------------ */
+
+static int b64_value(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+' || ch == '-')
+		return 62;
+	if (ch == '/' || ch == '_')
+		return 63;
+	return -1;
+}
+
+/* Base64 (standard or URL alphabet, padding and blanks ignored) into out; false when a
+ * character is none of these. */
+static bool b64_decode(const char *s, struct strbuf *out)
+{
+	unsigned acc = 0;
+	int bits = 0;
+
+	for (; *s; s++) {
+		int v;
+		if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
+			continue;
+		v = b64_value((unsigned char)*s);
+		if (v < 0)
+			return false;
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			strbuf_addc(out, (char)((acc >> bits) & 0xff));
+		}
+	}
+	return true;
+}
+
+static const char *ext_for(const char *mime)
+{
+	static const struct {
+		const char *mime, *ext;
+	} map[] = {{"image/png", "png"},   {"image/jpeg", "jpg"}, {"image/gif", "gif"},
+		   {"image/webp", "webp"}, {"audio/wav", "wav"},  {"audio/mpeg", "mp3"},
+		   {"application/pdf", "pdf"}, {"text/plain", "txt"}, {"application/json", "json"}};
+
+	for (size_t i = 0; mime && i < sizeof(map) / sizeof(*map); i++)
+		if (!strcmp(mime, map[i].mime))
+			return map[i].ext;
+	return "bin";
+}
+
+/* A name made of the safe characters of s (for a file name). */
+static char *safe_part(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb);
+	for (; s && *s && sb.len < 40; s++)
+		strbuf_addc(&sb, (strchr("-_.", *s) || (*s >= '0' && *s <= '9') ||
+				  (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))
+					 ? *s
+					 : '_');
+	return strbuf_detach(&sb);
+}
+
+/* Saves base64 data beneath the workspace as mcp-files/SERVER-TOOL-N.EXT; the line the
+ * model reads about it goes to out. The name is pevtui's, never the server's. */
+static void save_blob(struct mcp_client *c, int ws_fd, const char *tool, const char *kind,
+		      const char *mime, const char *b64, struct strbuf *out)
+{
+	struct strbuf data = STRBUF_INIT;
+	char *srv = safe_part(conf_of(c)->name), *tl = safe_part(tool), *rel, *err = NULL;
+	int fd;
+
+	strbuf_init(&data);
+	rel = xasprintf("mcp-files/%s-%s-%lu.%s", srv, tl, ++c->files, ext_for(mime));
+	if (!b64 || !b64_decode(b64, &data)) {
+		strbuf_addf(out, "[%s content that is not valid base64: not saved]\n", kind);
+	} else if (ws_fd < 0 ||
+		   (fd = sandbox_open(ws_fd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644, true,
+				      &err)) < 0) {
+		strbuf_addf(out, "[%s content (%zu bytes): could not be saved: %s]\n", kind,
+			    data.len, err ? err : "no workspace");
+	} else {
+		bool ok = fd_write_all(fd, data.buf, data.len) == 0;
+		close(fd);
+		strbuf_addf(out, "[%s content (%s, %zu bytes) %s %s]\n", kind, mime ? mime : "?",
+			    data.len, ok ? "saved as" : "could not be written to", rel);
+	}
+	free(err);
+	free(rel);
+	free(srv);
+	free(tl);
+	strbuf_release(&data);
+}
+
+static void render_content(struct mcp_client *c, int ws_fd, const char *tool,
+			   const cJSON *res, struct strbuf *out)
+{
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(res, "content"), *it;
+	const cJSON *structured = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
+	bool text_seen = false;
+
+	cJSON_ArrayForEach(it, (cJSON_IsArray(content) ? content : NULL)) {
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "type"));
+		const char *mime =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "mimeType"));
+		if (!type)
+			continue;
+		if (!strcmp(type, "text")) {
+			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "text"));
+			if (t) {
+				if (out->len && out->buf[out->len - 1] != '\n')
+					strbuf_addc(out, '\n');
+				strbuf_adds(out, t);
+				text_seen = true;
+			}
+		} else if (!strcmp(type, "image") || !strcmp(type, "audio")) {
+			save_blob(c, ws_fd, tool, type, mime,
+				  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "data")),
+				  out);
+		} else if (!strcmp(type, "resource")) {
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "resource");
+			const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uri"));
+			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "text"));
+			const char *blob =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "blob"));
+			strbuf_addf(out, "[resource %s]\n", uri ? uri : "(no uri)");
+			if (t) {
+				strbuf_adds(out, t);
+				strbuf_addc(out, '\n');
+				text_seen = true;
+			} else if (blob) {
+				save_blob(c, ws_fd, tool, "resource",
+					  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "mimeType")),
+					  blob, out);
+			}
+		} else if (!strcmp(type, "resource_link")) {
+			const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "uri"));
+			strbuf_addf(out, "[link to resource %s]\n", uri ? uri : "(no uri)");
+		} else {
+			strbuf_addf(out, "[content of an unknown kind: %.40s]\n", type);
+		}
+	}
+	if (structured && !text_seen) {
+		char *j = cJSON_PrintUnformatted(structured);
+		strbuf_adds(out, j);
+		free(j);
+	}
+}
+
+/* Cleans terminal controls out (keeping lines and tabs) and cuts at max bytes. */
+static void bound_clean(struct strbuf *out, size_t max)
+{
+	char *clean = textsan_clean(out->buf, out->len, TEXTSAN_KEEP_NL | TEXTSAN_KEEP_TAB);
+	size_t n = strlen(clean);
+
+	strbuf_reset(out);
+	if (max && n > max) {
+		size_t cut = max;
+		while (cut > 0 && ((unsigned char)clean[cut] & 0xC0) == 0x80)
+			cut--;
+		strbuf_add(out, clean, cut);
+		strbuf_addf(out, "\n[… %zu more bytes of this result were cut]", n - cut);
+	} else {
+		strbuf_add(out, clean, n);
+	}
+	free(clean);
+}
+
+enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
+				const atomic_bool *cancel, int ws_fd, size_t max_bytes,
+				struct strbuf *out)
+{
+	cJSON *p, *args = cJSON_Parse(args_json ? args_json : "{}"), *res = NULL;
+	enum mcp_status st;
+	char *err = NULL;
+	bool is_error = false;
+
+	strbuf_reset(out);
+	pthread_mutex_lock(&c->mu);
+	if (!ensure_running(c, &err)) {
+		strbuf_adds(out, err);
+		free(err);
+		cJSON_Delete(args);
+		pthread_mutex_unlock(&c->mu);
+		return MCP_FAILED;
+	}
+	p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", name);
+	cJSON_AddItemToObject(p, "arguments", cJSON_IsObject(args) ? args : cJSON_CreateObject());
+	if (!cJSON_IsObject(args))
+		cJSON_Delete(args);
+	st = request(c, "tools/call", p, cancel, &res, &err);
+	if (st == MCP_OK) {
+		const cJSON *ie = cJSON_GetObjectItemCaseSensitive(res, "isError");
+		is_error = cJSON_IsTrue(ie);
+		render_content(c, ws_fd, name, res, out);
+		if (!out->len)
+			strbuf_adds(out, is_error ? "(the tool failed and said nothing)"
+						  : "(the tool returned nothing)");
+		if (is_error)
+			st = MCP_TOOL_ERROR;
+	} else {
+		if (st == MCP_FAILED && c->pid == 0 && c->starts < STARTS_MAX)
+			strbuf_addf(out, "%s; it will be started again for the next call", err);
+		else
+			strbuf_adds(out, err);
+	}
+	cJSON_Delete(res);
+	free(err);
+	pthread_mutex_unlock(&c->mu);
+	bound_clean(out, max_bytes);
+	return st;
+}
