@@ -7,7 +7,9 @@
 struct bus;
 struct cJSON;
 
-enum gate_kind { GATE_PLAN, GATE_HIGH, GATE_REPLAN, GATE_SHELL, GATE_BUDGET, GATE_STEP, GATE__COUNT };
+enum gate_kind { GATE_PLAN, GATE_HIGH, GATE_REPLAN, GATE_SHELL, GATE_BUDGET, GATE_STEP,
+		 GATE_MCP, /* before each call of an MCP server's tool not on its allow list */
+		 GATE__COUNT };
 /* At a replan gate, GATE_SKIP means "keep the old plan and fail-accept the step". */
 /* GATE_EDIT answers only a shell gate (run the edited command instead): a step or a plan
  * is edited by a command of its own, and its gate stays open until approved. */
@@ -16,7 +18,7 @@ enum gate_decision { GATE_APPROVE, GATE_REJECT, GATE_SKIP, GATE_EDIT };
 #define GATE_MASK(k) (1u << (k))
 #define GATES_DEFAULT                                                                  \
 	(GATE_MASK(GATE_PLAN) | GATE_MASK(GATE_HIGH) | GATE_MASK(GATE_REPLAN) |          \
-	 GATE_MASK(GATE_SHELL) | GATE_MASK(GATE_BUDGET))
+	 GATE_MASK(GATE_SHELL) | GATE_MASK(GATE_BUDGET) | GATE_MASK(GATE_MCP))
 
 const char *gate_kind_name(enum gate_kind k);       /* "plan" … */
 int gate_kind_from_name(const char *s);             /* -1 if unknown */

@@ -25,6 +25,7 @@
 #include "gate.h"
 #include "headless.h"
 #include "journal.h"
+#include "mcp_config.h"
 #include "jsonx.h"
 #include "notify.h"
 #include "pev.h"
@@ -38,11 +39,12 @@
 #include "secrets.h"
 #include "settings.h"
 #include "strbuf.h"
+#include "tool_list.h"
 #include "xalloc.h"
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_LIST_TOOLS };
 
 /* Long options without a short form. */
 enum {
@@ -52,6 +54,7 @@ enum {
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
+	OPT_MCP, OPT_LIST_TOOLS,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +88,8 @@ static const struct option long_options[] = {
 	{"sim-delay", required_argument, NULL, OPT_SIM_DELAY},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"mcp", required_argument, NULL, OPT_MCP},
+	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -130,6 +135,8 @@ static void usage(FILE *out)
 	      "                          or directory)\n"
 	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
 	      "      --list-runs         list runs with state, age, cost, provider and task\n"
+	      "      --list-tools        list the tools the executor would be offered, built-in\n"
+	      "                          and MCP, with their server and gate policy\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -138,14 +145,16 @@ static void usage(FILE *out)
 	      "      --base-url URL      API base URL (Ollama, vLLM, llama.cpp, OpenRouter…)\n"
 	      "\n"
 	      "Policy:\n"
-	      "      --gate LIST         gates: plan,high,replan,shell,budget,step or none\n"
-	      "                          (default plan,high,replan,shell,budget)\n"
+	      "      --gate LIST         gates: plan,high,replan,shell,budget,step,mcp or none\n"
+	      "                          (default plan,high,replan,shell,budget,mcp)\n"
 	      "      --yes               approve every gate (for --headless)\n"
 	      "      --max-retries N     retries per step before a replan (default 2)\n"
 	      "      --max-replans N     replans before a step is fail-accepted (default 2)\n"
 	      "      --parallel N        steps run at once, each in its own worker (default 3)\n"
 	      "      --budget USD        ask (budget gate) when spending crosses USD\n"
 	      "      --chaos P           tools fail with probability P (--chaos-seed N)\n"
+	      "      --mcp NAME=COMMAND  an MCP server for this run (also [mcp.NAME] in the\n"
+	      "                          config and .mcp.json); repeat for more\n"
 	      "\n"
 	      "Files:\n"
 	      "      --workspace DIR     the executor's folder (default: RUNDIR/workspace)\n"
@@ -254,6 +263,13 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
+		case OPT_LIST_TOOLS: cli->mode = MODE_LIST_TOOLS; break;
+		case OPT_MCP: {
+			char *merr = NULL;
+			if (!mcp_conf_add_flag(&s->mcp, optarg, &merr))
+				die("%s", merr);
+			break;
+		}
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -759,6 +775,24 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	return code;
 }
 
+/* A project's .mcp.json, in the workspace and in the current folder: weaker than the
+ * config and --mcp (which keep their servers). */
+static void mcp_project_files(struct settings *s)
+{
+	char *err = NULL, *path;
+
+	if (s->workspace) {
+		path = xasprintf("%s/.mcp.json", s->workspace);
+		if (!mcp_conf_load_json(&s->mcp, path, &err))
+			die("%s", err);
+		free(path);
+	}
+	if (!mcp_conf_load_json(&s->mcp, ".mcp.json", &err))
+		die("%s", err);
+	if (!mcp_conf_check(&s->mcp, &err))
+		die("%s", err);
+}
+
 int main(int argc, char **argv)
 {
 	struct settings s;
@@ -824,7 +858,11 @@ int main(int argc, char **argv)
 	if (!cost_init())
 		fprintf(stderr, "pevtui: warning: %s\n", cost_load_error());
 
+	mcp_project_files(&s);
 	switch (cli.mode) {
+	case MODE_LIST_TOOLS:
+		code = tool_list_print(stdout, &s);
+		break;
 	case MODE_LIST:
 		if (!run_list_print(stdout, s.runs_dir, &err))
 			die("%s", err);

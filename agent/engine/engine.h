@@ -124,6 +124,10 @@ struct job {
 		int timeout_s;
 	} shell_ask;
 	const char *shell_how;   /* out: how the gate let it through (tool.result approval) */
+	/* the mcp gate rides the same round trip: ask_kind GATE_MCP, what it shows in mcp_ask
+	 * (gate.open fields as JSON text, under e->pool_lock) */
+	enum gate_kind ask_kind;
+	char *mcp_ask;
 
 	/* JOB_PLAN */
 	enum llm_purpose purpose;
@@ -236,6 +240,7 @@ struct pev {
 	struct role_usage usage[ROLE__COUNT];
 	struct budget *budget;
 	struct requests *requests; /* the request bodies kept in the run folder (any thread) */
+	struct mcp_hub *mcp;     /* the operator's MCP servers, NULL when none (mcp_calls.c) */
 	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);
 					  * NULL with [policy] checkpoints = off or when the
 					  * store could not be opened (checkpoint_err says why) */
@@ -331,6 +336,25 @@ void shellgate_allow_for_run(struct pev *e, const char *cmd);
 /* The operator allowed cmd for the rest of the run: from now on it skips the gate, and
  * open shell gates for the same command are approved. */
 void shellgate_remember(struct pev *e, const char *cmd);
+
+/* mcp_calls.c: the operator's MCP servers in a run */
+struct mcp_offer;
+/* Starts the servers (each on its own thread, while the planner works); their start,
+ * failure and stop are notices of kind mcp_server. */
+void mcpcalls_start(struct pev *e);
+void mcpcalls_stop(struct pev *e);
+/* The planner's list of MCP tools (caller frees), NULL when there are none. */
+char *mcpcalls_describe(struct pev *e);
+/* True when `name` is a tool of one of the run's MCP servers. */
+bool mcpcalls_owns(struct pev *e, const char *name);
+/* tool.call fields of an MCP tool: server, mcp_tool. */
+void mcpcalls_annotate(struct pev *e, const char *name, struct cJSON *f);
+/* Pool thread: the mcp gate (unless allowed), then the call. The result text in *out;
+ * tool.result fields (server, mcp_tool, approval, ran, is_error) added to f. */
+bool mcpcalls_run(struct job *j, const char *name, const struct cJSON *input,
+		  struct strbuf *out, struct cJSON *f);
+/* Engine thread: a step job asks the mcp gate (MSG_SHELL_ASK with ask_kind GATE_MCP). */
+void mcpcalls_ask(struct pev *e, struct job *j);
 
 /* planning.c */
 void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */

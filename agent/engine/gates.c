@@ -138,6 +138,17 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its shell command was %s",
 					d == GATE_SKIP ? "refused" : "answered");
 		break;
+	case GATE_MCP:
+		if (d == GATE_REJECT)
+			engine_end(e, PEV_EXIT_ABORTED, "an MCP tool call of step %s was rejected",
+				   g->step_id ? g->step_id : "?");
+		if (g->job)
+			job_shell_reply(e, g->job, d == GATE_EDIT ? GATE_APPROVE : d, NULL, how);
+		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
+		    e->phase != PH_ENDING)
+			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its MCP tool call was %s",
+					d == GATE_SKIP ? "refused" : "answered");
+		break;
 	case GATE_BUDGET:
 		e->budget_gate_open = false;
 		if (d == GATE_REJECT) {
@@ -251,7 +262,7 @@ void gates_withdraw(struct pev *e, unsigned long id, const char *reason)
 	i = g.step_id && e->plan ? plan_find(e->plan, g.step_id) : -1;
 	if (i >= 0 && e->st[i].gate_id == g.id)
 		e->st[i].gate_id = 0;
-	if (g.kind == GATE_SHELL && g.job)
+	if ((g.kind == GATE_SHELL || g.kind == GATE_MCP) && g.job)
 		job_shell_reply(e, g.job, GATE_SKIP, NULL, "withdrawn");
 	if (g.kind == GATE_BUDGET)
 		e->budget_gate_open = false;

@@ -419,9 +419,9 @@ static bool load_one(struct mcp_conf *c, const char *path, const cJSON *def, cha
 		*err = xasprintf("%s: server \"%s\" must be an object", path, name);
 		return false;
 	}
+	if (mcp_conf_find(c, name))
+		return true; /* the config, a flag or an earlier .mcp.json named it first */
 	s = server_get(c, name, MCP_FROM_PROJECT, &keep);
-	if (keep)
-		return true;
 	if (cJSON_IsString(cmd))
 		s->command = xstrdup(cmd->valuestring);
 	if (cJSON_IsString(url))
