@@ -30,6 +30,7 @@ static const char *const tools[][2] = {
 	{"structured", "Returns structuredContent only."},
 	{"env", "Returns the value of the environment variable named."},
 	{"read_note", "Reads a note (allowed without the gate in the tests)."},
+	{"pid", "Returns the server's process id."},
 };
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -156,6 +157,10 @@ static void call(const cJSON *id, const cJSON *params)
 		const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
 		const char *val = v ? getenv(v) : NULL;
 		text_result(r, val ? val : "(unset)", false);
+	} else if (!strcmp(name, "pid")) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+		text_result(r, buf, false);
 	} else if (!strcmp(name, "extra") && extra) {
 		text_result(r, "extra here", false);
 	} else {

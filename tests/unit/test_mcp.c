@@ -95,9 +95,10 @@ static void test_lists_every_page(void **state)
 	c = started(fx);
 	assert_string_equal(mcp_client_protocol(c), MCP_PROTOCOL_LATEST);
 	mcp_client_tools(c, &t);
-	assert_int_equal(t.n, 11);
+	assert_int_equal(t.n, 12);
 	assert_string_equal(t.v[0].name, "echo");
 	assert_string_equal(t.v[10].name, "read_note");
+	assert_string_equal(t.v[11].name, "pid");
 	assert_non_null(strstr(t.v[10].annotations_json, "readOnlyHint"));
 	mcp_tools_release(&t);
 	mcp_client_free(c);
@@ -192,12 +193,12 @@ static void test_list_changed(void **state)
 
 	strbuf_init(&out);
 	mcp_client_tools(c, &t);
-	assert_int_equal(t.n, 11);
+	assert_int_equal(t.n, 12);
 	mcp_tools_release(&t);
 	assert_int_equal(call(fx, c, "change", "{}", &out), MCP_OK);
 	mcp_client_tools(c, &t);
-	assert_int_equal(t.n, 12);
-	assert_string_equal(t.v[11].name, "extra");
+	assert_int_equal(t.n, 13);
+	assert_string_equal(t.v[12].name, "extra");
 	mcp_tools_release(&t);
 	assert_int_equal(call(fx, c, "extra", "{}", &out), MCP_OK);
 	strbuf_release(&out);
@@ -320,7 +321,7 @@ static void test_hub_offer_lookup_allow(void **state)
 	h = mcp_hub_new(&fx->conf, fx->top, fx->ws);
 	mcp_hub_start(h, NULL, NULL);
 	mcp_hub_offer(h, &o);
-	assert_int_equal(o.n, 11);
+	assert_int_equal(o.n, 12);
 	assert_string_equal(o.v[0].name, "t__echo");
 	assert_non_null(strstr(o.v[0].description, "[MCP server t]"));
 	mcp_offer_release(&o);

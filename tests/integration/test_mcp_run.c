@@ -1,0 +1,275 @@
+/* test_mcp_run — MCP servers through the real binary: a run whose executor (the simulated
+ * provider, --script) calls tools of tests/mcp/mcp_test_server; what the journal, the run
+ * folder and the workspace hold afterwards; the mcp gate with and without an operator;
+ * no server outlives the run. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "jsonx.h"
+#include "testdir.h"
+#include "xalloc.h"
+
+/* One step whose executor calls `calls` (a JSON array of {name, input}), one a round. */
+static char *script_calling(const char *dir, const char *const *calls)
+{
+	struct strbuf_like {
+		char *s;
+	} rounds = {xstrdup("")};
+	char *text, *path;
+	FILE *f;
+
+	for (size_t i = 0; calls[i]; i++) {
+		char *more = xasprintf("%s%s{\"text\": \"Calling.\", \"tool_calls\": [%s]}", rounds.s,
+				       i ? ",\n" : "", calls[i]);
+		free(rounds.s);
+		rounds.s = more;
+	}
+	text = xasprintf(
+		"{\"task\": \"Use the test server\",\n"
+		" \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"use\",\n"
+		"   \"name\": \"Use\", \"description\": \"Use its tools.\",\n"
+		"   \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
+		"   \"estimated_complexity\": \"low\"}]}],\n"
+		" \"executor\": {\"use\": [{\"rounds\": [%s],\n"
+		"   \"final\": {\"reasoning\": \"used\", \"actions_taken\": [\"mcp\"],\n"
+		"     \"step_output\": {\"findings\": \"{{tool_result}}\", \"artifacts\": [],\n"
+		"       \"meets_criteria\": true}, \"confidence\": 0.9}}]}\n"
+		"}\n",
+		rounds.s);
+	path = xasprintf("%s/script.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	free(rounds.s);
+	return path;
+}
+
+static char *config_with(const char *dir, const char *extra)
+{
+	char *path = xasprintf("%s/config", dir);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "[mcp.t]\ncommand = %s\nallow = [\"read_*\", \"echo\", \"pid\"]\ntimeout = 5\n%s",
+		MCP_TEST_SERVER, extra ? extra : "");
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* The events of `type` (and, when kind is given, whose "kind" or "tool" is it). */
+static const cJSON *nth(const cJSON *events, const char *type, const char *tool, int n)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, events) {
+		if (strcmp(jsonx_str(ev, "type") ? jsonx_str(ev, "type") : "", type))
+			continue;
+		if (tool && (!jsonx_str(ev, "tool") || strcmp(jsonx_str(ev, "tool"), tool)) &&
+		    (!jsonx_str(ev, "kind") || strcmp(jsonx_str(ev, "kind"), tool)))
+			continue;
+		if (n-- == 0)
+			return ev;
+	}
+	return NULL;
+}
+
+static void test_a_run_calls_the_tools(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {
+		"{\"name\": \"t__echo\", \"input\": {\"text\": \"hello from mcp\"}}",
+		"{\"name\": \"t__pid\", \"input\": {}}",
+		"{\"name\": \"t__hostile\", \"input\": {}}",
+		"{\"name\": \"t__image\", \"input\": {}}",
+		"{\"name\": \"t__structured\", \"input\": {}}",
+		"{\"name\": \"t__env\", \"input\": {\"name\": \"ANTHROPIC_API_KEY\"}}",
+		"{\"name\": \"t__echo\", \"input\": {\"text\": \"last\"}}",
+		NULL,
+	};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-not-for-servers", NULL};
+	struct cli_proc p;
+	char *run, *path, *text;
+	cJSON *events;
+	const cJSON *ev;
+	struct stat st;
+	long pid;
+
+	(void)state;
+	p = cli_run(env, "--headless", "--yes", "--provider", "sim", "--script", script,
+		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+
+	ev = nth(events, "notice", "mcp_server", 0);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "state"), "started");
+	assert_string_equal(jsonx_str(ev, "server"), "t");
+	ev = nth(events, "notice", "mcp_server", 1);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+
+	ev = nth(events, "tool.call", "t__echo", 0);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "server"), "t");
+	assert_string_equal(jsonx_str(ev, "mcp_tool"), "echo");
+	ev = nth(events, "tool.result", "t__echo", 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_string_equal(jsonx_str(ev, "summary"), "hello from mcp");
+	assert_string_equal(jsonx_str(ev, "approval"), "allow_list");
+	assert_string_equal(jsonx_str(ev, "allowed_by"), "echo");
+
+	/* Not on the allow list: the gate asked, --yes answered. */
+	ev = nth(events, "gate.open", NULL, 1);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "gate"), "mcp");
+	assert_string_equal(jsonx_str(ev, "tool"), "t__hostile");
+	assert_string_equal(jsonx_str(ev, "server"), "t");
+	ev = nth(events, "tool.result", "t__hostile", 0);
+	assert_string_equal(jsonx_str(ev, "approval"), "policy");
+	assert_null(strchr(jsonx_str(ev, "summary"), '\x1b'));
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "evil after"));
+
+	ev = nth(events, "tool.result", "t__image", 0);
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "saved as mcp-files/t-image-1.png"));
+	path = xasprintf("%s/workspace/mcp-files/t-image-1.png", run);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 12);
+	free(path);
+
+	ev = nth(events, "tool.result", "t__structured", 0);
+	assert_string_equal(jsonx_str(ev, "summary"), "{\"total\":42}");
+	/* pevtui's key never reaches a server. */
+	ev = nth(events, "tool.result", "t__env", 0);
+	assert_string_equal(jsonx_str(ev, "summary"), "(unset)");
+
+	/* The planner was told which tools exist. */
+	ev = nth(events, "llm.call", NULL, 0);
+	path = xasprintf("%s/%s", run, jsonx_str(ev, "request"));
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "t__read_note"));
+	free(text);
+	free(path);
+
+	/* The server's stderr is kept; the server ended with the run. */
+	path = xasprintf("%s/mcp/t.log", run);
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "got tools/call"));
+	free(text);
+	free(path);
+	ev = nth(events, "tool.result", "t__pid", 0);
+	pid = atol(jsonx_str(ev, "summary"));
+	assert_true(pid > 1);
+	assert_true(kill((pid_t)pid, 0) == -1 && errno == ESRCH);
+
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(runs);
+	free(tmp);
+}
+
+/* With no operator and no --yes, the mcp gate ends the run (exit 3) and names itself. */
+static void test_gate_without_operator(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {"{\"name\": \"t__fail\", \"input\": {}}", NULL};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	struct cli_proc p;
+
+	(void)state;
+	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
+		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	assert_int_equal(p.status, 3);
+	if (!strstr(p.out, "the mcp gate needs an operator") ||
+	    !strstr(p.err, "an MCP tool call of step use was rejected"))
+		fail_msg("stdout:\n%s\nstderr:\n%s", p.out, p.err);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(script);
+	free(cfg);
+	free(runs);
+	free(tmp);
+}
+
+/* A tool that errors and one that crashes the server: the verifier's view of both, the
+ * restart, and a gate left out of --gate. */
+static void test_errors_and_crash(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {
+		"{\"name\": \"t__fail\", \"input\": {}}",
+		"{\"name\": \"t__crash\", \"input\": {}}",
+		"{\"name\": \"t__echo\", \"input\": {\"text\": \"after the restart\"}}",
+		NULL,
+	};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	struct cli_proc p;
+	char *run;
+	cJSON *events;
+	const cJSON *ev;
+
+	(void)state;
+	p = cli_run(NULL, "--headless", "--gate", "none", "--max-retries", "0", "--max-replans",
+		    "0", "--provider", "sim", "--script", script, "--sim-delay", "0", "--runs-dir",
+		    runs, "--config", cfg, NULL);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "t__fail", 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_string_equal(jsonx_str(ev, "mcp_status"), "tool_error");
+	assert_string_equal(jsonx_str(ev, "approval"), "gate_off");
+	ev = nth(events, "tool.result", "t__crash", 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "stopped (exit status 3)"));
+	ev = nth(events, "tool.result", "t__echo", 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	/* The verifier saw the errors: the deterministic stage does not pass the step. */
+	ev = nth(events, "verify.verdict", NULL, 0);
+	assert_non_null(ev);
+	assert_string_not_equal(jsonx_str(ev, "action"), "pass");
+	assert_true(p.status == 2 || p.status == 0);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(runs);
+	free(tmp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_run_calls_the_tools),
+		cmocka_unit_test(test_gate_without_operator),
+		cmocka_unit_test(test_errors_and_crash),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
