@@ -1438,8 +1438,14 @@ static void on_tool_call(struct ctx *c)
 	char *tool = san(jsonx_str(c->o, "tool")), *p = print_json(jget(c->o, "params"));
 	char *ps = san(p), *pt = textsan_truncate(ps, PARAMS_COLS);
 
+	char *server = san_or_null(jsonx_str(c->o, "server"));
+
 	linestore_close(c->log);
-	addf(c->log, VL_TOOL, "\xe2\x86\x92 %s %s", tool, pt);
+	if (server) /* an MCP server's tool: which server is named */
+		addf(c->log, VL_TOOL, "\xe2\x86\x92 %s (MCP server %s) %s", tool, server, pt);
+	else
+		addf(c->log, VL_TOOL, "\xe2\x86\x92 %s %s", tool, pt);
+	free(server);
 	free(tool);
 	free(p);
 	free(ps);
