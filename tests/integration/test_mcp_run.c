@@ -226,9 +226,12 @@ static void test_errors_and_crash(void **state)
 		"{\"name\": \"t__fail\", \"input\": {}}",
 		"{\"name\": \"t__crash\", \"input\": {}}",
 		"{\"name\": \"t__echo\", \"input\": {\"text\": \"after the restart\"}}",
+		"{\"name\": \"slow__slow\", \"input\": {\"ms\": 3000}}",
 		NULL,
 	};
-	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	char *script = script_calling(tmp, calls);
+	char *extra = xasprintf("[mcp.slow]\ncommand = %s\ntimeout = 1\n", MCP_TEST_SERVER);
+	char *cfg = config_with(tmp, extra), *path, *text;
 	struct cli_proc p;
 	char *run;
 	cJSON *events;
@@ -249,6 +252,21 @@ static void test_errors_and_crash(void **state)
 	assert_non_null(strstr(jsonx_str(ev, "summary"), "stopped (exit status 3)"));
 	ev = nth(events, "tool.result", "t__echo", 0);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	/* A second server with a time limit of 1 s: the slow call is given up on. */
+	ev = nth(events, "tool.result", "slow__slow", 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "did not answer tools/call within 1 s"));
+	assert_true(cJSON_GetObjectItem(ev, "duration_ms")->valuedouble < 2500);
+	/* The report lists the servers and their calls. */
+	path = xasprintf("%s/report.md", run);
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	if (!strstr(text, "## MCP servers") ||
+	    !strstr(text, "- t: started (12 tools, protocol 2025-11-25); 3 calls, 2 failed") ||
+	    !strstr(text, "- slow: started (12 tools"))
+		fail_msg("report.md:\n%s", text);
+	free(text);
+	free(path);
 	/* The verifier saw the errors: the deterministic stage does not pass the step. */
 	ev = nth(events, "verify.verdict", NULL, 0);
 	assert_non_null(ev);
@@ -259,6 +277,7 @@ static void test_errors_and_crash(void **state)
 	cli_rm_rf(tmp);
 	free(run);
 	free(script);
+	free(extra);
 	free(cfg);
 	free(runs);
 	free(tmp);
