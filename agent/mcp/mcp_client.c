@@ -772,11 +772,11 @@ static void render_content(struct mcp_client *c, int ws_fd, const char *tool,
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "mimeType"));
 		if (!type)
 			continue;
+		if (out->len && out->buf[out->len - 1] != '\n')
+			strbuf_addc(out, '\n'); /* each part on lines of its own */
 		if (!strcmp(type, "text")) {
 			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "text"));
 			if (t) {
-				if (out->len && out->buf[out->len - 1] != '\n')
-					strbuf_addc(out, '\n');
 				strbuf_adds(out, t);
 				text_seen = true;
 			}
