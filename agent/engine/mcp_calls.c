@@ -18,6 +18,9 @@
 #include "xalloc.h"
 
 #define DESC_SHOWN 500 /* of a tool's description, the gate shows this much */
+/* The planner waits this long for servers still starting, then plans with what it has:
+ * a slow server's start-up overlaps the planner's call instead of delaying it. */
+#define MCP_PLANNER_WAIT_MS 1500
 
 static void on_server(void *ctx, const char *server, bool ok, bool stopped, size_t n_tools,
 		      const char *protocol, const char *err)
@@ -63,7 +66,7 @@ char *mcpcalls_describe(struct pev *e)
 
 	if (!e->mcp)
 		return NULL;
-	list = mcp_hub_describe(e->mcp);
+	list = mcp_hub_describe(e->mcp, MCP_PLANNER_WAIT_MS);
 	if (!*list) {
 		free(list);
 		return NULL;

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mcp_config.h"
 #include "textsan.h"
@@ -29,6 +30,7 @@ struct mcp_hub {
 	struct server *v;
 	size_t n;
 	pthread_mutex_t mu;
+	pthread_cond_t cond; /* a server finished starting (done) */
 	mcp_hub_event_fn fn;
 	void *ctx;
 	bool started, stopped;
@@ -55,7 +57,7 @@ struct mcp_hub *mcp_hub_new(const struct mcp_conf *conf, const char *log_dir,
 		h->v[h->n++].client = mcp_client_new(&conf->v[i], log, workspace);
 		free(log);
 	}
-	if (pthread_mutex_init(&h->mu, NULL))
+	if (pthread_mutex_init(&h->mu, NULL) || pthread_cond_init(&h->cond, NULL))
 		fatal("cannot initialise the MCP hub's lock");
 	return h;
 }
@@ -77,6 +79,7 @@ static void *start_main(void *arg)
 	pthread_mutex_lock(&h->mu);
 	s->done = true;
 	s->up = ok;
+	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
 }
@@ -108,6 +111,31 @@ void mcp_hub_wait(struct mcp_hub *h)
 	}
 }
 
+/* Waits up to ms for every server to be up or failed; true when all are. */
+static bool wait_ms(struct mcp_hub *h, int ms)
+{
+	struct timespec end;
+	bool all = false;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		all = true;
+		for (size_t i = 0; i < h->n; i++)
+			all = all && h->v[i].done;
+		if (all || pthread_cond_timedwait(&h->cond, &h->mu, &end))
+			break;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return all;
+}
+
 void mcp_hub_stop(struct mcp_hub *h)
 {
 	if (!h || h->stopped)
@@ -129,6 +157,7 @@ void mcp_hub_free(struct mcp_hub *h)
 	for (size_t i = 0; i < h->n; i++)
 		mcp_client_free(h->v[i].client);
 	free(h->v);
+	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
 }
@@ -171,18 +200,22 @@ static char *short_desc(const char *server, const char *d, size_t max, bool one_
 	return out;
 }
 
-void mcp_hub_offer(struct mcp_hub *h, struct mcp_offer *out)
+/* The tools of the servers that are done starting (the others' locks are busy). */
+static void offer_done(struct mcp_hub *h, struct mcp_offer *out)
 {
 	size_t cap = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!h)
-		return;
-	mcp_hub_wait(h);
 	for (size_t i = 0; i < h->n; i++) {
 		struct mcp_tools tools;
 		const char *srv = mcp_client_name(h->v[i].client);
+		bool done;
 
+		pthread_mutex_lock(&h->mu);
+		done = h->v[i].done;
+		pthread_mutex_unlock(&h->mu);
+		if (!done)
+			continue;
 		mcp_client_tools(h->v[i].client, &tools);
 		for (size_t k = 0; k < tools.n; k++) {
 			char *full = xasprintf("%s" MCP_SEP "%s", srv, tools.v[k].name);
@@ -201,6 +234,15 @@ void mcp_hub_offer(struct mcp_hub *h, struct mcp_offer *out)
 		}
 		mcp_tools_release(&tools);
 	}
+}
+
+void mcp_hub_offer(struct mcp_hub *h, struct mcp_offer *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!h)
+		return;
+	mcp_hub_wait(h);
+	offer_done(h, out);
 }
 
 void mcp_offer_release(struct mcp_offer *o)
@@ -283,13 +325,32 @@ enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *
 	return mcp_client_call(c, tool, args_json, cancel, ws_fd, max_bytes, out);
 }
 
-char *mcp_hub_describe(struct mcp_hub *h)
+char *mcp_hub_describe(struct mcp_hub *h, int wait)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct mcp_offer o;
 
 	strbuf_init(&sb);
-	mcp_hub_offer(h, &o);
+	if (!h)
+		return strbuf_detach(&sb);
+	if (!h->started || !wait_ms(h, wait)) {
+		/* Still starting: the tools of those that are up, the names of the others. */
+		memset(&o, 0, sizeof(o));
+		for (size_t i = 0; i < h->n; i++) {
+			bool done;
+			pthread_mutex_lock(&h->mu);
+			done = h->v[i].done;
+			pthread_mutex_unlock(&h->mu);
+			if (!done)
+				strbuf_addf(&sb, "- %s" MCP_SEP "*: the tools of MCP server %s (still "
+						 "starting; the executor gets their names)\n",
+					    mcp_client_name(h->v[i].client),
+					    mcp_client_name(h->v[i].client));
+		}
+		offer_done(h, &o);
+	} else {
+		mcp_hub_offer(h, &o);
+	}
 	for (size_t i = 0; i < o.n; i++) {
 		const char *d = o.v[i].description;
 		const char *end = strchr(d, '\n');

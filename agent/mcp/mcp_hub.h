@@ -60,7 +60,9 @@ enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *
 			     const char *args_json, const atomic_bool *cancel, int ws_fd,
 			     size_t max_bytes, struct strbuf *out);
 /* The planner's list: one line per tool, "- SERVER__tool: first line of its
- * description" (caller frees; "" when none). Waits for the servers. */
-char *mcp_hub_describe(struct mcp_hub *h);
+ * description" (caller frees; "" when none). Waits up to wait_ms for servers still
+ * starting; one that is not up by then is named as "- SERVER__*" (the executor, which
+ * waits for every server, gets its tools). */
+char *mcp_hub_describe(struct mcp_hub *h, int wait_ms);
 
 #endif

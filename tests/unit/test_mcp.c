@@ -339,7 +339,7 @@ static void test_hub_offer_lookup_allow(void **state)
 				      0, &out),
 			 MCP_OK);
 	assert_string_equal(out.buf, "via hub");
-	list = mcp_hub_describe(h);
+	list = mcp_hub_describe(h, 5000);
 	assert_non_null(strstr(list, "- t__slow: [MCP server t] Waits ms milliseconds"));
 	free(list);
 	free(srv);
@@ -349,6 +349,29 @@ static void test_hub_offer_lookup_allow(void **state)
 	strbuf_release(&out);
 	mcp_hub_stop(h);
 	mcp_hub_free(h);
+}
+
+/* A server slow to start does not hold the planner up: it is named, and the executor's
+ * offer (which waits) has its tools. */
+static void test_slow_start_is_named(void **state)
+{
+	struct fx *fx = *state;
+	struct mcp_hub *h;
+	struct mcp_offer o;
+	char *list, *args = xasprintf("[\"-c\", \"sleep 1; exec %s\"]", MCP_TEST_SERVER);
+
+	set(fx, "command", "sh");
+	set(fx, "args", args);
+	h = mcp_hub_new(&fx->conf, fx->top, fx->ws);
+	mcp_hub_start(h, NULL, NULL);
+	list = mcp_hub_describe(h, 50);
+	assert_non_null(strstr(list, "- t__*: the tools of MCP server t (still starting"));
+	free(list);
+	mcp_hub_offer(h, &o);
+	assert_int_equal(o.n, 12);
+	mcp_offer_release(&o);
+	mcp_hub_free(h);
+	free(args);
 }
 
 static void test_config_forms(void **state)
@@ -425,6 +448,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hub_offer_lookup_allow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_start_is_named, setup, teardown),
 		cmocka_unit_test(test_config_forms),
 	};
 	signal(SIGPIPE, SIG_IGN);
