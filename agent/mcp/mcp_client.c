@@ -23,6 +23,7 @@
 
 #include "fdio.h"
 #include "mcp_config.h"
+#include "mcp_http.h"
 #include "sandbox.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -46,6 +47,11 @@ struct mcp_client {
 	bool tools_stale;    /* notifications/tools/list_changed arrived */
 	bool has_tools;      /* the server announced the tools capability */
 	int starts;
+	/* Streamable HTTP instead of a process (the config's url, no command) */
+	struct mcp_http *http;
+	bool http_up;        /* initialized; false again when the session is gone */
+	bool in_xfer;        /* a POST is being read: replies wait in `held` */
+	struct strvec held;
 	char *last_exit;     /* how it last ended ("exit status 1", "signal 9"), or NULL */
 	unsigned long files; /* non-text results saved, for their names */
 };
@@ -99,6 +105,11 @@ const char *mcp_client_protocol(const struct mcp_client *c)
 	return c->protocol;
 }
 
+static bool running(const struct mcp_client *c)
+{
+	return c->http ? c->http_up : c->pid > 0;
+}
+
 static int timeout_ms(const struct mcp_client *c)
 {
 	int s = conf_of(c)->timeout_s > 0 ? conf_of(c)->timeout_s : MCP_TIMEOUT_S;
@@ -149,6 +160,12 @@ static bool reap(struct mcp_client *c, int ms)
  * spec's polite way), then TERM, then KILL; whatever it started gets KILL at the end. */
 static void kill_server(struct mcp_client *c, bool polite)
 {
+	if (c->http) {
+		mcp_http_free(c->http); /* ends the session */
+		c->http = NULL;
+		c->http_up = false;
+		return;
+	}
 	if (c->to_fd >= 0)
 		close(c->to_fd);
 	c->to_fd = -1;
@@ -195,6 +212,13 @@ static bool spawn(struct mcp_client *c, char **err)
 {
 	const struct mcp_server_conf *s = conf_of(c);
 	int in[2] = {-1, -1}, out[2] = {-1, -1};
+
+	if (s->url && !s->command) {
+		if (!c->http)
+			c->http = mcp_http_new(s->url, &s->headers);
+		c->starts++;
+		return true;
+	}
 	char **argv, **envp;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -265,12 +289,29 @@ static bool spawn(struct mcp_client *c, char **err)
 
 /* ---- messages ----------------------------------------------------------------------- */
 
+static bool ignore_msg(void *ctx, const char *text);
+
 static bool send_msg(struct mcp_client *c, cJSON *msg)
 {
 	char *text = cJSON_PrintUnformatted(msg);
 	size_t n = strlen(text);
 	bool ok;
 
+	if (c->http) {
+		bool gone;
+		char *err = NULL;
+		if (c->in_xfer) {
+			/* A reply to the server while its answer is read: sent after. */
+			strvec_push(&c->held, text);
+			free(text);
+			return true;
+		}
+		ok = mcp_http_post(c->http, text, timeout_ms(c), NULL, ignore_msg, c, &gone,
+				   &err) == MCP_HTTP_OK;
+		free(err);
+		free(text);
+		return ok;
+	}
 	/* cJSON escapes newlines inside strings: one message is one line. */
 	text = xrealloc(text, n + 2);
 	text[n] = '\n';
@@ -338,7 +379,68 @@ static cJSON *handle_line(struct mcp_client *c, const char *line, long want)
 	return NULL;
 }
 
+/* The answer to a notification or a reply: anything in it is handled, nothing awaited. */
+static bool ignore_msg(void *ctx, const char *text)
+{
+	cJSON_Delete(handle_line(ctx, text, -1));
+	return false;
+}
+
 enum wait_end { W_GOT, W_TIMEOUT, W_CANCELLED, W_DEAD, W_TOO_BIG };
+
+/* One POST of a request over HTTP, its answer read until the response to `want`. */
+struct http_wait {
+	struct mcp_client *c;
+	long want;
+	cJSON *resp;
+};
+
+static bool take_msg(void *ctx, const char *text)
+{
+	struct http_wait *w = ctx;
+	cJSON *r = handle_line(w->c, text, w->want);
+
+	if (r) {
+		cJSON_Delete(w->resp);
+		w->resp = r;
+	}
+	return r != NULL;
+}
+
+static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
+				const atomic_bool *cancel, cJSON **resp, char **why)
+{
+	char *text = cJSON_PrintUnformatted(m);
+	struct http_wait w = {.c = c, .want = want};
+	enum mcp_http_end end;
+	bool gone = false;
+
+	c->in_xfer = true;
+	end = mcp_http_post(c->http, text, timeout_ms(c), cancel, take_msg, &w, &gone, why);
+	c->in_xfer = false;
+	free(text);
+	for (size_t i = 0; i < c->held.n; i++) {
+		cJSON *held = cJSON_Parse(c->held.v[i]);
+		if (held)
+			send_msg(c, held);
+		cJSON_Delete(held);
+	}
+	strvec_clear(&c->held);
+	if (gone)
+		c->http_up = false; /* initialize again on the next call */
+	*resp = w.resp;
+	switch (end) {
+	case MCP_HTTP_OK:
+		if (w.resp)
+			return W_GOT;
+		*why = xstrdup("its answer held no response to the request");
+		return W_DEAD;
+	case MCP_HTTP_TIMEOUT: return W_TIMEOUT;
+	case MCP_HTTP_CANCELLED: return W_CANCELLED;
+	case MCP_HTTP_FAILED: return W_DEAD;
+	}
+	return W_DEAD;
+}
 
 /* Reads until the response to `want` (or, with want < 0, until nothing is waiting).
  * deadline_ms: absolute (now_ms), 0 = only what is ready now. */
@@ -410,6 +512,7 @@ static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *
 	const cJSON *e, *r;
 	enum wait_end w;
 	bool sent;
+	char *why = NULL;
 
 	*result = NULL;
 	cJSON_AddStringToObject(m, "jsonrpc", "2.0");
@@ -417,16 +520,22 @@ static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *
 	cJSON_AddStringToObject(m, "method", method);
 	if (params)
 		cJSON_AddItemToObject(m, "params", params);
-	sent = send_msg(c, m);
-	cJSON_Delete(m);
-	w = sent ? read_until(c, id, now_ms() + timeout_ms(c), cancel, &resp) : W_DEAD;
+	if (c->http) {
+		w = http_round(c, m, id, cancel, &resp, &why);
+		cJSON_Delete(m);
+	} else {
+		sent = send_msg(c, m);
+		cJSON_Delete(m);
+		w = sent ? read_until(c, id, now_ms() + timeout_ms(c), cancel, &resp) : W_DEAD;
+	}
 	switch (w) {
-	case W_GOT: break;
+	case W_GOT: free(why); break;
 	case W_TIMEOUT:
 	case W_CANCELLED: {
 		cJSON *p = cJSON_CreateObject();
 		cJSON_AddNumberToObject(p, "requestId", (double)id);
 		cJSON_AddStringToObject(p, "reason", w == W_TIMEOUT ? "timed out" : "cancelled");
+		free(why);
 		send_notification(c, "notifications/cancelled", p);
 		if (w == W_CANCELLED) {
 			*err = xasprintf("the %s call to MCP server %s was cancelled", method, name);
@@ -443,6 +552,12 @@ static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *
 				 name, MCP_MAX_MESSAGE >> 20);
 		return MCP_FAILED;
 	case W_DEAD:
+		if (c->http) {
+			*err = xasprintf("MCP server %s (%s) failed to answer %s: %s", name,
+					 conf_of(c)->url, method, why ? why : "no answer");
+			free(why);
+			return MCP_FAILED;
+		}
 		lost(c);
 		*err = xasprintf("MCP server %s stopped (%s) while answering %s", name,
 				 c->last_exit ? c->last_exit : "its output closed", method);
@@ -554,17 +669,21 @@ static bool initialize(struct mcp_client *c, char **err)
 	}
 	free(c->protocol);
 	c->protocol = xstrdup(v->valuestring);
+	if (c->http)
+		mcp_http_set_protocol(c->http, c->protocol);
 	caps = cJSON_GetObjectItemCaseSensitive(res, "capabilities");
 	c->has_tools = cJSON_GetObjectItemCaseSensitive(caps, "tools") != NULL;
 	cJSON_Delete(res);
 	send_notification(c, "notifications/initialized", NULL);
+	if (c->http)
+		c->http_up = true;
 	return list_tools(c, err);
 }
 
 /* Under mu: a running, initialized server, started (again) when needed. */
 static bool ensure_running(struct mcp_client *c, char **err)
 {
-	if (c->pid > 0)
+	if (running(c))
 		return true;
 	if (c->starts >= STARTS_MAX) {
 		*err = xasprintf("MCP server %s stopped %s and is not started again; its tools "
@@ -586,12 +705,6 @@ bool mcp_client_start(struct mcp_client *c, char **err)
 {
 	bool ok;
 
-	if (conf_of(c)->url && !conf_of(c)->command) {
-		*err = xasprintf("MCP server %s: remote servers (url) are not supported yet; run "
-				 "it with a command (stdio) instead",
-				 conf_of(c)->name);
-		return false;
-	}
 	pthread_mutex_lock(&c->mu);
 	ok = ensure_running(c, err);
 	pthread_mutex_unlock(&c->mu);
@@ -615,6 +728,7 @@ void mcp_client_free(struct mcp_client *c)
 	mcp_conf_release(&c->one);
 	mcp_tools_release(&c->tools);
 	strbuf_release(&c->rbuf);
+	strvec_clear(&c->held);
 	free(c->log_path);
 	free(c->workspace);
 	free(c->protocol);
@@ -632,7 +746,7 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
 	/* A list_changed sent while nothing was asked is read now. */
 	if (c->pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
 		lost(c);
-	if (c->pid > 0 && c->tools_stale)
+	if (running(c) && c->tools_stale)
 		list_tools(c, &err);
 	free(err);
 	for (size_t i = 0; i < c->tools.n; i++) {
@@ -867,7 +981,7 @@ enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const ch
 		if (is_error)
 			st = MCP_TOOL_ERROR;
 	} else {
-		if (st == MCP_FAILED && c->pid == 0 && c->starts < STARTS_MAX)
+		if (st == MCP_FAILED && !running(c) && c->starts < STARTS_MAX)
 			strbuf_addf(out, "%s; it will be started again for the next call", err);
 		else
 			strbuf_adds(out, err);

@@ -11,11 +11,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -283,12 +285,88 @@ static void test_errors_and_crash(void **state)
 	free(tmp);
 }
 
+/* The same server over Streamable HTTP on 127.0.0.1, configured with url and headers. */
+static void test_over_http(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {
+		"{\"name\": \"h__echo\", \"input\": {\"text\": \"hello over http\"}}",
+		"{\"name\": \"h__change\", \"input\": {}}",
+		NULL,
+	};
+	char *script = script_calling(tmp, calls), *cfg = xasprintf("%s/config", tmp);
+	char *log = xasprintf("%s/server.log", tmp), buf[32] = {0}, *text;
+	int in[2], out[2], st;
+	pid_t pid;
+	struct cli_proc p;
+	char *run;
+	cJSON *events;
+	const cJSON *ev;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(fd, 2);
+		close(in[1]);
+		close(out[0]);
+		execl(MCP_TEST_SERVER, MCP_TEST_SERVER, "--http", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	assert_true(read(out[0], buf, sizeof(buf) - 1) > 0);
+	close(out[0]);
+	f = fopen(cfg, "w");
+	fprintf(f, "[mcp.h]\nurl = http://127.0.0.1:%d/mcp\nheaders = X-Team: tests\n"
+		   "allow = *\n", atoi(buf));
+	fclose(f);
+	/* Only the mcp gate, which allow = * passes: no operator is needed. */
+	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
+		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "h__echo", 0);
+	assert_string_equal(jsonx_str(ev, "summary"), "hello over http");
+	assert_string_equal(jsonx_str(ev, "server"), "h");
+	ev = nth(events, "tool.result", "h__change", 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	ev = nth(events, "notice", "mcp_server", 1);
+	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+	/* The session was ended when the run ended. */
+	text = testdir_slurp(log);
+	assert_non_null(strstr(text, "got tools/call"));
+	assert_non_null(strstr(text, "got DELETE"));
+	free(text);
+	close(in[1]);
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(log);
+	free(runs);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_run_calls_the_tools),
 		cmocka_unit_test(test_gate_without_operator),
 		cmocka_unit_test(test_errors_and_crash),
+		cmocka_unit_test(test_over_http),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

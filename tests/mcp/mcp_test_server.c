@@ -2,7 +2,10 @@
  * pages of tools, list_changed, a slow tool, one that errors, one that crashes the server,
  * non-text, structured, oversized and hostile results. Every method it receives is
  * written to stderr ("got METHOD"), so a test can read what the client sent.
- * Options: --version REV (answer initialize with REV), --page N (tools per page). */
+ * Options: --version REV (answer initialize with REV), --page N (tools per page),
+ * --http (Streamable HTTP on 127.0.0.1 instead of stdio: the port is printed on stdout;
+ * answers are JSON, or an event stream when there is more than one message or with --sse;
+ * a session id is given at initialize and required after; DELETE ends it). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -12,11 +15,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+
 #include <cjson/cJSON.h>
 
 static const char *version = NULL;
 static int page = 3;
 static int extra = 0; /* "change" adds a tool */
+/* HTTP mode: what a request's answer holds (each message a line), under `mu`. */
+static bool http_mode, sse_always;
+static char outbox[1 << 20];
+static size_t outbox_len;
+static int outbox_n;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char session[32];
 
 static const char *const tools[][2] = {
 	{"echo", "Says back the text it is given."},
@@ -34,11 +49,21 @@ static const char *const tools[][2] = {
 };
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
-static void send(cJSON *m)
+static void send_out(cJSON *m)
 {
 	char *t = cJSON_PrintUnformatted(m);
-	printf("%s\n", t);
-	fflush(stdout);
+	if (http_mode) {
+		size_t n = strlen(t);
+		if (outbox_len + n + 1 < sizeof(outbox)) {
+			memcpy(outbox + outbox_len, t, n);
+			outbox[outbox_len + n] = '\n';
+			outbox_len += n + 1;
+			outbox_n++;
+		}
+	} else {
+		printf("%s\n", t);
+		fflush(stdout);
+	}
 	free(t);
 	cJSON_Delete(m);
 }
@@ -95,7 +120,7 @@ static void list(const cJSON *id, const cJSON *params)
 		snprintf(buf, sizeof(buf), "%d", from + page);
 		cJSON_AddStringToObject(res, "nextCursor", buf);
 	}
-	send(r);
+	send_out(r);
 }
 
 static void call(const cJSON *id, const cJSON *params)
@@ -146,7 +171,7 @@ static void call(const cJSON *id, const cJSON *params)
 		extra = 1;
 		cJSON_AddStringToObject(n, "jsonrpc", "2.0");
 		cJSON_AddStringToObject(n, "method", "notifications/tools/list_changed");
-		send(n);
+		send_out(n);
 		text_result(r, "changed", false);
 	} else if (!strcmp(name, "structured")) {
 		cJSON *res = cJSON_AddObjectToObject(r, "result");
@@ -168,7 +193,140 @@ static void call(const cJSON *id, const cJSON *params)
 		cJSON_AddNumberToObject(e, "code", -32602);
 		cJSON_AddStringToObject(e, "message", "Unknown tool");
 	}
-	send(r);
+	send_out(r);
+}
+
+static void handle(const char *line);
+
+struct upload {
+	char *buf;
+	size_t len;
+};
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *ct,
+				  const char *body, size_t n, bool with_session)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(n, (void *)body,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (ct)
+		MHD_add_response_header(r, "Content-Type", ct);
+	if (with_session)
+		MHD_add_response_header(r, "Mcp-Session-Id", session);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *ver, const char *data,
+				  size_t *size, void **con_cls)
+{
+	struct upload *u = *con_cls;
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	enum MHD_Result ret;
+	cJSON *m;
+	const char *meth;
+	bool is_init, needs_answer;
+
+	(void)cls;
+	(void)url;
+	(void)ver;
+	if (!u) {
+		*con_cls = calloc(1, sizeof(struct upload));
+		return MHD_YES;
+	}
+	if (*size) {
+		u->buf = realloc(u->buf, u->len + *size + 1);
+		memcpy(u->buf + u->len, data, *size);
+		u->len += *size;
+		u->buf[u->len] = '\0';
+		*size = 0;
+		return MHD_YES;
+	}
+	if (!strcmp(method, "DELETE")) {
+		fprintf(stderr, "got DELETE\n");
+		pthread_mutex_lock(&mu);
+		session[0] = '\0';
+		pthread_mutex_unlock(&mu);
+		return reply_text(c, 200, NULL, "", 0, false);
+	}
+	if (strcmp(method, "POST") || !u->buf)
+		return reply_text(c, 405, "text/plain", "POST only", 9, false);
+	m = cJSON_Parse(u->buf);
+	meth = m ? cJSON_GetStringValue(cJSON_GetObjectItem(m, "method")) : NULL;
+	is_init = meth && !strcmp(meth, "initialize");
+	needs_answer = m && cJSON_GetObjectItem(m, "method") && cJSON_GetObjectItem(m, "id");
+	cJSON_Delete(m);
+	pthread_mutex_lock(&mu);
+	if (is_init) {
+		static int n;
+		snprintf(session, sizeof(session), "sess-%d", ++n);
+	} else if (!sid || strcmp(sid, session)) {
+		pthread_mutex_unlock(&mu);
+		fprintf(stderr, "got a request of a session that is not mine\n");
+		return reply_text(c, sid ? 404 : 400, "text/plain", "no such session", 15, false);
+	}
+	outbox_len = 0;
+	outbox_n = 0;
+	handle(u->buf);
+	if (!needs_answer) {
+		pthread_mutex_unlock(&mu);
+		return reply_text(c, 202, NULL, "", 0, false);
+	}
+	if (outbox_n > 1 || sse_always) {
+		static char ev[(1 << 20) + 4096];
+		size_t n = 0;
+		n += (size_t)snprintf(ev, sizeof(ev), ": a comment, then the messages\n\n");
+		for (char *p = outbox, *nl; (nl = memchr(p, '\n', outbox_len - (size_t)(p - outbox)));
+		     p = nl + 1)
+			n += (size_t)snprintf(ev + n, sizeof(ev) - n, "event: message\ndata: %.*s\n\n",
+					      (int)(nl - p), p);
+		ret = reply_text(c, 200, "text/event-stream", ev, n, is_init);
+	} else {
+		ret = reply_text(c, 200, "application/json", outbox, outbox_len, is_init);
+	}
+	pthread_mutex_unlock(&mu);
+	return ret;
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+		    enum MHD_RequestTerminationCode toe)
+{
+	struct upload *u = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (u) {
+		free(u->buf);
+		free(u);
+		*con_cls = NULL;
+	}
+}
+
+/* Serves until its stdin closes (the test ends it, or kills it). */
+static int serve_http(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *info;
+	char buf[256];
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
+			     NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
+	if (!d)
+		return 1;
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	printf("%u\n", info ? info->port : 0);
+	fflush(stdout);
+	while (fread(buf, 1, sizeof(buf), stdin) > 0)
+		;
+	MHD_stop_daemon(d);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -176,13 +334,28 @@ int main(int argc, char **argv)
 	char *line = NULL;
 	size_t cap = 0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--version"))
-			version = argv[i + 1];
-		else if (!strcmp(argv[i], "--page"))
-			page = atoi(argv[i + 1]);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--version") && i + 1 < argc)
+			version = argv[++i];
+		else if (!strcmp(argv[i], "--page") && i + 1 < argc)
+			page = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--http"))
+			http_mode = true;
+		else if (!strcmp(argv[i], "--sse"))
+			sse_always = true;
 	}
+	if (http_mode)
+		return serve_http();
 	while (getline(&line, &cap, stdin) > 0) {
+		handle(line);
+	}
+	free(line);
+	return 0;
+}
+
+static void handle(const char *line)
+{
+	{
 		cJSON *m = cJSON_Parse(line);
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 		const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "method"));
@@ -198,7 +371,7 @@ int main(int argc, char **argv)
 			info = cJSON_AddObjectToObject(res, "serverInfo");
 			cJSON_AddStringToObject(info, "name", "pevtui-test-server");
 			cJSON_AddStringToObject(info, "version", "1");
-			send(r);
+			send_out(r);
 		} else if (method && !strcmp(method, "tools/list")) {
 			list(id, params);
 		} else if (method && !strcmp(method, "tools/call")) {
@@ -206,15 +379,13 @@ int main(int argc, char **argv)
 		} else if (method && !strcmp(method, "ping")) {
 			cJSON *r = reply(id);
 			cJSON_AddObjectToObject(r, "result");
-			send(r);
+			send_out(r);
 		} else if (method && id) {
 			cJSON *r = reply(id), *e = cJSON_AddObjectToObject(r, "error");
 			cJSON_AddNumberToObject(e, "code", -32601);
 			cJSON_AddStringToObject(e, "message", "Method not found");
-			send(r);
+			send_out(r);
 		}
 		cJSON_Delete(m);
 	}
-	free(line);
-	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -374,6 +375,131 @@ static void test_slow_start_is_named(void **state)
 	free(args);
 }
 
+/* ---- the same server over Streamable HTTP on 127.0.0.1 ---- */
+
+struct http_srv {
+	pid_t pid;
+	int in_fd; /* its stdin: closing it ends it */
+	char *url;
+};
+
+/* Starts the test server with --http (and `mode`, may be NULL); stderr to `log`. */
+static struct http_srv http_start(const char *mode, const char *log)
+{
+	struct http_srv s = {0};
+	int in[2], out[2];
+	char buf[32] = {0};
+	ssize_t n;
+
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	s.pid = fork();
+	assert_true(s.pid >= 0);
+	if (s.pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(fd, 2);
+		close(in[1]);
+		close(out[0]);
+		execl(MCP_TEST_SERVER, MCP_TEST_SERVER, "--http", mode, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	n = read(out[0], buf, sizeof(buf) - 1); /* the port, once it listens */
+	close(out[0]);
+	assert_true(n > 0 && atoi(buf) > 0);
+	s.in_fd = in[1];
+	s.url = xasprintf("http://127.0.0.1:%d/mcp", atoi(buf));
+	return s;
+}
+
+static void http_stop(struct http_srv *s)
+{
+	int st;
+
+	close(s->in_fd);
+	kill(s->pid, SIGTERM);
+	waitpid(s->pid, &st, 0);
+	free(s->url);
+}
+
+static struct mcp_client *http_client(struct fx *fx, const char *url, const char *timeout)
+{
+	struct mcp_conf c = {0};
+	struct mcp_client *cl;
+	char *err = NULL;
+
+	assert_true(mcp_conf_set_key(&c, "h", "url", url, &err));
+	assert_true(mcp_conf_set_key(&c, "h", "headers", "{\"X-Test\": \"yes\"}", &err));
+	if (timeout)
+		assert_true(mcp_conf_set_key(&c, "h", "timeout", timeout, &err));
+	cl = mcp_client_new(&c.v[0], NULL, fx->ws);
+	mcp_conf_release(&c);
+	if (!mcp_client_start(cl, &err))
+		fail_msg("start over HTTP: %s", err);
+	return cl;
+}
+
+static void test_http_transport(void **state)
+{
+	struct fx *fx = *state;
+	struct http_srv s = http_start(NULL, fx->log);
+	struct mcp_client *c = http_client(fx, s.url, "1");
+	struct strbuf out = STRBUF_INIT;
+	struct mcp_tools t;
+	char *err = NULL;
+
+	strbuf_init(&out);
+	assert_string_equal(mcp_client_protocol(c), MCP_PROTOCOL_LATEST);
+	mcp_client_tools(c, &t);
+	assert_int_equal(t.n, 12); /* four pages of three */
+	mcp_tools_release(&t);
+	assert_int_equal(call(fx, c, "echo", "{\"text\":\"over http\"}", &out), MCP_OK);
+	assert_string_equal(out.buf, "over http");
+	assert_int_equal(call(fx, c, "fail", "{}", &out), MCP_TOOL_ERROR);
+	assert_int_equal(call(fx, c, "image", "{}", &out), MCP_OK);
+	assert_non_null(strstr(out.buf, "saved as mcp-files/h-image-1.png"));
+	assert_int_equal(call(fx, c, "hostile", "{}", &out), MCP_OK);
+	assert_null(strchr(out.buf, '\x1b'));
+	/* Two messages: the answer is an event stream (list_changed, then the result). */
+	assert_int_equal(call(fx, c, "change", "{}", &out), MCP_OK);
+	mcp_client_tools(c, &t);
+	assert_int_equal(t.n, 13);
+	mcp_tools_release(&t);
+	assert_true(mcp_client_ping(c, &err));
+	assert_int_equal(call(fx, c, "slow", "{\"ms\":1500}", &out), MCP_FAILED);
+	assert_non_null(strstr(out.buf, "did not answer tools/call within 1 s"));
+	assert_true(log_says(fx, "got notifications/cancelled"));
+	mcp_client_free(c); /* ends the session */
+	assert_true(log_says(fx, "got DELETE"));
+	strbuf_release(&out);
+	http_stop(&s);
+}
+
+/* Event streams for every answer; a session the server no longer knows is started again. */
+static void test_http_sse_and_session(void **state)
+{
+	struct fx *fx = *state;
+	struct http_srv s = http_start("--sse", fx->log);
+	struct mcp_client *a = http_client(fx, s.url, NULL), *b;
+	struct strbuf out = STRBUF_INIT;
+
+	strbuf_init(&out);
+	assert_int_equal(call(fx, a, "echo", "{\"text\":\"streamed\"}", &out), MCP_OK);
+	assert_string_equal(out.buf, "streamed");
+	b = http_client(fx, s.url, NULL); /* the server keeps one session: a's is gone */
+	assert_int_equal(call(fx, a, "echo", "{\"text\":\"x\"}", &out), MCP_FAILED);
+	assert_non_null(strstr(out.buf, "HTTP 404"));
+	assert_int_equal(call(fx, a, "echo", "{\"text\":\"again\"}", &out), MCP_OK);
+	assert_string_equal(out.buf, "again");
+	mcp_client_free(a);
+	mcp_client_free(b);
+	strbuf_release(&out);
+	http_stop(&s);
+}
+
 static void test_config_forms(void **state)
 {
 	struct mcp_conf c = {0};
@@ -449,6 +575,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hub_offer_lookup_allow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_start_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_transport, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_sse_and_session, setup, teardown),
 		cmocka_unit_test(test_config_forms),
 	};
 	signal(SIGPIPE, SIG_IGN);
