@@ -1,7 +1,8 @@
-/* mcp_client — one MCP server over stdio: JSON-RPC 2.0, one message a line. Starts the
- * server with only the environment its config names (plus PATH and HOME), negotiates the
- * protocol revision, lists its tools (following pages and list_changed) and calls them
- * with a time limit and cancellation. A server that dies is started again once. */
+/* mcp_client — one MCP server: JSON-RPC 2.0 over stdio (one message a line; the server
+ * started with only the environment its config names, plus PATH and HOME) or over
+ * Streamable HTTP (mcp_http.h). Negotiates the protocol revision, lists its tools
+ * (following pages and list_changed) and calls them with a time limit and cancellation.
+ * A server that dies (or an HTTP session that is lost) is started again once. */
 #ifndef PEVTUI_MCP_CLIENT_H
 #define PEVTUI_MCP_CLIENT_H
 

@@ -19,7 +19,7 @@ struct mcp_server_conf {
 	struct strvec args;
 	struct strvec env;    /* "KEY=VALUE": all the server sees besides PATH and HOME */
 	char *cwd;            /* NULL: the workspace */
-	char *url;            /* Streamable HTTP (not supported yet: the server is refused) */
+	char *url;            /* Streamable HTTP, used when there is no command */
 	struct strvec headers; /* "Name: value" */
 	bool enabled;         /* default yes */
 	int timeout_s;        /* per call and for start-up; default MCP_TIMEOUT_S */
