@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (int i = 0; i < n; i++)
 		if (mcp_client_call(c, "echo", "{\"text\":\"hello from the benchmark\"}", NULL, -1,
-				    64 * 1024, &out) != MCP_OK) {
+		                    64 * 1024, &out) != MCP_OK) {
 			fprintf(stderr, "call %d failed: %s\n", i, out.buf);
 			return 1;
 		}

@@ -23,7 +23,7 @@
 #define MCP_PLANNER_WAIT_MS 1500
 
 static void on_server(void *ctx, const char *server, bool ok, bool stopped, size_t n_tools,
-		      const char *protocol, const char *err)
+                      const char *protocol, const char *err)
 {
 	struct pev *e = ctx;
 	cJSON *f = cJSON_CreateObject();
@@ -33,7 +33,7 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 		msg = xasprintf("MCP server %s stopped with the run", server);
 	else if (ok)
 		msg = xasprintf("MCP server %s is up: %zu tool%s (protocol %s)", server, n_tools,
-				n_tools == 1 ? "" : "s", protocol ? protocol : "?");
+		                n_tools == 1 ? "" : "s", protocol ? protocol : "?");
 	else
 		msg = xasprintf("%s; its tools are not offered in this run", err ? err : server);
 	cJSON_AddStringToObject(f, "level", ok ? "info" : "error");
@@ -171,8 +171,7 @@ static const char *status_name(enum mcp_status st)
 	return "failed";
 }
 
-bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct strbuf *out,
-		  cJSON *f)
+bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct strbuf *out, cJSON *f)
 {
 	struct pev *e = j->e;
 	char *server = NULL, *tool = NULL, *ann = NULL, *desc = NULL, *args;
@@ -218,9 +217,10 @@ bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct st
 			cJSON_AddStringToObject(f, "approval", how);
 			cJSON_AddBoolToObject(f, "ran", false);
 			if (!strcmp(how, "refused"))
-				strbuf_addf(out, "the operator refused this call of %s; do without "
-						 "it or try another way",
-					    name);
+				strbuf_addf(out,
+				            "the operator refused this call of %s; do without "
+				            "it or try another way",
+				            name);
 			else
 				strbuf_addf(out, "the call of %s did not run (%s)", name, how);
 			free(server);

@@ -38,20 +38,20 @@ static const char *const revisions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", MCP_P
 struct mcp_client {
 	struct mcp_conf one; /* this server's definition, v[0] */
 	char *log_path, *workspace;
-	pthread_mutex_t mu;  /* one request at a time */
-	pid_t pid;           /* 0: not running */
+	pthread_mutex_t mu; /* one request at a time */
+	pid_t pid;          /* 0: not running */
 	int to_fd, from_fd;
-	struct strbuf rbuf;  /* bytes read, not yet a whole line */
+	struct strbuf rbuf; /* bytes read, not yet a whole line */
 	long next_id;
 	char *protocol;
 	struct mcp_tools tools;
-	bool tools_stale;    /* notifications/tools/list_changed arrived */
-	bool has_tools;      /* the server announced the tools capability */
+	bool tools_stale; /* notifications/tools/list_changed arrived */
+	bool has_tools;   /* the server announced the tools capability */
 	int starts;
 	/* Streamable HTTP instead of a process (the config's url, no command) */
 	struct mcp_http *http;
-	bool http_up;        /* initialized; false again when the session is gone */
-	bool in_xfer;        /* a POST is being read: replies wait in `held` */
+	bool http_up; /* initialized; false again when the session is gone */
+	bool in_xfer; /* a POST is being read: replies wait in `held` */
 	struct strvec held;
 	char *last_exit;     /* how it last ended ("exit status 1", "signal 9"), or NULL */
 	unsigned long files; /* non-text results saved, for their names */
@@ -75,7 +75,7 @@ static const struct mcp_server_conf *conf_of(const struct mcp_client *c)
 }
 
 struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
-				  const char *workspace)
+                                  const char *workspace)
 {
 	struct mcp_client *c = xcalloc(1, sizeof(*c));
 	struct mcp_conf tmp = {.v = (struct mcp_server_conf *)conf, .n = 1, .cap = 1};
@@ -245,7 +245,7 @@ static bool spawn(struct mcp_client *c, char **err)
 	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, c->log_path ? c->log_path : "/dev/null",
-					 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	                                 O_WRONLY | O_CREAT | O_APPEND, 0600);
 	if (s->cwd || c->workspace)
 		posix_spawn_file_actions_addchdir_np(&fa, s->cwd ? s->cwd : c->workspace);
 	posix_spawnattr_init(&at);
@@ -260,7 +260,7 @@ static bool spawn(struct mcp_client *c, char **err)
 	/* Its own process group: the run ends everything the server started. */
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-					      POSIX_SPAWN_SETSIGDEF);
+	                                  POSIX_SPAWN_SETSIGDEF);
 	rc = posix_spawnp(&pid, s->command, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -272,12 +272,13 @@ static bool spawn(struct mcp_client *c, char **err)
 		close(in[1]);
 		close(out[0]);
 		if (rc == ENOENT)
-			*err = xasprintf("MCP server %s: command \"%s\" not found (looked in PATH); "
-					 "fix its command in the config or .mcp.json",
-					 s->name, s->command);
+			*err =
+			    xasprintf("MCP server %s: command \"%s\" not found (looked in PATH); "
+			              "fix its command in the config or .mcp.json",
+			              s->name, s->command);
 		else
 			*err = xasprintf("MCP server %s: cannot start \"%s\": %s", s->name,
-					 s->command, strerror(rc));
+			                 s->command, strerror(rc));
 		return false;
 	}
 	c->pid = pid;
@@ -308,7 +309,7 @@ static bool send_msg(struct mcp_client *c, cJSON *msg)
 			return true;
 		}
 		ok = mcp_http_post(c->http, text, timeout_ms(c), NULL, ignore_msg, c, &gone,
-				   &err) == MCP_HTTP_OK;
+		                   &err) == MCP_HTTP_OK;
 		free(err);
 		free(text);
 		return ok;
@@ -341,7 +342,7 @@ static void answer_server(struct mcp_client *c, const cJSON *msg)
 
 	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
 	cJSON_AddItemToObject(r, "id",
-			      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(msg, "id"), 1));
+	                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(msg, "id"), 1));
 	if (cJSON_IsString(method) && !strcmp(method->valuestring, "ping")) {
 		cJSON_AddObjectToObject(r, "result");
 	} else {
@@ -409,7 +410,7 @@ static bool take_msg(void *ctx, const char *text)
 }
 
 static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
-				const atomic_bool *cancel, cJSON **resp, char **why)
+                                const atomic_bool *cancel, cJSON **resp, char **why)
 {
 	char *text = cJSON_PrintUnformatted(m);
 	struct http_wait w = {.c = c, .want = want};
@@ -446,7 +447,7 @@ static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
 /* Reads until the response to `want` (or, with want < 0, until nothing is waiting).
  * deadline_ms: absolute (now_ms), 0 = only what is ready now. */
 static enum wait_end read_until(struct mcp_client *c, long want, long deadline_ms,
-				const atomic_bool *cancel, cJSON **resp)
+                                const atomic_bool *cancel, cJSON **resp)
 {
 	char buf[65536];
 
@@ -505,7 +506,7 @@ static void lost(struct mcp_client *c)
  * answered with a JSON-RPC error (*err: its message); MCP_FAILED / MCP_CANCELLED with *err.
  */
 static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *params,
-			       const atomic_bool *cancel, cJSON **result, char **err)
+                               const atomic_bool *cancel, cJSON **result, char **err)
 {
 	const char *name = conf_of(c)->name;
 	long id = c->next_id++;
@@ -539,29 +540,30 @@ static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *
 		free(why);
 		send_notification(c, "notifications/cancelled", p);
 		if (w == W_CANCELLED) {
-			*err = xasprintf("the %s call to MCP server %s was cancelled", method, name);
+			*err =
+			    xasprintf("the %s call to MCP server %s was cancelled", method, name);
 			return MCP_CANCELLED;
 		}
 		*err = xasprintf("MCP server %s did not answer %s within %d s (its timeout); the "
-				 "request was cancelled",
-				 name, method, timeout_ms(c) / 1000);
+		                 "request was cancelled",
+		                 name, method, timeout_ms(c) / 1000);
 		return MCP_FAILED;
 	}
 	case W_TOO_BIG:
 		lost(c);
 		*err = xasprintf("MCP server %s sent a message larger than %u MiB; it was stopped",
-				 name, MCP_MAX_MESSAGE >> 20);
+		                 name, MCP_MAX_MESSAGE >> 20);
 		return MCP_FAILED;
 	case W_DEAD:
 		if (c->http) {
 			*err = xasprintf("MCP server %s (%s) failed to answer %s: %s", name,
-					 conf_of(c)->url, method, why ? why : "no answer");
+			                 conf_of(c)->url, method, why ? why : "no answer");
 			free(why);
 			return MCP_FAILED;
 		}
 		lost(c);
 		*err = xasprintf("MCP server %s stopped (%s) while answering %s", name,
-				 c->last_exit ? c->last_exit : "its output closed", method);
+		                 c->last_exit ? c->last_exit : "its output closed", method);
 		return MCP_FAILED;
 	}
 	e = cJSON_GetObjectItemCaseSensitive(resp, "error");
@@ -569,7 +571,7 @@ static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *
 	if (e) {
 		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
 		*err = xasprintf("MCP server %s refused %s: %s", name, method,
-				 cJSON_IsString(msg) ? msg->valuestring : "(no message)");
+		                 cJSON_IsString(msg) ? msg->valuestring : "(no message)");
 		cJSON_Delete(resp);
 		return MCP_TOOL_ERROR;
 	}
@@ -614,7 +616,8 @@ static bool list_tools(struct mcp_client *c, char **err)
 			return false;
 		}
 		tools = cJSON_GetObjectItemCaseSensitive(res, "tools");
-		cJSON_ArrayForEach(t, (cJSON_IsArray(tools) ? tools : NULL)) {
+		cJSON_ArrayForEach(t, (cJSON_IsArray(tools) ? tools : NULL))
+		{
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
 			const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "description");
 			struct mcp_tool *mt;
@@ -625,9 +628,9 @@ static bool list_tools(struct mcp_client *c, char **err)
 			mt->name = xstrdup(n->valuestring);
 			mt->description = cJSON_IsString(d) ? xstrdup(d->valuestring) : NULL;
 			mt->schema_json =
-				print_or_null(cJSON_GetObjectItemCaseSensitive(t, "inputSchema"));
+			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "inputSchema"));
 			mt->annotations_json =
-				print_or_null(cJSON_GetObjectItemCaseSensitive(t, "annotations"));
+			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "annotations"));
 		}
 		next = cJSON_GetObjectItemCaseSensitive(res, "nextCursor");
 		if (cJSON_IsString(next) && *next->valuestring)
@@ -658,12 +661,12 @@ static bool initialize(struct mcp_client *c, char **err)
 	for (size_t i = 0; cJSON_IsString(v) && i < sizeof(revisions) / sizeof(*revisions); i++)
 		known = known || !strcmp(v->valuestring, revisions[i]);
 	if (!known) {
-		char *said = cJSON_IsString(v) ? textsan_clean(v->valuestring,
-							       strlen(v->valuestring), 0)
-					       : xstrdup("none");
+		char *said = cJSON_IsString(v)
+		                 ? textsan_clean(v->valuestring, strlen(v->valuestring), 0)
+		                 : xstrdup("none");
 		*err = xasprintf("MCP server %s speaks protocol revision %.40s; pevtui speaks "
-				 "%s down to %s",
-				 name, said, MCP_PROTOCOL_LATEST, MCP_PROTOCOL_OLDEST);
+		                 "%s down to %s",
+		                 name, said, MCP_PROTOCOL_LATEST, MCP_PROTOCOL_OLDEST);
 		free(said);
 		cJSON_Delete(res);
 		return false;
@@ -687,10 +690,11 @@ static bool ensure_running(struct mcp_client *c, char **err)
 	if (running(c))
 		return true;
 	if (c->starts >= STARTS_MAX) {
-		*err = xasprintf("MCP server %s stopped %s and is not started again; its tools "
-				 "are unavailable for the rest of the run",
-				 conf_of(c)->name,
-				 c->starts > 1 ? "after its restart" : "and could not be restarted");
+		*err =
+		    xasprintf("MCP server %s stopped %s and is not started again; its tools "
+		              "are unavailable for the rest of the run",
+		              conf_of(c)->name,
+		              c->starts > 1 ? "after its restart" : "and could not be restarted");
 		return false;
 	}
 	if (!spawn(c, err))
@@ -819,9 +823,9 @@ static const char *ext_for(const char *mime)
 {
 	static const struct {
 		const char *mime, *ext;
-	} map[] = {{"image/png", "png"},   {"image/jpeg", "jpg"}, {"image/gif", "gif"},
-		   {"image/webp", "webp"}, {"audio/wav", "wav"},  {"audio/mpeg", "mp3"},
-		   {"application/pdf", "pdf"}, {"text/plain", "txt"}, {"application/json", "json"}};
+	} map[] = {{"image/png", "png"},       {"image/jpeg", "jpg"}, {"image/gif", "gif"},
+	           {"image/webp", "webp"},     {"audio/wav", "wav"},  {"audio/mpeg", "mp3"},
+	           {"application/pdf", "pdf"}, {"text/plain", "txt"}, {"application/json", "json"}};
 
 	for (size_t i = 0; mime && i < sizeof(map) / sizeof(*map); i++)
 		if (!strcmp(mime, map[i].mime))
@@ -837,16 +841,16 @@ static char *safe_part(const char *s)
 	strbuf_init(&sb);
 	for (; s && *s && sb.len < 40; s++)
 		strbuf_addc(&sb, (strchr("-_.", *s) || (*s >= '0' && *s <= '9') ||
-				  (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))
-					 ? *s
-					 : '_');
+		                  (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))
+		                     ? *s
+		                     : '_');
 	return strbuf_detach(&sb);
 }
 
 /* Saves base64 data beneath the workspace as mcp-files/SERVER-TOOL-N.EXT; the line the
  * model reads about it goes to out. The name is pevtui's, never the server's. */
 static void save_blob(struct mcp_client *c, int ws_fd, const char *tool, const char *kind,
-		      const char *mime, const char *b64, struct strbuf *out)
+                      const char *mime, const char *b64, struct strbuf *out)
 {
 	struct strbuf data = STRBUF_INIT;
 	char *srv = safe_part(conf_of(c)->name), *tl = safe_part(tool), *rel, *err = NULL;
@@ -856,16 +860,15 @@ static void save_blob(struct mcp_client *c, int ws_fd, const char *tool, const c
 	rel = xasprintf("mcp-files/%s-%s-%lu.%s", srv, tl, ++c->files, ext_for(mime));
 	if (!b64 || !b64_decode(b64, &data)) {
 		strbuf_addf(out, "[%s content that is not valid base64: not saved]\n", kind);
-	} else if (ws_fd < 0 ||
-		   (fd = sandbox_open(ws_fd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644, true,
-				      &err)) < 0) {
+	} else if (ws_fd < 0 || (fd = sandbox_open(ws_fd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644,
+	                                           true, &err)) < 0) {
 		strbuf_addf(out, "[%s content (%zu bytes): could not be saved: %s]\n", kind,
-			    data.len, err ? err : "no workspace");
+		            data.len, err ? err : "no workspace");
 	} else {
 		bool ok = fd_write_all(fd, data.buf, data.len) == 0;
 		close(fd);
 		strbuf_addf(out, "[%s content (%s, %zu bytes) %s %s]\n", kind, mime ? mime : "?",
-			    data.len, ok ? "saved as" : "could not be written to", rel);
+		            data.len, ok ? "saved as" : "could not be written to", rel);
 	}
 	free(err);
 	free(rel);
@@ -874,37 +877,43 @@ static void save_blob(struct mcp_client *c, int ws_fd, const char *tool, const c
 	strbuf_release(&data);
 }
 
-static void render_content(struct mcp_client *c, int ws_fd, const char *tool,
-			   const cJSON *res, struct strbuf *out)
+static void render_content(struct mcp_client *c, int ws_fd, const char *tool, const cJSON *res,
+                           struct strbuf *out)
 {
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(res, "content"), *it;
 	const cJSON *structured = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
 	bool text_seen = false;
 
-	cJSON_ArrayForEach(it, (cJSON_IsArray(content) ? content : NULL)) {
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "type"));
+	cJSON_ArrayForEach(it, (cJSON_IsArray(content) ? content : NULL))
+	{
+		const char *type =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "type"));
 		const char *mime =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "mimeType"));
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "mimeType"));
 		if (!type)
 			continue;
 		if (out->len && out->buf[out->len - 1] != '\n')
 			strbuf_addc(out, '\n'); /* each part on lines of its own */
 		if (!strcmp(type, "text")) {
-			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "text"));
+			const char *t =
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "text"));
 			if (t) {
 				strbuf_adds(out, t);
 				text_seen = true;
 			}
 		} else if (!strcmp(type, "image") || !strcmp(type, "audio")) {
-			save_blob(c, ws_fd, tool, type, mime,
-				  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "data")),
-				  out);
+			save_blob(
+			    c, ws_fd, tool, type, mime,
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "data")),
+			    out);
 		} else if (!strcmp(type, "resource")) {
 			const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "resource");
-			const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uri"));
-			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "text"));
+			const char *uri =
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uri"));
+			const char *t =
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "text"));
 			const char *blob =
-				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "blob"));
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "blob"));
 			strbuf_addf(out, "[resource %s]\n", uri ? uri : "(no uri)");
 			if (t) {
 				strbuf_adds(out, t);
@@ -912,11 +921,13 @@ static void render_content(struct mcp_client *c, int ws_fd, const char *tool,
 				text_seen = true;
 			} else if (blob) {
 				save_blob(c, ws_fd, tool, "resource",
-					  cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "mimeType")),
-					  blob, out);
+				          cJSON_GetStringValue(
+				              cJSON_GetObjectItemCaseSensitive(r, "mimeType")),
+				          blob, out);
 			}
 		} else if (!strcmp(type, "resource_link")) {
-			const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "uri"));
+			const char *uri =
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "uri"));
 			strbuf_addf(out, "[link to resource %s]\n", uri ? uri : "(no uri)");
 		} else {
 			strbuf_addf(out, "[content of an unknown kind: %.40s]\n", type);
@@ -949,8 +960,8 @@ static void bound_clean(struct strbuf *out, size_t max)
 }
 
 enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
-				const atomic_bool *cancel, int ws_fd, size_t max_bytes,
-				struct strbuf *out)
+                                const atomic_bool *cancel, int ws_fd, size_t max_bytes,
+                                struct strbuf *out)
 {
 	cJSON *p, *args = cJSON_Parse(args_json ? args_json : "{}"), *res = NULL;
 	enum mcp_status st;
@@ -978,7 +989,7 @@ enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const ch
 		render_content(c, ws_fd, name, res, out);
 		if (!out->len)
 			strbuf_adds(out, is_error ? "(the tool failed and said nothing)"
-						  : "(the tool returned nothing)");
+			                          : "(the tool returned nothing)");
 		if (is_error)
 			st = MCP_TOOL_ERROR;
 	} else {

@@ -46,7 +46,7 @@ struct mcp_client;
 /* `conf` is copied. The server's stderr goes to `log_path` (appended; NULL: nowhere).
  * `workspace` is where it starts unless its config names a cwd. Nothing starts yet. */
 struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
-				  const char *workspace);
+                                  const char *workspace);
 /* Stops the server (and everything it started) and frees. NULL is fine. */
 void mcp_client_free(struct mcp_client *c);
 
@@ -72,8 +72,8 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out);
  * sentence.
  */
 enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
-				const atomic_bool *cancel, int ws_fd, size_t max_bytes,
-				struct strbuf *out);
+                                const atomic_bool *cancel, int ws_fd, size_t max_bytes,
+                                struct strbuf *out);
 /* A ping round trip; false + *err. */
 bool mcp_client_ping(struct mcp_client *c, char **err);
 

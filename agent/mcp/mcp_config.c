@@ -89,7 +89,7 @@ const char *mcp_conf_name_problem(const char *name)
 /* The server `name` (created empty when new). A definition of a stronger origin is not
  * changed by a weaker one: *keep tells the caller to leave it alone. */
 static struct mcp_server_conf *server_get(struct mcp_conf *c, const char *name,
-					  enum mcp_origin origin, bool *keep)
+                                          enum mcp_origin origin, bool *keep)
 {
 	struct mcp_server_conf *s;
 
@@ -132,7 +132,8 @@ static bool parse_list(const char *v, struct strvec *out, const char *key, char 
 	if (*v == '[') {
 		cJSON *a = cJSON_Parse(v), *it;
 		bool ok = cJSON_IsArray(a);
-		cJSON_ArrayForEach(it, (ok ? a : NULL)) {
+		cJSON_ArrayForEach(it, (ok ? a : NULL))
+		{
 			if (!cJSON_IsString(it)) {
 				ok = false;
 				break;
@@ -141,9 +142,10 @@ static bool parse_list(const char *v, struct strvec *out, const char *key, char 
 		}
 		cJSON_Delete(a);
 		if (!ok)
-			*err = xasprintf("%s must be a JSON array of strings such as [\"a\", \"b\"], "
-					 "or a comma-separated list",
-					 key);
+			*err =
+			    xasprintf("%s must be a JSON array of strings such as [\"a\", \"b\"], "
+			              "or a comma-separated list",
+			              key);
 		return ok;
 	}
 	for (const char *p = v; *p;) {
@@ -167,7 +169,8 @@ static bool parse_map(const char *v, struct strvec *out, const char *key, char s
 	if (*v == '{') {
 		cJSON *o = cJSON_Parse(v), *it;
 		bool ok = cJSON_IsObject(o);
-		cJSON_ArrayForEach(it, (ok ? o : NULL)) {
+		cJSON_ArrayForEach(it, (ok ? o : NULL))
+		{
 			if (!cJSON_IsString(it) || !*it->string) {
 				ok = false;
 				break;
@@ -180,8 +183,8 @@ static bool parse_map(const char *v, struct strvec *out, const char *key, char s
 		cJSON_Delete(o);
 		if (!ok)
 			*err = xasprintf("%s must be a JSON object of strings such as {\"KEY\": "
-					 "\"value\"}, or KEY%cvalue pairs separated by commas",
-					 key, sep);
+			                 "\"value\"}, or KEY%cvalue pairs separated by commas",
+			                 key, sep);
 		return ok;
 	}
 	for (const char *p = v; *p;) {
@@ -214,15 +217,15 @@ static bool parse_bool(const char *v, bool *out)
 	    !strcmp(v, "1"))
 		*out = true;
 	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off") ||
-		 !strcmp(v, "0"))
+	         !strcmp(v, "0"))
 		*out = false;
 	else
 		return false;
 	return true;
 }
 
-bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key,
-		      const char *value, char **err)
+bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, const char *value,
+                      char **err)
 {
 	const char *why = mcp_conf_name_problem(server);
 	struct mcp_server_conf *s;
@@ -264,13 +267,13 @@ bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key,
 		t = strtol(value, &end, 10);
 		if (!*value || *end || errno || t < 1 || t > MCP_TIMEOUT_MAX_S) {
 			*err = xasprintf("timeout must be a whole number of seconds from 1 to %d",
-					 MCP_TIMEOUT_MAX_S);
+			                 MCP_TIMEOUT_MAX_S);
 			return false;
 		}
 		s->timeout_s = (int)t;
 	} else {
 		*err = xstrdup("unknown key; [mcp.NAME] takes command, args, env, cwd, url, "
-			       "headers, enabled, timeout and allow");
+		               "headers, enabled, timeout and allow");
 		return false;
 	}
 	return true;
@@ -301,7 +304,8 @@ static bool split_words(const char *s, struct strvec *out)
 				q = 0;
 			else
 				strbuf_addc(&w, ch);
-		} else if (ch == '\\' && p[1] && (q == '"' ? (p[1] == '"' || p[1] == '\\') : true)) {
+		} else if (ch == '\\' && p[1] &&
+		           (q == '"' ? (p[1] == '"' || p[1] == '\\') : true)) {
 			strbuf_addc(&w, *++p);
 			in_word = true;
 		} else if (q == '"') {
@@ -337,7 +341,7 @@ bool mcp_conf_add_flag(struct mcp_conf *c, const char *spec, char **err)
 
 	if (!eq) {
 		*err = xstrdup("--mcp takes NAME=COMMAND [ARG…], e.g. --mcp "
-			       "files=\"npx -y @modelcontextprotocol/server-filesystem .\"");
+		               "files=\"npx -y @modelcontextprotocol/server-filesystem .\"");
 		return false;
 	}
 	name = xstrndup(spec, (size_t)(eq - spec));
@@ -374,7 +378,8 @@ static bool json_strings(const cJSON *a, struct strvec *v)
 		return true;
 	if (!cJSON_IsArray(a))
 		return false;
-	cJSON_ArrayForEach(it, a) {
+	cJSON_ArrayForEach(it, a)
+	{
 		if (!cJSON_IsString(it))
 			return false;
 		strvec_push(v, it->valuestring);
@@ -390,7 +395,8 @@ static bool json_map(const cJSON *o, struct strvec *v, char sep)
 		return true;
 	if (!cJSON_IsObject(o))
 		return false;
-	cJSON_ArrayForEach(it, o) {
+	cJSON_ArrayForEach(it, o)
+	{
 		if (!cJSON_IsString(it))
 			return false;
 		if (sep == '=')
@@ -432,8 +438,8 @@ static bool load_one(struct mcp_conf *c, const char *path, const cJSON *def, cha
 	    !json_map(cJSON_GetObjectItemCaseSensitive(def, "env"), &s->env, '=') ||
 	    !json_map(cJSON_GetObjectItemCaseSensitive(def, "headers"), &s->headers, ':')) {
 		*err = xasprintf("%s: server \"%s\": args must be an array of strings, env and "
-				 "headers objects of strings",
-				 path, name);
+		                 "headers objects of strings",
+		                 path, name);
 		return false;
 	}
 	if (cJSON_IsString(type) && strcmp(type->valuestring, "stdio") &&
@@ -468,12 +474,13 @@ bool mcp_conf_load_json(struct mcp_conf *c, const char *path, char **err)
 	servers = cJSON_GetObjectItemCaseSensitive(root, "mcpServers");
 	if (!cJSON_IsObject(root) || (servers && !cJSON_IsObject(servers))) {
 		*err = xasprintf("%s: not a JSON object with an \"mcpServers\" object; fix or "
-				 "remove the file",
-				 path);
+		                 "remove the file",
+		                 path);
 		cJSON_Delete(root);
 		return false;
 	}
-	cJSON_ArrayForEach(def, servers) {
+	cJSON_ArrayForEach(def, servers)
+	{
 		if (!load_one(c, path, def, err)) {
 			ok = false;
 			break;
@@ -491,8 +498,8 @@ bool mcp_conf_check(const struct mcp_conf *c, char **err)
 			continue;
 		if (!s->command && !s->url) {
 			*err = xasprintf("MCP server \"%s\" has neither a command nor a url; give "
-					 "[mcp.%s] a command (or set enabled = no)",
-					 s->name, s->name);
+			                 "[mcp.%s] a command (or set enabled = no)",
+			                 s->name, s->name);
 			return false;
 		}
 	}

@@ -14,16 +14,16 @@ enum mcp_origin { MCP_FROM_PROJECT, MCP_FROM_CONFIG, MCP_FROM_FLAG };
 
 /* One server, plain data (every string owned). */
 struct mcp_server_conf {
-	char *name;           /* [A-Za-z0-9_-], no "__": tools are offered as NAME__tool */
-	char *command;        /* stdio: the program (looked up in PATH) */
+	char *name;    /* [A-Za-z0-9_-], no "__": tools are offered as NAME__tool */
+	char *command; /* stdio: the program (looked up in PATH) */
 	struct strvec args;
-	struct strvec env;    /* "KEY=VALUE": all the server sees besides PATH and HOME */
-	char *cwd;            /* NULL: the workspace */
-	char *url;            /* Streamable HTTP, used when there is no command */
+	struct strvec env;     /* "KEY=VALUE": all the server sees besides PATH and HOME */
+	char *cwd;             /* NULL: the workspace */
+	char *url;             /* Streamable HTTP, used when there is no command */
 	struct strvec headers; /* "Name: value" */
-	bool enabled;         /* default yes */
-	int timeout_s;        /* per call and for start-up; default MCP_TIMEOUT_S */
-	struct strvec allow;  /* tool-name globs that skip the mcp gate */
+	bool enabled;          /* default yes */
+	int timeout_s;         /* per call and for start-up; default MCP_TIMEOUT_S */
+	struct strvec allow;   /* tool-name globs that skip the mcp gate */
 	enum mcp_origin origin;
 };
 
@@ -48,8 +48,8 @@ const char *mcp_conf_name_problem(const char *name);
  * timeout, allow). Lists are a JSON array (["-y", "pkg"]) or comma-separated; env and
  * headers a JSON object or "K=V, K2=V2". false + *err (a sentence; caller frees).
  */
-bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key,
-		      const char *value, char **err);
+bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, const char *value,
+                      char **err);
 /* "NAME=COMMAND ARG…" of --mcp (words split on blanks, '…' and "…" quote). */
 bool mcp_conf_add_flag(struct mcp_conf *c, const char *spec, char **err);
 /* Reads the mcpServers object of a .mcp.json file; servers already defined (by the config

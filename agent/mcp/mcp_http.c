@@ -28,10 +28,10 @@ struct mcp_http {
 /* One transfer's state. */
 struct xfer {
 	struct mcp_http *h;
-	bool sse;            /* the answer is text/event-stream */
-	bool done;           /* on_msg has what it waited for */
+	bool sse;  /* the answer is text/event-stream */
+	bool done; /* on_msg has what it waited for */
 	bool too_big;
-	struct strbuf body;  /* a JSON answer (or an error page) */
+	struct strbuf body; /* a JSON answer (or an error page) */
 	struct sse_parser *parser;
 	bool (*on_msg)(void *ctx, const char *text);
 	void *ctx;
@@ -154,7 +154,7 @@ static size_t on_body(char *buf, size_t size, size_t nmemb, void *arg)
 			return n;
 		if (!x->done)
 			x->too_big = true; /* the parser refused an event */
-		return 0; /* either way nothing more is read */
+		return 0;                  /* either way nothing more is read */
 	}
 	if (x->body.len + n > MCP_MAX_MESSAGE) {
 		x->too_big = true;
@@ -185,9 +185,9 @@ static char *page_line(const struct strbuf *body)
 }
 
 enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body, long timeout_ms,
-				const atomic_bool *cancel,
-				bool (*on_msg)(void *ctx, const char *text), void *ctx,
-				bool *gone, char **err)
+                                const atomic_bool *cancel,
+                                bool (*on_msg)(void *ctx, const char *text), void *ctx, bool *gone,
+                                char **err)
 {
 	struct xfer x = {.h = h, .on_msg = on_msg, .ctx = ctx, .cancel = cancel};
 	struct curl_slist *hl = header_list(h, true);
@@ -213,7 +213,8 @@ enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body, long timeo
 	curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, &x);
 	curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
+	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+	                 timeout_ms < 10000 ? timeout_ms : 10000L);
 	rc = curl_easy_perform(h->curl);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (x.done) {

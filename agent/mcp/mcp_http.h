@@ -31,8 +31,8 @@ enum mcp_http_end { MCP_HTTP_OK, MCP_HTTP_TIMEOUT, MCP_HTTP_CANCELLED, MCP_HTTP_
  * server answered 404 to a request in a session (the session ended).
  */
 enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body, long timeout_ms,
-				const atomic_bool *cancel,
-				bool (*on_msg)(void *ctx, const char *text), void *ctx,
-				bool *gone, char **err);
+                                const atomic_bool *cancel,
+                                bool (*on_msg)(void *ctx, const char *text), void *ctx, bool *gone,
+                                char **err);
 
 #endif

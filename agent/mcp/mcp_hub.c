@@ -36,8 +36,7 @@ struct mcp_hub {
 	bool started, stopped;
 };
 
-struct mcp_hub *mcp_hub_new(const struct mcp_conf *conf, const char *log_dir,
-			    const char *workspace)
+struct mcp_hub *mcp_hub_new(const struct mcp_conf *conf, const char *log_dir, const char *workspace)
 {
 	struct mcp_hub *h;
 	size_t n = 0;
@@ -176,7 +175,8 @@ static bool offerable(const char *full)
 {
 	size_t n = strlen(full);
 	return n >= 1 && n <= 64 &&
-	       strspn(full, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+	       strspn(full, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
+	           n;
 }
 
 static char *short_desc(const char *server, const char *d, size_t max, bool one_line)
@@ -230,7 +230,7 @@ static void offer_done(struct mcp_hub *h, struct mcp_offer *out)
 			d->name = full;
 			d->description = short_desc(srv, tools.v[k].description, DESC_MAX, false);
 			d->schema_json = xstrdup(tools.v[k].schema_json ? tools.v[k].schema_json
-								        : "{\"type\":\"object\"}");
+			                                                : "{\"type\":\"object\"}");
 		}
 		mcp_tools_release(&tools);
 	}
@@ -257,7 +257,7 @@ void mcp_offer_release(struct mcp_offer *o)
 }
 
 bool mcp_hub_lookup(struct mcp_hub *h, const char *full, char **server, char **tool,
-		    char **annotations_json, char **description)
+                    char **annotations_json, char **description)
 {
 	const char *sep = full ? strstr(full, MCP_SEP) : NULL;
 	struct mcp_client *c;
@@ -293,8 +293,7 @@ bool mcp_hub_lookup(struct mcp_hub *h, const char *full, char **server, char **t
 	return true;
 }
 
-bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool,
-		     const char **pattern)
+bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool, const char **pattern)
 {
 	struct mcp_client *c = client_named(h, server);
 	const struct mcp_server_conf *s = c ? mcp_client_conf(c) : NULL;
@@ -312,8 +311,8 @@ bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool,
 }
 
 enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *tool,
-			     const char *args_json, const atomic_bool *cancel, int ws_fd,
-			     size_t max_bytes, struct strbuf *out)
+                             const char *args_json, const atomic_bool *cancel, int ws_fd,
+                             size_t max_bytes, struct strbuf *out)
 {
 	struct mcp_client *c = client_named(h, server);
 
@@ -342,10 +341,11 @@ char *mcp_hub_describe(struct mcp_hub *h, int wait)
 			done = h->v[i].done;
 			pthread_mutex_unlock(&h->mu);
 			if (!done)
-				strbuf_addf(&sb, "- %s" MCP_SEP "*: the tools of MCP server %s (still "
-						 "starting; the executor gets their names)\n",
-					    mcp_client_name(h->v[i].client),
-					    mcp_client_name(h->v[i].client));
+				strbuf_addf(&sb,
+				            "- %s" MCP_SEP "*: the tools of MCP server %s (still "
+				            "starting; the executor gets their names)\n",
+				            mcp_client_name(h->v[i].client),
+				            mcp_client_name(h->v[i].client));
 		}
 		offer_done(h, &o);
 	} else {

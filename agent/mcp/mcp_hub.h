@@ -20,7 +20,7 @@ struct tool_def;
 /* Told once per server when it is up (ok, with its tool count) or failed (err), on the
  * thread that started it; and when it stops (stopped = true). */
 typedef void (*mcp_hub_event_fn)(void *ctx, const char *server, bool ok, bool stopped,
-				 size_t n_tools, const char *protocol, const char *err);
+                                 size_t n_tools, const char *protocol, const char *err);
 
 struct mcp_hub;
 
@@ -28,7 +28,7 @@ struct mcp_hub;
  * (LOG_DIR NULL: nowhere); they start in `workspace` unless their config names a cwd.
  * NULL when no server is enabled. */
 struct mcp_hub *mcp_hub_new(const struct mcp_conf *conf, const char *log_dir,
-			    const char *workspace);
+                            const char *workspace);
 /* Stops every server and frees. NULL is fine. */
 void mcp_hub_free(struct mcp_hub *h);
 /* Starts every server, each on a thread of its own; returns at once. fn may be NULL. */
@@ -50,15 +50,14 @@ void mcp_offer_release(struct mcp_offer *o);
  * copy: caller frees *server and *tool), and its annotations JSON (caller frees; may be
  * NULL). false when `full` is no MCP tool of a server of this hub. */
 bool mcp_hub_lookup(struct mcp_hub *h, const char *full, char **server, char **tool,
-		    char **annotations_json, char **description);
+                    char **annotations_json, char **description);
 /* The tool matches one of its server's allow globs (fnmatch): no gate. `*pattern`
  * (static within the hub, may be NULL) names the glob that matched. */
-bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool,
-		     const char **pattern);
+bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool, const char **pattern);
 /* Calls it (mcp_client_call's conventions). */
 enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *tool,
-			     const char *args_json, const atomic_bool *cancel, int ws_fd,
-			     size_t max_bytes, struct strbuf *out);
+                             const char *args_json, const atomic_bool *cancel, int ws_fd,
+                             size_t max_bytes, struct strbuf *out);
 /* The planner's list: one line per tool, "- SERVER__tool: first line of its
  * description" (caller frees; "" when none). Waits up to wait_ms for servers still
  * starting; one that is not up by then is named as "- SERVER__*" (the executor, which

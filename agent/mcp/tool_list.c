@@ -21,8 +21,8 @@ struct row {
 	char *tool, *server, *gate, *desc;
 };
 
-static void add_row(struct row **rows, size_t *n, size_t *cap, const char *tool,
-		    const char *server, char *gate, const char *desc)
+static void add_row(struct row **rows, size_t *n, size_t *cap, const char *tool, const char *server,
+                    char *gate, const char *desc)
 {
 	char *clean = textsan_clean(desc ? desc : "", desc ? strlen(desc) : 0, 0);
 	struct row *r;
@@ -37,7 +37,7 @@ static void add_row(struct row **rows, size_t *n, size_t *cap, const char *tool,
 }
 
 static void on_server(void *ctx, const char *server, bool ok, bool stopped, size_t n_tools,
-		      const char *protocol, const char *err)
+                      const char *protocol, const char *err)
 {
 	int *failed = ctx;
 
@@ -65,14 +65,14 @@ int tool_list_print(FILE *out, const struct settings *s)
 	for (size_t i = 0; i < total; i++) {
 		char *gate;
 		if (!strcmp(all[i]->name, "run_shell"))
-			gate = !shell_gate	  ? xstrdup("none (the shell gate is off)")
+			gate = !shell_gate        ? xstrdup("none (the shell gate is off)")
 			       : s->shell_allow.n ? xstrdup("shell, unless on shell_allow")
-						  : xstrdup("shell");
+			                          : xstrdup("shell");
 		else
 			gate = xstrdup("none");
 		add_row(&rows, &n, &cap, all[i]->name,
-			all[i]->demo_only ? "built-in (demo only)" : "built-in", gate,
-			all[i]->description);
+		        all[i]->demo_only ? "built-in (demo only)" : "built-in", gate,
+		        all[i]->description);
 	}
 	mcp_hub_start(hub, on_server, &failed);
 	mcp_hub_offer(hub, &offer);
@@ -89,7 +89,7 @@ int tool_list_print(FILE *out, const struct settings *s)
 			gate = xstrdup("mcp");
 		/* The description as the model gets it starts with "[MCP server NAME] ". */
 		add_row(&rows, &n, &cap, offer.v[i].name, server, gate,
-			offer.v[i].description + strlen("[MCP server ] ") + strlen(server));
+		        offer.v[i].description + strlen("[MCP server ] ") + strlen(server));
 		free(server);
 		free(tool);
 	}
@@ -99,16 +99,17 @@ int tool_list_print(FILE *out, const struct settings *s)
 	free(cwd);
 
 	for (size_t i = 0; i < n; i++) {
-		size_t a = strlen(rows[i].tool), b = strlen(rows[i].server), c = strlen(rows[i].gate);
+		size_t a = strlen(rows[i].tool), b = strlen(rows[i].server),
+		       c = strlen(rows[i].gate);
 		wt = a > wt ? a : wt;
 		ws = b > ws ? b : ws;
 		wg = c > wg ? c : wg;
 	}
-	fprintf(out, "%-*s  %-*s  %-*s  %s\n", (int)wt, "TOOL", (int)ws, "SERVER", (int)wg,
-		"GATE", "DESCRIPTION");
+	fprintf(out, "%-*s  %-*s  %-*s  %s\n", (int)wt, "TOOL", (int)ws, "SERVER", (int)wg, "GATE",
+	        "DESCRIPTION");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "%-*s  %-*s  %-*s  %s\n", (int)wt, rows[i].tool, (int)ws,
-			rows[i].server, (int)wg, rows[i].gate, rows[i].desc);
+		        rows[i].server, (int)wg, rows[i].gate, rows[i].desc);
 		free(rows[i].tool);
 		free(rows[i].server);
 		free(rows[i].gate);

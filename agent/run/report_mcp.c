@@ -83,8 +83,9 @@ void report_mcp_apply(struct report_mcp *m, int type, const cJSON *o)
 		if (state && !strcmp(state, "started")) {
 			jsonx_num(o, "tools", &tools);
 			strbuf_addf(&s->story, "started (%.0f tool%s, protocol ", tools,
-				    tools == 1 ? "" : "s");
-			add_clean(&s->story, jsonx_str(o, "protocol") ? jsonx_str(o, "protocol") : "?");
+			            tools == 1 ? "" : "s");
+			add_clean(&s->story,
+			          jsonx_str(o, "protocol") ? jsonx_str(o, "protocol") : "?");
 			strbuf_adds(&s->story, ")");
 		} else if (state && !strcmp(state, "failed")) {
 			strbuf_adds(&s->story, "failed: ");
@@ -117,7 +118,7 @@ void report_mcp_render(const struct report_mcp *m, struct strbuf *sb)
 		strbuf_adds(sb, "- ");
 		add_clean(sb, s->name);
 		strbuf_addf(sb, ": %s; %d call%s", s->story.len ? s->story.buf : "no notice",
-			    s->calls, s->calls == 1 ? "" : "s");
+		            s->calls, s->calls == 1 ? "" : "s");
 		if (s->failed)
 			strbuf_addf(sb, ", %d failed", s->failed);
 		if (s->refused)

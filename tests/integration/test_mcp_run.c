@@ -37,23 +37,23 @@ static char *script_calling(const char *dir, const char *const *calls)
 	FILE *f;
 
 	for (size_t i = 0; calls[i]; i++) {
-		char *more = xasprintf("%s%s{\"text\": \"Calling.\", \"tool_calls\": [%s]}", rounds.s,
-				       i ? ",\n" : "", calls[i]);
+		char *more = xasprintf("%s%s{\"text\": \"Calling.\", \"tool_calls\": [%s]}",
+		                       rounds.s, i ? ",\n" : "", calls[i]);
 		free(rounds.s);
 		rounds.s = more;
 	}
 	text = xasprintf(
-		"{\"task\": \"Use the test server\",\n"
-		" \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"use\",\n"
-		"   \"name\": \"Use\", \"description\": \"Use its tools.\",\n"
-		"   \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
-		"   \"estimated_complexity\": \"low\"}]}],\n"
-		" \"executor\": {\"use\": [{\"rounds\": [%s],\n"
-		"   \"final\": {\"reasoning\": \"used\", \"actions_taken\": [\"mcp\"],\n"
-		"     \"step_output\": {\"findings\": \"{{tool_result}}\", \"artifacts\": [],\n"
-		"       \"meets_criteria\": true}, \"confidence\": 0.9}}]}\n"
-		"}\n",
-		rounds.s);
+	    "{\"task\": \"Use the test server\",\n"
+	    " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"use\",\n"
+	    "   \"name\": \"Use\", \"description\": \"Use its tools.\",\n"
+	    "   \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
+	    "   \"estimated_complexity\": \"low\"}]}],\n"
+	    " \"executor\": {\"use\": [{\"rounds\": [%s],\n"
+	    "   \"final\": {\"reasoning\": \"used\", \"actions_taken\": [\"mcp\"],\n"
+	    "     \"step_output\": {\"findings\": \"{{tool_result}}\", \"artifacts\": [],\n"
+	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]}\n"
+	    "}\n",
+	    rounds.s);
 	path = xasprintf("%s/script.json", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -70,8 +70,9 @@ static char *config_with(const char *dir, const char *extra)
 	FILE *f = fopen(path, "w");
 
 	assert_non_null(f);
-	fprintf(f, "[mcp.t]\ncommand = %s\nallow = [\"read_*\", \"echo\", \"pid\"]\ntimeout = 5\n%s",
-		MCP_TEST_SERVER, extra ? extra : "");
+	fprintf(f,
+	        "[mcp.t]\ncommand = %s\nallow = [\"read_*\", \"echo\", \"pid\"]\ntimeout = 5\n%s",
+	        MCP_TEST_SERVER, extra ? extra : "");
 	assert_int_equal(fclose(f), 0);
 	return path;
 }
@@ -81,7 +82,8 @@ static const cJSON *nth(const cJSON *events, const char *type, const char *tool,
 {
 	const cJSON *ev;
 
-	cJSON_ArrayForEach(ev, events) {
+	cJSON_ArrayForEach(ev, events)
+	{
 		if (strcmp(jsonx_str(ev, "type") ? jsonx_str(ev, "type") : "", type))
 			continue;
 		if (tool && (!jsonx_str(ev, "tool") || strcmp(jsonx_str(ev, "tool"), tool)) &&
@@ -97,14 +99,14 @@ static void test_a_run_calls_the_tools(void **state)
 {
 	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
 	const char *const calls[] = {
-		"{\"name\": \"t__echo\", \"input\": {\"text\": \"hello from mcp\"}}",
-		"{\"name\": \"t__pid\", \"input\": {}}",
-		"{\"name\": \"t__hostile\", \"input\": {}}",
-		"{\"name\": \"t__image\", \"input\": {}}",
-		"{\"name\": \"t__structured\", \"input\": {}}",
-		"{\"name\": \"t__env\", \"input\": {\"name\": \"ANTHROPIC_API_KEY\"}}",
-		"{\"name\": \"t__echo\", \"input\": {\"text\": \"last\"}}",
-		NULL,
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"hello from mcp\"}}",
+	    "{\"name\": \"t__pid\", \"input\": {}}",
+	    "{\"name\": \"t__hostile\", \"input\": {}}",
+	    "{\"name\": \"t__image\", \"input\": {}}",
+	    "{\"name\": \"t__structured\", \"input\": {}}",
+	    "{\"name\": \"t__env\", \"input\": {\"name\": \"ANTHROPIC_API_KEY\"}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"last\"}}",
+	    NULL,
 	};
 	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
 	const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-not-for-servers", NULL};
@@ -117,7 +119,7 @@ static void test_a_run_calls_the_tools(void **state)
 
 	(void)state;
 	p = cli_run(env, "--headless", "--yes", "--provider", "sim", "--script", script,
-		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
 	if (p.status != 0)
 		fail_msg("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
 	run = cli_only_run(runs);
@@ -206,7 +208,7 @@ static void test_gate_without_operator(void **state)
 
 	(void)state;
 	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
-		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
 	assert_int_equal(p.status, 3);
 	if (!strstr(p.out, "the mcp gate needs an operator") ||
 	    !strstr(p.err, "an MCP tool call of step use was rejected"))
@@ -225,11 +227,11 @@ static void test_errors_and_crash(void **state)
 {
 	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
 	const char *const calls[] = {
-		"{\"name\": \"t__fail\", \"input\": {}}",
-		"{\"name\": \"t__crash\", \"input\": {}}",
-		"{\"name\": \"t__echo\", \"input\": {\"text\": \"after the restart\"}}",
-		"{\"name\": \"slow__slow\", \"input\": {\"ms\": 3000}}",
-		NULL,
+	    "{\"name\": \"t__fail\", \"input\": {}}",
+	    "{\"name\": \"t__crash\", \"input\": {}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"after the restart\"}}",
+	    "{\"name\": \"slow__slow\", \"input\": {\"ms\": 3000}}",
+	    NULL,
 	};
 	char *script = script_calling(tmp, calls);
 	char *extra = xasprintf("[mcp.slow]\ncommand = %s\ntimeout = 1\n", MCP_TEST_SERVER);
@@ -241,8 +243,8 @@ static void test_errors_and_crash(void **state)
 
 	(void)state;
 	p = cli_run(NULL, "--headless", "--gate", "none", "--max-retries", "0", "--max-replans",
-		    "0", "--provider", "sim", "--script", script, "--sim-delay", "0", "--runs-dir",
-		    runs, "--config", cfg, NULL);
+	            "0", "--provider", "sim", "--script", script, "--sim-delay", "0", "--runs-dir",
+	            runs, "--config", cfg, NULL);
 	run = cli_only_run(runs);
 	events = cli_load_journal(run);
 	ev = nth(events, "tool.result", "t__fail", 0);
@@ -290,9 +292,9 @@ static void test_over_http(void **state)
 {
 	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
 	const char *const calls[] = {
-		"{\"name\": \"h__echo\", \"input\": {\"text\": \"hello over http\"}}",
-		"{\"name\": \"h__change\", \"input\": {}}",
-		NULL,
+	    "{\"name\": \"h__echo\", \"input\": {\"text\": \"hello over http\"}}",
+	    "{\"name\": \"h__change\", \"input\": {}}",
+	    NULL,
 	};
 	char *script = script_calling(tmp, calls), *cfg = xasprintf("%s/config", tmp);
 	char *log = xasprintf("%s/server.log", tmp), buf[32] = {0}, *text;
@@ -324,12 +326,14 @@ static void test_over_http(void **state)
 	assert_true(read(out[0], buf, sizeof(buf) - 1) > 0);
 	close(out[0]);
 	f = fopen(cfg, "w");
-	fprintf(f, "[mcp.h]\nurl = http://127.0.0.1:%d/mcp\nheaders = X-Team: tests\n"
-		   "allow = *\n", atoi(buf));
+	fprintf(f,
+	        "[mcp.h]\nurl = http://127.0.0.1:%d/mcp\nheaders = X-Team: tests\n"
+	        "allow = *\n",
+	        atoi(buf));
 	fclose(f);
 	/* Only the mcp gate, which allow = * passes: no operator is needed. */
 	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
-		    "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
 	if (p.status != 0)
 		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
 	run = cli_only_run(runs);
@@ -363,10 +367,10 @@ static void test_over_http(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_a_run_calls_the_tools),
-		cmocka_unit_test(test_gate_without_operator),
-		cmocka_unit_test(test_errors_and_crash),
-		cmocka_unit_test(test_over_http),
+	    cmocka_unit_test(test_a_run_calls_the_tools),
+	    cmocka_unit_test(test_gate_without_operator),
+	    cmocka_unit_test(test_errors_and_crash),
+	    cmocka_unit_test(test_over_http),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,18 +34,18 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char session[32];
 
 static const char *const tools[][2] = {
-	{"echo", "Says back the text it is given."},
-	{"slow", "Waits ms milliseconds, then answers."},
-	{"fail", "Always fails (isError)."},
-	{"crash", "Ends the server at once."},
-	{"image", "Returns a small PNG image."},
-	{"big", "Returns 200 KB of text."},
-	{"hostile", "Returns text full of terminal escape sequences."},
-	{"change", "Adds the tool extra and says the list changed."},
-	{"structured", "Returns structuredContent only."},
-	{"env", "Returns the value of the environment variable named."},
-	{"read_note", "Reads a note (allowed without the gate in the tests)."},
-	{"pid", "Returns the server's process id."},
+    {"echo", "Says back the text it is given."},
+    {"slow", "Waits ms milliseconds, then answers."},
+    {"fail", "Always fails (isError)."},
+    {"crash", "Ends the server at once."},
+    {"image", "Returns a small PNG image."},
+    {"big", "Returns 200 KB of text."},
+    {"hostile", "Returns text full of terminal escape sequences."},
+    {"change", "Adds the tool extra and says the list changed."},
+    {"structured", "Returns structuredContent only."},
+    {"env", "Returns the value of the environment variable named."},
+    {"read_note", "Reads a note (allowed without the gate in the tests)."},
+    {"pid", "Returns the server's process id."},
 };
 #define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -101,7 +101,7 @@ static void list(const cJSON *id, const cJSON *params)
 		cJSON *t = cJSON_CreateObject(), *s;
 		cJSON_AddStringToObject(t, "name", i < (int)N_TOOLS ? tools[i][0] : "extra");
 		cJSON_AddStringToObject(t, "description",
-					i < (int)N_TOOLS ? tools[i][1] : "Appeared after change.");
+		                        i < (int)N_TOOLS ? tools[i][1] : "Appeared after change.");
 		s = cJSON_AddObjectToObject(t, "inputSchema");
 		cJSON_AddStringToObject(s, "type", "object");
 		if (i < (int)N_TOOLS && !strcmp(tools[i][0], "read_note")) {
@@ -133,7 +133,8 @@ static void call(const cJSON *id, const cJSON *params)
 		name = "";
 	}
 	if (!strcmp(name, "echo") || !strcmp(name, "read_note")) {
-		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "text"));
+		const char *t =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "text"));
 		text_result(r, t ? t : "(nothing)", false);
 	} else if (!strcmp(name, "slow")) {
 		const cJSON *ms = cJSON_GetObjectItemCaseSensitive(args, "ms");
@@ -164,8 +165,10 @@ static void call(const cJSON *id, const cJSON *params)
 		text_result(r, t, false);
 		free(t);
 	} else if (!strcmp(name, "hostile")) {
-		text_result(r, "before\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m\xe2\x80\xae" "evil after",
-			    false);
+		text_result(r,
+		            "before\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m\xe2\x80\xae"
+		            "evil after",
+		            false);
 	} else if (!strcmp(name, "change")) {
 		cJSON *n = cJSON_CreateObject();
 		extra = 1;
@@ -179,7 +182,8 @@ static void call(const cJSON *id, const cJSON *params)
 		cJSON_AddArrayToObject(res, "content");
 		cJSON_AddNumberToObject(s, "total", 42);
 	} else if (!strcmp(name, "env")) {
-		const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+		const char *v =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
 		const char *val = v ? getenv(v) : NULL;
 		text_result(r, val ? val : "(unset)", false);
 	} else if (!strcmp(name, "pid")) {
@@ -204,10 +208,10 @@ struct upload {
 };
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *ct,
-				  const char *body, size_t n, bool with_session)
+                                  const char *body, size_t n, bool with_session)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(n, (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (ct)
@@ -220,8 +224,8 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *ver, const char *data,
-				  size_t *size, void **con_cls)
+                                  const char *method, const char *ver, const char *data,
+                                  size_t *size, void **con_cls)
 {
 	struct upload *u = *con_cls;
 	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
@@ -279,10 +283,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		static char ev[(1 << 20) + 4096];
 		size_t n = 0;
 		n += (size_t)snprintf(ev, sizeof(ev), ": a comment, then the messages\n\n");
-		for (char *p = outbox, *nl; (nl = memchr(p, '\n', outbox_len - (size_t)(p - outbox)));
-		     p = nl + 1)
-			n += (size_t)snprintf(ev + n, sizeof(ev) - n, "event: message\ndata: %.*s\n\n",
-					      (int)(nl - p), p);
+		for (char *p = outbox, *nl;
+		     (nl = memchr(p, '\n', outbox_len - (size_t)(p - outbox))); p = nl + 1)
+			n += (size_t)snprintf(ev + n, sizeof(ev) - n,
+			                      "event: message\ndata: %.*s\n\n", (int)(nl - p), p);
 		ret = reply_text(c, 200, "text/event-stream", ev, n, is_init);
 	} else {
 		ret = reply_text(c, 200, "application/json", outbox, outbox_len, is_init);
@@ -292,7 +296,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
-		    enum MHD_RequestTerminationCode toe)
+                    enum MHD_RequestTerminationCode toe)
 {
 	struct upload *u = *con_cls;
 
@@ -316,8 +320,8 @@ static int serve_http(void)
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
-			     NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
+	                     NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+	                     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
 	if (!d)
 		return 1;
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
@@ -358,16 +362,18 @@ static void handle(const char *line)
 	{
 		cJSON *m = cJSON_Parse(line);
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-		const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "method"));
+		const char *method =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "method"));
 		const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
 
 		fprintf(stderr, "got %s\n", method ? method : "(response)");
 		if (method && !strcmp(method, "initialize")) {
 			const char *want = cJSON_GetStringValue(
-				cJSON_GetObjectItemCaseSensitive(params, "protocolVersion"));
+			    cJSON_GetObjectItemCaseSensitive(params, "protocolVersion"));
 			cJSON *r = reply(id), *res = cJSON_AddObjectToObject(r, "result"), *info;
 			cJSON_AddStringToObject(res, "protocolVersion", version ? version : want);
-			cJSON_AddObjectToObject(cJSON_AddObjectToObject(res, "capabilities"), "tools");
+			cJSON_AddObjectToObject(cJSON_AddObjectToObject(res, "capabilities"),
+			                        "tools");
 			info = cJSON_AddObjectToObject(res, "serverInfo");
 			cJSON_AddStringToObject(info, "name", "pevtui-test-server");
 			cJSON_AddStringToObject(info, "version", "1");

@@ -80,8 +80,8 @@ static struct mcp_client *started(struct fx *fx)
 	return c;
 }
 
-static enum mcp_status call(struct fx *fx, struct mcp_client *c, const char *tool,
-			    const char *args, struct strbuf *out)
+static enum mcp_status call(struct fx *fx, struct mcp_client *c, const char *tool, const char *args,
+                            struct strbuf *out)
 {
 	return mcp_client_call(c, tool, args, NULL, fx->ws_fd, TOOL_MAX_OUTPUT, out);
 }
@@ -250,7 +250,7 @@ static void test_timeout_and_cancel(void **state)
 
 	atomic_init(&cancel, true);
 	assert_int_equal(mcp_client_call(c, "slow", "{\"ms\":10}", &cancel, fx->ws_fd, 0, &out),
-			 MCP_CANCELLED);
+	                 MCP_CANCELLED);
 	assert_non_null(strstr(out.buf, "was cancelled"));
 	strbuf_release(&out);
 	mcp_client_free(c);
@@ -336,9 +336,9 @@ static void test_hub_offer_lookup_allow(void **state)
 	assert_false(mcp_hub_lookup(h, "t__nothing", &srv, &tool, NULL, NULL));
 	assert_false(mcp_hub_lookup(h, "read_file", &srv, &tool, NULL, NULL));
 	strbuf_init(&out);
-	assert_int_equal(mcp_hub_call(h, "t", "echo", "{\"text\":\"via hub\"}", NULL, fx->ws_fd,
-				      0, &out),
-			 MCP_OK);
+	assert_int_equal(
+	    mcp_hub_call(h, "t", "echo", "{\"text\":\"via hub\"}", NULL, fx->ws_fd, 0, &out),
+	    MCP_OK);
 	assert_string_equal(out.buf, "via hub");
 	list = mcp_hub_describe(h, 5000);
 	assert_non_null(strstr(list, "- t__slow: [MCP server t] Waits ms milliseconds"));
@@ -528,7 +528,8 @@ static void test_config_forms(void **state)
 	path = xasprintf("%s/.mcp.json", dir);
 	f = fopen(path, "w");
 	fputs("{\"mcpServers\": {\"files\": {\"command\": \"other\"},"
-	      " \"git\": {\"command\": \"uvx\", \"args\": [\"mcp-server-git\"], \"env\": {\"X\": \"y\"}},"
+	      " \"git\": {\"command\": \"uvx\", \"args\": [\"mcp-server-git\"], \"env\": {\"X\": "
+	      "\"y\"}},"
 	      " \"remote\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\","
 	      " \"headers\": {\"Authorization\": \"Bearer t\"}}}}",
 	      f);
@@ -562,22 +563,22 @@ static void test_config_forms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_lists_every_page, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_negotiates_down, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refuses_unknown_revision, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_call_text_error_and_unknown, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_results_of_every_kind, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_list_changed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_timeout_and_cancel, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_restarts_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_environment_is_only_what_is_named, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hub_offer_lookup_allow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slow_start_is_named, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_transport, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_sse_and_session, setup, teardown),
-		cmocka_unit_test(test_config_forms),
+	    cmocka_unit_test_setup_teardown(test_lists_every_page, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_negotiates_down, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refuses_unknown_revision, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_call_text_error_and_unknown, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_results_of_every_kind, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_list_changed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_timeout_and_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_crash_restarts_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_environment_is_only_what_is_named, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hub_offer_lookup_allow, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_slow_start_is_named, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_transport, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_sse_and_session, setup, teardown),
+	    cmocka_unit_test(test_config_forms),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
