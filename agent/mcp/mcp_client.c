@@ -209,6 +209,27 @@ static void free_vec(char **v)
 	free(v);
 }
 
+/* Whether cmd can be started: a path that is executable, or a name found in PATH. Said
+ * before the spawn, so a missing program is named the same whatever posix_spawnp does. */
+static bool findable(const char *cmd)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; p;) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char *full = xasprintf("%.*s/%s", (int)n, n ? p : ".", cmd);
+		bool ok = access(full, X_OK) == 0;
+		free(full);
+		if (ok)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 static bool spawn(struct mcp_client *c, char **err)
 {
 	const struct mcp_server_conf *s = conf_of(c);
@@ -227,6 +248,13 @@ static bool spawn(struct mcp_client *c, char **err)
 	pid_t pid;
 	int rc;
 
+	if (!s->command || !findable(s->command)) {
+		*err = xasprintf("MCP server %s: command \"%s\" not found (looked in PATH) or not "
+				 "executable; fix its command in the config or .mcp.json",
+				 s->name, s->command ? s->command : "");
+		c->starts++;
+		return false;
+	}
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
 		*err = xasprintf("MCP server %s: cannot make a pipe: %s", s->name, strerror(errno));
 		if (in[0] >= 0) {
