@@ -775,12 +775,44 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	return code;
 }
 
+#ifndef PKGLIBEXECDIR
+#define PKGLIBEXECDIR "/usr/local/libexec/pevtui"
+#endif
+
+/* --scenario mcp: the tests' MCP server, installed as pevtui-mcp-demo (beside the program
+ * when it runs from its build tree), as server "demo" unless one is configured. */
+static void mcp_demo_server(struct settings *s)
+{
+	char self[4096], *path = NULL, *slash, *err = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (!s->scenario || strcmp(s->scenario, "mcp") || mcp_conf_find(&s->mcp, "demo"))
+		return;
+	self[n > 0 ? n : 0] = '\0';
+	slash = strrchr(self, '/');
+	if (slash) {
+		*slash = '\0';
+		path = xasprintf("%s/pevtui-mcp-demo", self);
+		if (access(path, X_OK)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	if (!path)
+		path = xstrdup(PKGLIBEXECDIR "/pevtui-mcp-demo");
+	if (!mcp_conf_set_key(&s->mcp, "demo", "command", path, &err) ||
+	    !mcp_conf_set_key(&s->mcp, "demo", "allow", "read_*", &err))
+		die("%s", err);
+	free(path);
+}
+
 /* A project's .mcp.json, in the workspace and in the current folder: weaker than the
  * config and --mcp (which keep their servers). */
 static void mcp_project_files(struct settings *s)
 {
 	char *err = NULL, *path;
 
+	mcp_demo_server(s);
 	if (s->workspace) {
 		path = xasprintf("%s/.mcp.json", s->workspace);
 		if (!mcp_conf_load_json(&s->mcp, path, &err))

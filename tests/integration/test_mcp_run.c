@@ -364,6 +364,38 @@ static void test_over_http(void **state)
 	free(tmp);
 }
 
+/* --demo --scenario mcp: the tests' server, installed as pevtui-mcp-demo, with no key. */
+static void test_demo_scenario(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *run, *path;
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *ev;
+	struct stat st;
+
+	(void)state;
+	p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", "mcp", "--sim-delay",
+		    "0", "--runs-dir", runs, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "demo__read_note", 0);
+	assert_string_equal(jsonx_str(ev, "approval"), "allow_list");
+	ev = nth(events, "tool.result", "demo__image", 0);
+	assert_string_equal(jsonx_str(ev, "approval"), "policy");
+	assert_non_null(nth(events, "gate.open", NULL, 2)); /* plan, then two mcp gates */
+	path = xasprintf("%s/workspace/mcp-files/demo-image-1.png", run);
+	assert_int_equal(stat(path, &st), 0);
+	free(path);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(runs);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +403,7 @@ int main(void)
 	    cmocka_unit_test(test_gate_without_operator),
 	    cmocka_unit_test(test_errors_and_crash),
 	    cmocka_unit_test(test_over_http),
+	    cmocka_unit_test(test_demo_scenario),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

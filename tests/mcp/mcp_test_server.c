@@ -15,10 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef MCP_STDIO_ONLY /* pevtui-mcp-demo, the demo's copy, speaks stdio only */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#endif
 
 #include <cjson/cJSON.h>
 
@@ -30,8 +32,10 @@ static bool http_mode, sse_always;
 static char outbox[1 << 20];
 static size_t outbox_len;
 static int outbox_n;
+#ifndef MCP_STDIO_ONLY
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char session[32];
+#endif
 
 static const char *const tools[][2] = {
     {"echo", "Says back the text it is given."},
@@ -202,6 +206,7 @@ static void call(const cJSON *id, const cJSON *params)
 
 static void handle(const char *line);
 
+#ifndef MCP_STDIO_ONLY
 struct upload {
 	char *buf;
 	size_t len;
@@ -332,6 +337,13 @@ static int serve_http(void)
 	MHD_stop_daemon(d);
 	return 0;
 }
+#else
+static int serve_http(void)
+{
+	fprintf(stderr, "this copy of the server speaks stdio only\n");
+	return 2;
+}
+#endif
 
 int main(int argc, char **argv)
 {
