@@ -38,8 +38,9 @@ static const char *const revisions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", MCP_P
 struct mcp_client {
 	struct mcp_conf one; /* this server's definition, v[0] */
 	char *log_path, *workspace;
-	pthread_mutex_t mu; /* one request at a time */
-	pid_t pid;          /* 0: not running */
+	pthread_mutex_t mu;       /* one request at a time */
+	pthread_mutex_t tools_mu; /* `tools`: read without waiting for a call in flight */
+	pid_t pid;                /* 0: not running */
 	int to_fd, from_fd;
 	struct strbuf rbuf; /* bytes read, not yet a whole line */
 	long next_id;
@@ -86,7 +87,7 @@ struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char
 	c->to_fd = c->from_fd = -1;
 	c->next_id = 1;
 	strbuf_init(&c->rbuf);
-	if (pthread_mutex_init(&c->mu, NULL))
+	if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->tools_mu, NULL))
 		fatal("cannot initialise an MCP client lock");
 	return c;
 }
@@ -250,8 +251,8 @@ static bool spawn(struct mcp_client *c, char **err)
 
 	if (!s->command || !findable(s->command)) {
 		*err = xasprintf("MCP server %s: command \"%s\" not found (looked in PATH) or not "
-				 "executable; fix its command in the config or .mcp.json",
-				 s->name, s->command ? s->command : "");
+		                 "executable; fix its command in the config or .mcp.json",
+		                 s->name, s->command ? s->command : "");
 		c->starts++;
 		return false;
 	}
@@ -628,7 +629,9 @@ static bool list_tools(struct mcp_client *c, char **err)
 
 	c->tools_stale = false;
 	if (!c->has_tools) {
+		pthread_mutex_lock(&c->tools_mu);
 		mcp_tools_release(&c->tools);
+		pthread_mutex_unlock(&c->tools_mu);
 		return true;
 	}
 	do {
@@ -666,8 +669,10 @@ static bool list_tools(struct mcp_client *c, char **err)
 		cJSON_Delete(res);
 	} while (cursor && ++pages < 100);
 	free(cursor);
+	pthread_mutex_lock(&c->tools_mu);
 	mcp_tools_release(&c->tools);
 	c->tools = fresh;
+	pthread_mutex_unlock(&c->tools_mu);
 	return true;
 }
 
@@ -758,6 +763,7 @@ void mcp_client_free(struct mcp_client *c)
 		return;
 	kill_server(c, true);
 	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->tools_mu);
 	mcp_conf_release(&c->one);
 	mcp_tools_release(&c->tools);
 	strbuf_release(&c->rbuf);
@@ -775,13 +781,17 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
 	char *err = NULL;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&c->mu);
-	/* A list_changed sent while nothing was asked is read now. */
-	if (c->pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
-		lost(c);
-	if (running(c) && c->tools_stale)
-		list_tools(c, &err);
-	free(err);
+	/* Idle: a list_changed sent while nothing was asked is read now, and the list taken
+	 * again. Busy with a call: the list as it is (the call reads any notice). */
+	if (pthread_mutex_trylock(&c->mu) == 0) {
+		if (c->pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
+			lost(c);
+		if (running(c) && c->tools_stale)
+			list_tools(c, &err);
+		free(err);
+		pthread_mutex_unlock(&c->mu);
+	}
+	pthread_mutex_lock(&c->tools_mu);
 	for (size_t i = 0; i < c->tools.n; i++) {
 		const struct mcp_tool *t = &c->tools.v[i];
 		out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof(*out->v));
@@ -791,7 +801,7 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
 		out->v[out->n].annotations_json = xstrdup(t->annotations_json);
 		out->n++;
 	}
-	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_unlock(&c->tools_mu);
 }
 
 bool mcp_client_ping(struct mcp_client *c, char **err)
