@@ -364,6 +364,70 @@ static void test_over_http(void **state)
 	free(tmp);
 }
 
+struct slow_watch {
+	const char *runs;
+	const char *log;
+};
+
+/* The slow call reached the server (its log says so). */
+static bool slow_started(void *ctx)
+{
+	struct slow_watch *w = ctx;
+	char *text = testdir_slurp(w->log);
+	bool yes = text && strstr(text, "got tools/call");
+
+	free(text);
+	return yes;
+}
+
+/* Stopping the run (SIGINT) while a call is in flight cancels it: the call ends at once,
+ * as cancelled (that the server is sent notifications/cancelled is test_mcp's: here the
+ * sleeping server is ended with the run before it reads it). */
+static void test_stop_cancels_the_call(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {"{\"name\": \"t__slow\", \"input\": {\"ms\": 1500}}", NULL};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	char *log = xasprintf("%s/t.log", tmp), *fixed, *run;
+	struct slow_watch w = {runs, log};
+	struct cli_bg b;
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *ev;
+	FILE *f;
+
+	(void)state;
+	/* The server's stderr where the test can read it from the start. */
+	f = fopen(cfg, "a");
+	fprintf(f, "args = [\"-c\", \"exec %s 2>>%s\"]\n", MCP_TEST_SERVER, log);
+	fclose(f);
+	fixed = xasprintf("sed -i 's|^command = .*|command = sh|' %s", cfg);
+	assert_int_equal(system(fixed), 0);
+	free(fixed);
+	b = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	              "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	assert_true(b.pid > 0);
+	assert_true(cli_wait_until(slow_started, &w, 20));
+	assert_int_equal(kill(b.pid, SIGINT), 0);
+	p = cli_wait(&b);
+	assert_int_equal(p.status, 3);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "t__slow", 0);
+	if (!ev || strcmp(jsonx_str(ev, "mcp_status"), "cancelled"))
+		fail_msg("no cancelled t__slow result\nstdout:\n%s\nstderr:\n%s", p.out, p.err);
+	assert_true(cJSON_GetObjectItem(ev, "duration_ms")->valuedouble < 1500);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(log);
+	free(runs);
+	free(tmp);
+}
+
 /* --demo --scenario mcp: the tests' server, installed as pevtui-mcp-demo, with no key. */
 static void test_demo_scenario(void **state)
 {
@@ -374,8 +438,8 @@ static void test_demo_scenario(void **state)
 	struct stat st;
 
 	(void)state;
-	p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", "mcp", "--sim-delay",
-		    "0", "--runs-dir", runs, NULL);
+	p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", "mcp", "--sim-delay", "0",
+	            "--runs-dir", runs, NULL);
 	if (p.status != 0)
 		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
 	run = cli_only_run(runs);
@@ -404,6 +468,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_and_crash),
 	    cmocka_unit_test(test_over_http),
 	    cmocka_unit_test(test_demo_scenario),
+	    cmocka_unit_test(test_stop_cancels_the_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
