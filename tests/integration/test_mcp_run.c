@@ -428,6 +428,33 @@ static void test_stop_cancels_the_call(void **state)
 	free(tmp);
 }
 
+/* --list-tools: built-in and MCP tools with their server and gate policy; --mcp adds a
+ * server for the run; a server that cannot start is named and the status is 1. */
+static void test_list_tools(void **state)
+{
+	char *tmp = cli_tmpdir(), *cfg = config_with(tmp, NULL);
+	char *flag = xasprintf("x=%s --page 5", MCP_TEST_SERVER);
+	struct cli_proc p;
+
+	(void)state;
+	p = cli_run(NULL, "--config", cfg, "--mcp", flag, "--list-tools", NULL);
+	if (p.status != 0 || !strstr(p.out, "run_shell") || !strstr(p.out, "built-in") ||
+	    !strstr(p.out, "t__read_note") || !strstr(p.out, "none (allow: read_*)") ||
+	    !strstr(p.out, "x__crash") || !strstr(p.out, "Ends the server at once."))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+	p = cli_run(NULL, "--config", cfg, "--gate", "plan", "--mcp", "bad=pevtui-no-such-server",
+	            "--list-tools", NULL);
+	if (p.status != 1 || !strstr(p.err, "MCP server bad: command \"pevtui-no-such-server\"") ||
+	    !strstr(p.out, "none (the mcp gate is off)"))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(flag);
+	free(cfg);
+	free(tmp);
+}
+
 /* --demo --scenario mcp: the tests' server, installed as pevtui-mcp-demo, with no key. */
 static void test_demo_scenario(void **state)
 {
@@ -468,6 +495,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_and_crash),
 	    cmocka_unit_test(test_over_http),
 	    cmocka_unit_test(test_demo_scenario),
+	    cmocka_unit_test(test_list_tools),
 	    cmocka_unit_test(test_stop_cancels_the_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
