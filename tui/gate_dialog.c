@@ -25,7 +25,8 @@ const char *gate_dialog_hint(const struct vgate *g)
 	case GATE_SHELL:
 		return "a approve  A allow for run  e edit command  s refuse  x reject  Esc hide";
 	case GATE_BUDGET: return "a +50%  d double  e set the cap  x stop the run  Esc hide";
-	case GATE_MCP: return "a approve the call  s refuse it  x reject (abort)  Esc hide";
+	case GATE_MCP:
+		return "a approve  A allow tool for run  s refuse  x reject  Esc hide";
 	case GATE__COUNT: break;
 	}
 	return "a approve  x reject  Esc hide";
@@ -47,8 +48,8 @@ const char *const *gate_dialog_keys(const struct vgate *g)
 					    "help", NULL};
 	static const char *const budget[] = {"a", "+50%", "d", "double", "e", "set the cap",
 					     "x", "stop the run", "?", "help", NULL};
-	static const char *const mcp[] = {"a", "approve", "s", "refuse", "x", "reject", "?",
-					  "help", NULL};
+	static const char *const mcp[] = {"a", "approve", "A", "allow tool for this run", "s",
+					  "refuse", "x", "reject", "?", "help", NULL};
 	static const char *const other[] = {"a", "approve", "x", "reject", "?", "help", NULL};
 
 	switch (g->kind) {

@@ -186,6 +186,8 @@ struct pev {
 	double threshold, chaos;
 	struct strvec shell_allow;
 	struct strvec shell_run_allow; /* exact commands the operator allowed for the run */
+	struct strvec mcp_run_allow;   /* MCP tools (SERVER__tool) allowed for the run
+					* (pool_lock: steps read it) */
 	struct strvec http_allow_hosts;
 	int shell_timeout_s;
 	size_t http_max_bytes;
@@ -355,6 +357,11 @@ bool mcpcalls_run(struct job *j, const char *name, const struct cJSON *input,
 		  struct strbuf *out, struct cJSON *f);
 /* Engine thread: a step job asks the mcp gate (MSG_SHELL_ASK with ask_kind GATE_MCP). */
 void mcpcalls_ask(struct pev *e, struct job *j);
+/* The tool (SERVER__tool) job j waits at its mcp gate with (caller frees). */
+char *mcpcalls_gate_tool(struct pev *e, struct job *j);
+/* The operator allowed `tool` for the rest of the run (A at its gate): later calls skip
+ * the gate, and open mcp gates for it are approved. Not taken back on --resume. */
+void mcpcalls_remember(struct pev *e, const char *tool);
 
 /* planning.c */
 void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */

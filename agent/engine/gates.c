@@ -75,7 +75,8 @@ static void publish_decision(struct pev *e, const struct egate *g, const char *d
 	if (remember) {
 		/* Allowed for the rest of the run: the fold (and --resume) keeps the command. */
 		cJSON_AddBoolToObject(f, "remember", true);
-		cJSON_AddStringToObject(f, "command", remember);
+		/* an mcp gate's is the tool (SERVER__tool), a shell gate's the command */
+		cJSON_AddStringToObject(f, g->kind == GATE_MCP ? "tool" : "command", remember);
 	}
 	bus_publish(e->bus, EV_GATE_DECISION, f);
 }
@@ -185,6 +186,8 @@ void gates_decide_how(struct pev *e, unsigned long id, enum gate_decision d, con
 		cap = new_cap(e, json);
 	if (g.kind == GATE_SHELL && d == GATE_APPROVE && g.job && shellgate_wants_remember(json))
 		remember = shellgate_command(e, g.job);
+	if (g.kind == GATE_MCP && d == GATE_APPROVE && g.job && shellgate_wants_remember(json))
+		remember = mcpcalls_gate_tool(e, g.job);
 	publish_decision(e, &g, gate_decision_name(d), by, reason,
 			 g.kind == GATE_SHELL && d == GATE_EDIT ? json : NULL, cap, remember);
 	if (g.kind == GATE_BUDGET && d == GATE_APPROVE)
@@ -192,7 +195,9 @@ void gates_decide_how(struct pev *e, unsigned long id, enum gate_decision d, con
 			   budget_spent(e->budget));
 	run_continuation(e, &g, d, how ? how : shellgate_how(d, by), json);
 	free(g.step_id);
-	if (remember)
+	if (remember && g.kind == GATE_MCP)
+		mcpcalls_remember(e, remember);
+	else if (remember)
 		shellgate_remember(e, remember);
 	free(remember);
 }

@@ -802,6 +802,7 @@ void pev_free(struct pev *e)
 		free(e->models[r]);
 	strvec_clear(&e->shell_allow);
 	strvec_clear(&e->shell_run_allow);
+	strvec_clear(&e->mcp_run_allow);
 	strvec_clear(&e->http_allow_hosts);
 	journal_close(e->journal);
 	runlock_release(e->lock_fd);

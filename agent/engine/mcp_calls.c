@@ -171,6 +171,60 @@ static const char *status_name(enum mcp_status st)
 	return "failed";
 }
 
+static bool run_allowed(struct pev *e, const char *tool)
+{
+	bool yes = false;
+
+	pthread_mutex_lock(&e->pool_lock);
+	for (size_t i = 0; i < e->mcp_run_allow.n && !yes; i++)
+		yes = !strcmp(e->mcp_run_allow.v[i], tool);
+	pthread_mutex_unlock(&e->pool_lock);
+	return yes;
+}
+
+char *mcpcalls_gate_tool(struct pev *e, struct job *j)
+{
+	cJSON *ask;
+	char *tool;
+
+	pthread_mutex_lock(&e->pool_lock);
+	ask = j->mcp_ask ? cJSON_Parse(j->mcp_ask) : NULL;
+	pthread_mutex_unlock(&e->pool_lock);
+	tool = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ask, "tool")));
+	cJSON_Delete(ask);
+	return tool;
+}
+
+void mcpcalls_remember(struct pev *e, const char *tool)
+{
+	unsigned long *same;
+	size_t n = 0;
+
+	if (!tool || !*tool)
+		return;
+	if (!run_allowed(e, tool)) {
+		pthread_mutex_lock(&e->pool_lock);
+		strvec_push(&e->mcp_run_allow, tool);
+		pthread_mutex_unlock(&e->pool_lock);
+	}
+	/* Other steps waiting to call the same tool need not ask either. */
+	same = xcalloc(e->n_gates ? e->n_gates : 1, sizeof(*same));
+	for (size_t i = 0; i < e->n_gates; i++) {
+		char *t;
+		if (e->gates[i].kind != GATE_MCP || !e->gates[i].job)
+			continue;
+		t = mcpcalls_gate_tool(e, e->gates[i].job);
+		if (t && !strcmp(t, tool))
+			same[n++] = e->gates[i].id;
+		free(t);
+	}
+	for (size_t k = 0; k < n; k++)
+		gates_decide_how(e, same[k], GATE_APPROVE, "policy",
+				 "the operator allowed this tool for the rest of the run", NULL,
+				 "allowed_for_run");
+	free(same);
+}
+
 bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct strbuf *out, cJSON *f)
 {
 	struct pev *e = j->e;
@@ -188,6 +242,8 @@ bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct st
 	if (mcp_hub_allowed(e->mcp, server, tool, &pattern)) {
 		how = "allow_list";
 		cJSON_AddStringToObject(f, "allowed_by", pattern);
+	} else if (run_allowed(e, name)) {
+		how = "allowed_for_run";
 	} else {
 		cJSON *p = cJSON_CreateObject(), *a = ann ? cJSON_Parse(ann) : NULL;
 		bool ok;
