@@ -8,15 +8,11 @@
 #include "mcp_client.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +21,7 @@
 #include "fdio.h"
 #include "mcp_config.h"
 #include "mcp_http.h"
+#include "mcp_proc.h"
 #include "mcp_result.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -40,9 +37,8 @@ struct mcp_client {
 	char *log_path, *workspace;
 	pthread_mutex_t mu;       /* one request at a time */
 	pthread_mutex_t tools_mu; /* `tools`: read without waiting for a call in flight */
-	pid_t pid;                /* 0: not running */
-	int to_fd, from_fd;
-	struct strbuf rbuf; /* bytes read, not yet a whole line */
+	struct mcp_proc proc;     /* a stdio server's process (pid 0: not running) */
+	struct strbuf rbuf;       /* bytes read, not yet a whole line */
 	long next_id;
 	char *protocol;
 	struct mcp_tools tools;
@@ -54,7 +50,6 @@ struct mcp_client {
 	bool http_up; /* initialized; false again when the session is gone */
 	bool in_xfer; /* a POST is being read: replies wait in `held` */
 	struct strvec held;
-	char *last_exit;     /* how it last ended ("exit status 1", "signal 9"), or NULL */
 	unsigned long files; /* non-text results saved, for their names */
 };
 
@@ -84,7 +79,7 @@ struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char
 	mcp_conf_copy(&c->one, &tmp);
 	c->log_path = xstrdup(log_path);
 	c->workspace = xstrdup(workspace);
-	c->to_fd = c->from_fd = -1;
+	c->proc.to_fd = c->proc.from_fd = -1;
 	c->next_id = 1;
 	strbuf_init(&c->rbuf);
 	if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->tools_mu, NULL))
@@ -109,7 +104,7 @@ const char *mcp_client_protocol(const struct mcp_client *c)
 
 static bool running(const struct mcp_client *c)
 {
-	return c->http ? c->http_up : c->pid > 0;
+	return c->http ? c->http_up : c->proc.pid > 0;
 }
 
 static int timeout_ms(const struct mcp_client *c)
@@ -125,41 +120,9 @@ static long now_ms(void)
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- the process -------------------------------------------------------------------- */
+/* ---- the server: a process or an HTTP session ---------------------------------------- */
 
-static void describe_exit(struct mcp_client *c, int status)
-{
-	free(c->last_exit);
-	if (WIFEXITED(status))
-		c->last_exit = xasprintf("exit status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		c->last_exit = xasprintf("signal %d", WTERMSIG(status));
-	else
-		c->last_exit = xstrdup("an unknown end");
-}
-
-/* Waits up to ms for the leader to exit; true when it was reaped. */
-static bool reap(struct mcp_client *c, int ms)
-{
-	long end = now_ms() + ms;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(c->pid, &status, WNOHANG);
-		if (r == c->pid || (r < 0 && errno == ECHILD)) {
-			if (r == c->pid)
-				describe_exit(c, status);
-			return true;
-		}
-		if (now_ms() >= end)
-			return false;
-		struct timespec slice = {0, 10 * 1000000L};
-		nanosleep(&slice, NULL);
-	}
-}
-
-/* Ends the server and its process group. The leader gets its input closed first (the
- * spec's polite way), then TERM, then KILL; whatever it started gets KILL at the end. */
+/* Ends the server: its process group (mcp_proc_stop), or its HTTP session. */
 static void kill_server(struct mcp_client *c, bool polite)
 {
 	if (c->http) {
@@ -168,154 +131,21 @@ static void kill_server(struct mcp_client *c, bool polite)
 		c->http_up = false;
 		return;
 	}
-	if (c->to_fd >= 0)
-		close(c->to_fd);
-	c->to_fd = -1;
-	if (c->pid > 0) {
-		if (!polite || !reap(c, 300)) {
-			kill(-c->pid, SIGTERM);
-			if (!reap(c, 500)) {
-				kill(-c->pid, SIGKILL);
-				reap(c, 2000);
-			}
-		}
-		kill(-c->pid, SIGKILL); /* grandchildren left in its group */
-	}
-	if (c->from_fd >= 0)
-		close(c->from_fd);
-	c->from_fd = -1;
-	c->pid = 0;
+	mcp_proc_stop(&c->proc, polite);
 	strbuf_reset(&c->rbuf);
-}
-
-/* PATH and HOME of pevtui, then what the config names: never pevtui's API keys. */
-static char **build_env(const struct mcp_server_conf *s)
-{
-	char **envp = xcalloc(s->env.n + 3, sizeof(*envp));
-	size_t n = 0;
-	const char *path = getenv("PATH"), *home = getenv("HOME");
-
-	envp[n++] = xasprintf("PATH=%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (home)
-		envp[n++] = xasprintf("HOME=%s", home);
-	for (size_t i = 0; i < s->env.n; i++)
-		envp[n++] = xstrdup(s->env.v[i]);
-	return envp;
-}
-
-static void free_vec(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* Whether cmd can be started: a path that is executable, or a name found in PATH. Said
- * before the spawn, so a missing program is named the same whatever posix_spawnp does. */
-static bool findable(const char *cmd)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0;
-	for (const char *p = path ? path : "/usr/bin:/bin"; p;) {
-		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		char *full = xasprintf("%.*s/%s", (int)n, n ? p : ".", cmd);
-		bool ok = access(full, X_OK) == 0;
-		free(full);
-		if (ok)
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
 }
 
 static bool spawn(struct mcp_client *c, char **err)
 {
 	const struct mcp_server_conf *s = conf_of(c);
-	int in[2] = {-1, -1}, out[2] = {-1, -1};
 
+	c->starts++;
 	if (s->url && !s->command) {
 		if (!c->http)
 			c->http = mcp_http_new(s->url, &s->headers);
-		c->starts++;
 		return true;
 	}
-	char **argv, **envp;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, dflt;
-	pid_t pid;
-	int rc;
-
-	if (!s->command || !findable(s->command)) {
-		*err = xasprintf("MCP server %s: command \"%s\" not found (looked in PATH) or not "
-		                 "executable; fix its command in the config or .mcp.json",
-		                 s->name, s->command ? s->command : "");
-		c->starts++;
-		return false;
-	}
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
-		*err = xasprintf("MCP server %s: cannot make a pipe: %s", s->name, strerror(errno));
-		if (in[0] >= 0) {
-			close(in[0]);
-			close(in[1]);
-		}
-		return false;
-	}
-	argv = xcalloc(s->args.n + 2, sizeof(*argv));
-	argv[0] = xstrdup(s->command);
-	for (size_t i = 0; i < s->args.n; i++)
-		argv[i + 1] = xstrdup(s->args.v[i]);
-	envp = build_env(s);
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, c->log_path ? c->log_path : "/dev/null",
-	                                 O_WRONLY | O_CREAT | O_APPEND, 0600);
-	if (s->cwd || c->workspace)
-		posix_spawn_file_actions_addchdir_np(&fa, s->cwd ? s->cwd : c->workspace);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&dflt);
-	sigaddset(&dflt, SIGPIPE);
-	sigaddset(&dflt, SIGINT);
-	sigaddset(&dflt, SIGTERM);
-	sigaddset(&dflt, SIGHUP);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &dflt);
-	/* Its own process group: the run ends everything the server started. */
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-	                                  POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawnp(&pid, s->command, &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	free_vec(argv);
-	free_vec(envp);
-	close(in[0]);
-	close(out[1]);
-	if (rc) {
-		close(in[1]);
-		close(out[0]);
-		if (rc == ENOENT)
-			*err =
-			    xasprintf("MCP server %s: command \"%s\" not found (looked in PATH); "
-			              "fix its command in the config or .mcp.json",
-			              s->name, s->command);
-		else
-			*err = xasprintf("MCP server %s: cannot start \"%s\": %s", s->name,
-			                 s->command, strerror(rc));
-		return false;
-	}
-	c->pid = pid;
-	c->to_fd = in[1];
-	c->from_fd = out[0];
-	fcntl(c->from_fd, F_SETFL, fcntl(c->from_fd, F_GETFL) | O_NONBLOCK);
-	c->starts++;
-	return true;
+	return mcp_proc_start(&c->proc, s, c->log_path, c->workspace, err);
 }
 
 /* ---- messages ----------------------------------------------------------------------- */
@@ -346,7 +176,7 @@ static bool send_msg(struct mcp_client *c, cJSON *msg)
 	/* cJSON escapes newlines inside strings: one message is one line. */
 	text = xrealloc(text, n + 2);
 	text[n] = '\n';
-	ok = c->to_fd >= 0 && fd_write_all(c->to_fd, text, n + 1) == 0;
+	ok = c->proc.to_fd >= 0 && fd_write_all(c->proc.to_fd, text, n + 1) == 0;
 	free(text);
 	return ok;
 }
@@ -503,7 +333,7 @@ static enum wait_end read_until(struct mcp_client *c, long want, long deadline_m
 		long left = deadline_ms ? deadline_ms - now_ms() : 0;
 		if (deadline_ms && left <= 0)
 			return W_TIMEOUT;
-		struct pollfd p = {.fd = c->from_fd, .events = POLLIN};
+		struct pollfd p = {.fd = c->proc.from_fd, .events = POLLIN};
 		int pr = poll(&p, 1, deadline_ms ? (int)(left < SLICE_MS ? left : SLICE_MS) : 0);
 		if (pr < 0 && errno != EINTR)
 			return W_DEAD;
@@ -512,7 +342,7 @@ static enum wait_end read_until(struct mcp_client *c, long want, long deadline_m
 				return W_TIMEOUT;
 			continue;
 		}
-		ssize_t got = read(c->from_fd, buf, sizeof(buf));
+		ssize_t got = read(c->proc.from_fd, buf, sizeof(buf));
 		if (got == 0)
 			return W_DEAD;
 		if (got < 0) {
@@ -591,8 +421,9 @@ static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *
 			return MCP_FAILED;
 		}
 		lost(c);
-		*err = xasprintf("MCP server %s stopped (%s) while answering %s", name,
-		                 c->last_exit ? c->last_exit : "its output closed", method);
+		*err =
+		    xasprintf("MCP server %s stopped (%s) while answering %s", name,
+		              c->proc.last_exit ? c->proc.last_exit : "its output closed", method);
 		return MCP_FAILED;
 	}
 	e = cJSON_GetObjectItemCaseSensitive(resp, "error");
@@ -771,7 +602,7 @@ void mcp_client_free(struct mcp_client *c)
 	free(c->log_path);
 	free(c->workspace);
 	free(c->protocol);
-	free(c->last_exit);
+	free(c->proc.last_exit);
 	free(c);
 }
 
@@ -784,7 +615,7 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
 	/* Idle: a list_changed sent while nothing was asked is read now, and the list taken
 	 * again. Busy with a call: the list as it is (the call reads any notice). */
 	if (pthread_mutex_trylock(&c->mu) == 0) {
-		if (c->pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
+		if (c->proc.pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
 			lost(c);
 		if (running(c) && c->tools_stale)
 			list_tools(c, &err);
