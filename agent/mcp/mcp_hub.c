@@ -98,10 +98,30 @@ void mcp_hub_start(struct mcp_hub *h, mcp_hub_event_fn fn, void *ctx)
 	}
 }
 
+/* Any thread, any number at once: waits on the done flags (a thread is joined by one
+ * thread only: join_starters). */
 void mcp_hub_wait(struct mcp_hub *h)
 {
+	bool all;
+
 	if (!h || !h->started)
 		return;
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		all = true;
+		for (size_t i = 0; i < h->n; i++)
+			all = all && h->v[i].done;
+		if (all)
+			break;
+		pthread_cond_wait(&h->cond, &h->mu);
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The thread that stops or frees the hub reaps the starters (after they are done). */
+static void join_starters(struct mcp_hub *h)
+{
+	mcp_hub_wait(h);
 	for (size_t i = 0; i < h->n; i++) {
 		if (h->v[i].thread_live) {
 			pthread_join(h->v[i].thread, NULL);
@@ -139,7 +159,7 @@ void mcp_hub_stop(struct mcp_hub *h)
 {
 	if (!h || h->stopped)
 		return;
-	mcp_hub_wait(h);
+	join_starters(h);
 	h->stopped = true;
 	for (size_t i = 0; i < h->n; i++) {
 		mcp_client_stop(h->v[i].client);
@@ -152,7 +172,7 @@ void mcp_hub_free(struct mcp_hub *h)
 {
 	if (!h)
 		return;
-	mcp_hub_wait(h);
+	join_starters(h);
 	for (size_t i = 0; i < h->n; i++)
 		mcp_client_free(h->v[i].client);
 	free(h->v);

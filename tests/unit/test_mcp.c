@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -352,6 +353,17 @@ static void test_hub_offer_lookup_allow(void **state)
 	mcp_hub_free(h);
 }
 
+static void *offer_thread(void *arg)
+{
+	struct mcp_offer o;
+	size_t n;
+
+	mcp_hub_offer(arg, &o);
+	n = o.n;
+	mcp_offer_release(&o);
+	return (void *)n;
+}
+
 /* A server slow to start does not hold the planner up: it is named, and the executor's
  * offer (which waits) has its tools. */
 static void test_slow_start_is_named(void **state)
@@ -360,6 +372,7 @@ static void test_slow_start_is_named(void **state)
 	struct mcp_hub *h;
 	struct mcp_offer o;
 	char *list, *args = xasprintf("[\"-c\", \"sleep 1; exec %s\"]", MCP_TEST_SERVER);
+	pthread_t waiters[3];
 
 	set(fx, "command", "sh");
 	set(fx, "args", args);
@@ -368,6 +381,14 @@ static void test_slow_start_is_named(void **state)
 	list = mcp_hub_describe(h, 50);
 	assert_non_null(strstr(list, "- t__*: the tools of MCP server t (still starting"));
 	free(list);
+	/* Parallel steps wait for it at once (this hung when each joined the starter). */
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(pthread_create(&waiters[k], NULL, offer_thread, h), 0);
+	for (int k = 0; k < 3; k++) {
+		void *n;
+		assert_int_equal(pthread_join(waiters[k], &n), 0);
+		assert_int_equal((size_t)n, 12);
+	}
 	mcp_hub_offer(h, &o);
 	assert_int_equal(o.n, 12);
 	mcp_offer_release(&o);
