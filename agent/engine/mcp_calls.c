@@ -128,6 +128,19 @@ static bool confirm(struct job *j, cJSON *payload)
 	return d == GATE_APPROVE && !atomic_load(&j->cancel);
 }
 
+static bool run_allowed(struct pev *e, const char *tool)
+{
+	bool yes = false;
+
+	if (!tool)
+		return false;
+	pthread_mutex_lock(&e->pool_lock);
+	for (size_t i = 0; i < e->mcp_run_allow.n && !yes; i++)
+		yes = !strcmp(e->mcp_run_allow.v[i], tool);
+	pthread_mutex_unlock(&e->pool_lock);
+	return yes;
+}
+
 void mcpcalls_ask(struct pev *e, struct job *j)
 {
 	int i = e->plan ? plan_find(e->plan, j->step.id) : -1;
@@ -144,6 +157,14 @@ void mcpcalls_ask(struct pev *e, struct job *j)
 	pthread_mutex_lock(&e->pool_lock);
 	payload = cJSON_Parse(j->mcp_ask ? j->mcp_ask : "{}");
 	pthread_mutex_unlock(&e->pool_lock);
+	/* Allowed for the run after the step asked (the engine takes the operator's A before
+	 * this ask): no gate. */
+	if (run_allowed(e,
+	                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(payload, "tool")))) {
+		cJSON_Delete(payload);
+		job_shell_reply(e, j, GATE_APPROVE, NULL, "allowed_for_run");
+		return;
+	}
 	if (!payload)
 		payload = cJSON_CreateObject();
 	cJSON_AddItemToObject(payload, "step", plan_step_to_json(&j->step));
@@ -169,17 +190,6 @@ static const char *status_name(enum mcp_status st)
 	case MCP_CANCELLED: return "cancelled";
 	}
 	return "failed";
-}
-
-static bool run_allowed(struct pev *e, const char *tool)
-{
-	bool yes = false;
-
-	pthread_mutex_lock(&e->pool_lock);
-	for (size_t i = 0; i < e->mcp_run_allow.n && !yes; i++)
-		yes = !strcmp(e->mcp_run_allow.v[i], tool);
-	pthread_mutex_unlock(&e->pool_lock);
-	return yes;
 }
 
 char *mcpcalls_gate_tool(struct pev *e, struct job *j)
@@ -220,8 +230,8 @@ void mcpcalls_remember(struct pev *e, const char *tool)
 	}
 	for (size_t k = 0; k < n; k++)
 		gates_decide_how(e, same[k], GATE_APPROVE, "policy",
-				 "the operator allowed this tool for the rest of the run", NULL,
-				 "allowed_for_run");
+		                 "the operator allowed this tool for the rest of the run", NULL,
+		                 "allowed_for_run");
 	free(same);
 }
 
