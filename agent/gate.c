@@ -17,6 +17,7 @@ static const char *const kind_names[GATE__COUNT] = {
 	[GATE_PLAN] = "plan",     [GATE_HIGH] = "high",     [GATE_REPLAN] = "replan",
 	[GATE_SHELL] = "shell",   [GATE_BUDGET] = "budget", [GATE_STEP] = "step",
 	[GATE_REWIND] = "rewind",
+	[GATE_MCP] = "mcp",
 };
 
 static const char *const decision_names[] = {

@@ -61,6 +61,7 @@ void settings_release(struct settings *s)
 	strvec_clear(&s->shell_allow);
 	strvec_clear(&s->checkpoint_exclude);
 	strvec_clear(&s->http_allow_hosts);
+	mcp_conf_release(&s->mcp);
 }
 
 /* ---- default paths (XDG base directories) ------------------------------------------- */
@@ -365,6 +366,19 @@ static int cfg_handler(void *user, const char *section, const char *name, const 
 		else
 			cfg_fail(c, line, "a key is outside any section");
 		return 0;
+	}
+	if (strncmp(section, "mcp.", 4) == 0) {
+		char *merr = NULL;
+		size_t vl = strlen(raw);
+		char *mv = (vl >= 2 && raw[0] == '"' && raw[vl - 1] == '"') ? xstrndup(raw + 1, vl - 2)
+									  : xstrdup(raw);
+		if (!mcp_conf_set_key(&s->mcp, section + 4, name, mv, &merr)) {
+			cfg_fail(c, line, "[%.40s] %s: %s", section, plain_name(name) ? name : "key",
+				 merr);
+			free(merr);
+		}
+		free(mv);
+		return c->err && c->err_line == line ? 0 : 1;
 	}
 	bool known = false;
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "mcp_config.h"
 #include "provider.h"
 #include "strbuf.h"
 
@@ -62,6 +63,8 @@ struct settings {
 	char *notify_cmd;            /* notify_cmd = a command for /bin/sh -c; NULL = none */
 	int notify_timeout_s;        /* notify_timeout = 1..600 seconds; default 30 */
 	int notify_debounce_s;       /* notify_debounce = 0..3600 seconds; default 10 */
+	/* [mcp.NAME] sections, then a project's .mcp.json and --mcp (agent/mcp/): */
+	struct mcp_conf mcp;
 };
 
 void settings_init(struct settings *s);     /* the defaults */

@@ -275,6 +275,8 @@ static void answer(struct app *a, struct vgate *g, enum gate_decision d, const c
 		a->answered[a->n_answered++] = g->id;
 		if (g->kind == GATE_SHELL && d == GATE_SKIP)
 			set_message(a, "command refused; the step goes on without it");
+		else if (g->kind == GATE_MCP && d == GATE_SKIP)
+			set_message(a, "MCP call refused; the step goes on without it");
 		else if (g->kind == GATE_SHELL && d == GATE_EDIT)
 			set_message(a, "gate shell: the edited command runs");
 		else
@@ -1133,6 +1135,12 @@ static void act_allow_for_run(struct app *a)
 {
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 
+	if (g && g->kind == GATE_MCP) {
+		answer(a, g, GATE_APPROVE, "{\"remember\":true}");
+		set_message(a, "gate mcp: approved; this tool runs without asking for the rest of "
+			       "the run");
+		return;
+	}
 	if (!g || g->kind != GATE_SHELL) {
 		set_message(a, "A works at a shell gate: approve, and allow that exact command "
 			       "for the rest of the run");

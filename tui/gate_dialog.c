@@ -26,6 +26,8 @@ const char *gate_dialog_hint(const struct vgate *g)
 		return "a approve  A allow for run  e edit command  s refuse  x reject  Esc hide";
 	case GATE_BUDGET: return "a +50%  d double  e set the cap  x stop the run  Esc hide";
 	case GATE_REWIND: return "a restore  s keep theirs  d show the diff  x reject  Esc hide";
+	case GATE_MCP:
+		return "a approve  A allow tool for run  s refuse  x reject  Esc hide";
 	case GATE__COUNT: break;
 	}
 	return "a approve  x reject  Esc hide";
@@ -49,6 +51,8 @@ const char *const *gate_dialog_keys(const struct vgate *g)
 					     "x", "stop the run", "?", "help", NULL};
 	static const char *const rewind[] = {"a", "restore", "s", "keep theirs", "d",
 					     "show the diff", "x", "reject", "?", "help", NULL};
+	static const char *const mcp[] = {"a", "approve", "A", "allow tool for this run", "s",
+					  "refuse", "x", "reject", "?", "help", NULL};
 	static const char *const other[] = {"a", "approve", "x", "reject", "?", "help", NULL};
 
 	switch (g->kind) {
@@ -59,6 +63,7 @@ const char *const *gate_dialog_keys(const struct vgate *g)
 	case GATE_SHELL: return shell;
 	case GATE_BUDGET: return budget;
 	case GATE_REWIND: return rewind;
+	case GATE_MCP: return mcp;
 	case GATE__COUNT: break;
 	}
 	return other;

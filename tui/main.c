@@ -26,6 +26,7 @@
 #include "gate.h"
 #include "headless.h"
 #include "journal.h"
+#include "mcp_config.h"
 #include "jsonx.h"
 #include "notify.h"
 #include "pev.h"
@@ -40,11 +41,13 @@
 #include "secrets.h"
 #include "settings.h"
 #include "strbuf.h"
+#include "tool_list.h"
 #include "xalloc.h"
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND,
+	    MODE_LIST_TOOLS };
 
 /* Long options without a short form. */
 enum {
@@ -56,6 +59,7 @@ enum {
 	OPT_NO_MOUSE,
 	OPT_DIFF,
 	OPT_REWIND,
+	OPT_MCP, OPT_LIST_TOOLS,
 };
 
 static const struct option long_options[] = {
@@ -91,6 +95,8 @@ static const struct option long_options[] = {
 	{"sim-delay", required_argument, NULL, OPT_SIM_DELAY},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"mcp", required_argument, NULL, OPT_MCP},
+	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -142,6 +148,8 @@ static void usage(FILE *out)
 	      "                          in the workspace, as a unified diff\n"
 	      "      --rewind RUN[:STEP] put the run's workspace back as it was before the run\n"
 	      "                          (or STEP, or a checkpoint id); asks first (--yes: not)\n"
+	      "      --list-tools        list the tools the executor would be offered, built-in\n"
+	      "                          and MCP, with their server and gate policy\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -150,14 +158,16 @@ static void usage(FILE *out)
 	      "      --base-url URL      API base URL (Ollama, vLLM, llama.cpp, OpenRouter…)\n"
 	      "\n"
 	      "Policy:\n"
-	      "      --gate LIST         gates: plan,high,replan,shell,budget,step,rewind or none\n"
-	      "                          (default plan,high,replan,shell,budget)\n"
+	      "      --gate LIST         gates: plan,high,replan,shell,budget,step,rewind,mcp or\n"
+	      "                          none (default plan,high,replan,shell,budget,mcp)\n"
 	      "      --yes               approve every gate (for --headless)\n"
 	      "      --max-retries N     retries per step before a replan (default 2)\n"
 	      "      --max-replans N     replans before a step is fail-accepted (default 2)\n"
 	      "      --parallel N        steps run at once, each in its own worker (default 3)\n"
 	      "      --budget USD        ask (budget gate) when spending crosses USD\n"
 	      "      --chaos P           tools fail with probability P (--chaos-seed N)\n"
+	      "      --mcp NAME=COMMAND  an MCP server for this run (also [mcp.NAME] in the\n"
+	      "                          config and .mcp.json); repeat for more\n"
 	      "\n"
 	      "Files:\n"
 	      "      --workspace DIR     the executor's folder (default: RUNDIR/workspace)\n"
@@ -274,6 +284,13 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			cli->mode = MODE_REWIND;
 			set_str(&cli->run_ref, optarg);
 			break;
+		case OPT_LIST_TOOLS: cli->mode = MODE_LIST_TOOLS; break;
+		case OPT_MCP: {
+			char *merr = NULL;
+			if (!mcp_conf_add_flag(&s->mcp, optarg, &merr))
+				die("%s", merr);
+			break;
+		}
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -779,6 +796,56 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	return code;
 }
 
+#ifndef PKGLIBEXECDIR
+#define PKGLIBEXECDIR "/usr/local/libexec/pevtui"
+#endif
+
+/* --scenario mcp: the tests' MCP server, installed as pevtui-mcp-demo (beside the program
+ * when it runs from its build tree), as server "demo" unless one is configured. */
+static void mcp_demo_server(struct settings *s)
+{
+	char self[4096], *path = NULL, *slash, *err = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (!s->scenario || strcmp(s->scenario, "mcp") || mcp_conf_find(&s->mcp, "demo"))
+		return;
+	self[n > 0 ? n : 0] = '\0';
+	slash = strrchr(self, '/');
+	if (slash) {
+		*slash = '\0';
+		path = xasprintf("%s/pevtui-mcp-demo", self);
+		if (access(path, X_OK)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	if (!path)
+		path = xstrdup(PKGLIBEXECDIR "/pevtui-mcp-demo");
+	if (!mcp_conf_set_key(&s->mcp, "demo", "command", path, &err) ||
+	    !mcp_conf_set_key(&s->mcp, "demo", "allow", "read_*", &err))
+		die("%s", err);
+	free(path);
+}
+
+/* A project's .mcp.json, in the workspace and in the current folder: weaker than the
+ * config and --mcp (which keep their servers). */
+static void mcp_project_files(struct settings *s)
+{
+	char *err = NULL, *path;
+
+	mcp_demo_server(s);
+	if (s->workspace) {
+		path = xasprintf("%s/.mcp.json", s->workspace);
+		if (!mcp_conf_load_json(&s->mcp, path, &err))
+			die("%s", err);
+		free(path);
+	}
+	if (!mcp_conf_load_json(&s->mcp, ".mcp.json", &err))
+		die("%s", err);
+	if (!mcp_conf_check(&s->mcp, &err))
+		die("%s", err);
+}
+
 int main(int argc, char **argv)
 {
 	struct settings s;
@@ -844,7 +911,11 @@ int main(int argc, char **argv)
 	if (!cost_init())
 		fprintf(stderr, "pevtui: warning: %s\n", cost_load_error());
 
+	mcp_project_files(&s);
 	switch (cli.mode) {
+	case MODE_LIST_TOOLS:
+		code = tool_list_print(stdout, &s);
+		break;
 	case MODE_LIST:
 		if (!run_list_print(stdout, s.runs_dir, &err))
 			die("%s", err);

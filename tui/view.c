@@ -984,7 +984,53 @@ static void gate_budget_body(struct vgate *g, const cJSON *o)
 			      "Raise the cap (a, d, e) or stop the run (x).");
 }
 
-/* High, step and shell gates: about one step (and, for shell, its command). */
+#define MCP_ARGS_SHOWN 4000 /* of a call's arguments, the mcp gate shows this much */
+
+/* The mcp gate: which server and tool, with what arguments, and what the server says of
+ * the tool (its annotations are shown as its claims, never as facts). */
+static void gate_mcp_lines(struct vgate *g, const cJSON *o)
+{
+	const cJSON *args = jget(o, "arguments"), *ann = jget(o, "annotations"), *it;
+	char *server = san(jsonx_str(o, "server")), *tool = san(jsonx_str(o, "mcp_tool"));
+	char *p = args ? cJSON_Print(args) : NULL;
+	static const struct {
+		const char *key, *yes, *no;
+	} hints[] = {
+		{"readOnlyHint", "read-only", "may change things"},
+		{"destructiveHint", "may destroy data", "not destructive"},
+		{"idempotentHint", "idempotent", "not idempotent"},
+		{"openWorldHint", "reaches beyond its own data", "stays within its own data"},
+	};
+
+	addf(&g->body, VL_HEADER, "Server %s, tool %s", server, tool);
+	if (jsonx_str(o, "description"))
+		add_text(&g->body, VL_TEXT, jsonx_str(o, "description"));
+	linestore_add(&g->body, VL_HEADER, "Arguments:");
+	if (p && strlen(p) > MCP_ARGS_SHOWN) {
+		size_t n = MCP_ARGS_SHOWN;
+		while (n > 0 && ((unsigned char)p[n] & 0xC0) == 0x80)
+			n--;
+		p[n] = '\0';
+		add_text(&g->body, VL_WARN, p);
+		linestore_add(&g->body, VL_NOTICE, "(cut here; the drill-down holds them all)");
+	} else {
+		add_text(&g->body, VL_WARN, p ? p : "{}");
+	}
+	cJSON_free(p);
+	cJSON_ArrayForEach(it, (cJSON_IsObject(ann) ? ann : NULL)) {
+		for (size_t k = 0; k < sizeof(hints) / sizeof(hints[0]); k++)
+			if (it->string && !strcmp(it->string, hints[k].key) && cJSON_IsBool(it))
+				addf(&g->body, VL_NOTICE, "The server says: %s (%s; not checked)",
+				     cJSON_IsTrue(it) ? hints[k].yes : hints[k].no, hints[k].key);
+	}
+	addf(&g->body, VL_NOTICE,
+	     "Not on the allow list of [mcp.%s]: allow = [\"%s\"] lets it skip this gate.",
+	     server, tool);
+	free(server);
+	free(tool);
+}
+
+/* High, step, shell and mcp gates: about one step (and, for shell, its command). */
 static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 {
 	const cJSON *step = jget(o, "step");
@@ -999,6 +1045,8 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 		g->title = xasprintf("High-complexity step: %s", name);
 	else if (g->kind == GATE_SHELL)
 		g->title = xstrdup("Run a shell command?");
+	else if (g->kind == GATE_MCP)
+		g->title = xstrdup("Call an MCP tool?");
 	else
 		g->title = xasprintf("Before step: %s", name);
 	free(name);
@@ -1006,6 +1054,14 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 		g->command = san(jsonx_str(o, "command"));
 		linestore_add(&g->body, VL_HEADER, "Command:");
 		add_text(&g->body, VL_WARN, jsonx_str(o, "command"));
+	}
+	if (g->kind == GATE_MCP) {
+		char *id = san(g->step_id);
+
+		gate_mcp_lines(g, o);
+		addf(&g->body, VL_NOTICE, "Asked by step %s; other steps go on meanwhile.",
+		     *id ? id : "?");
+		free(id);
 	}
 	if (g->kind == GATE_SHELL) {
 		char *id = san(g->step_id);
@@ -1118,6 +1174,7 @@ static void gate_open(struct view *v, const cJSON *o)
 	case GATE_REWIND: gate_rewind_body(v, g, o); break;
 	case GATE_HIGH:
 	case GATE_SHELL:
+	case GATE_MCP:
 	case GATE_STEP:
 	case GATE__COUNT: gate_step_body(v, g, o); break;
 	}
@@ -1179,9 +1236,10 @@ static void gate_rebuild(struct view *v, struct vgate *g)
 	case GATE_HIGH:
 	case GATE_STEP:
 	case GATE_SHELL:
+	case GATE_MCP:
 	case GATE__COUNT: {
 		int i = fold_find_step(&v->rs, step_id);
-		if (i >= 0 && v->rs.steps[i].json && kind != GATE_SHELL) {
+		if (i >= 0 && v->rs.steps[i].json && kind != GATE_SHELL && kind != GATE_MCP) {
 			now = cJSON_Parse(v->rs.steps[i].json);
 			if (cJSON_IsObject(now)) {
 				cJSON_DeleteItemFromObject(o, "step");
@@ -1450,8 +1508,14 @@ static void on_tool_call(struct ctx *c)
 	char *tool = san(jsonx_str(c->o, "tool")), *p = print_json(jget(c->o, "params"));
 	char *ps = san(p), *pt = textsan_truncate(ps, PARAMS_COLS);
 
+	char *server = san_or_null(jsonx_str(c->o, "server"));
+
 	linestore_close(c->log);
-	addf(c->log, VL_TOOL, "\xe2\x86\x92 %s %s", tool, pt);
+	if (server) /* an MCP server's tool: which server is named */
+		addf(c->log, VL_TOOL, "\xe2\x86\x92 %s (MCP server %s) %s", tool, server, pt);
+	else
+		addf(c->log, VL_TOOL, "\xe2\x86\x92 %s %s", tool, pt);
+	free(server);
 	free(tool);
 	free(p);
 	free(ps);

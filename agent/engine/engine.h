@@ -127,6 +127,10 @@ struct job {
 	/* the rewind gate round trip (under e->pool_lock; rewind_gate.c) */
 	bool rewind_waiting, rewind_answered;
 	enum gate_decision rewind_decision;
+	/* the mcp gate rides the same round trip: ask_kind GATE_MCP, what it shows in mcp_ask
+	 * (gate.open fields as JSON text, under e->pool_lock) */
+	enum gate_kind ask_kind;
+	char *mcp_ask;
 
 	/* JOB_PLAN */
 	enum llm_purpose purpose;
@@ -186,6 +190,8 @@ struct pev {
 	double threshold, chaos;
 	struct strvec shell_allow;
 	struct strvec shell_run_allow; /* exact commands the operator allowed for the run */
+	struct strvec mcp_run_allow;   /* MCP tools (SERVER__tool) allowed for the run
+					* (pool_lock: steps read it) */
 	struct strvec http_allow_hosts;
 	int shell_timeout_s;
 	size_t http_max_bytes;
@@ -240,6 +246,7 @@ struct pev {
 	struct role_usage usage[ROLE__COUNT];
 	struct budget *budget;
 	struct requests *requests; /* the request bodies kept in the run folder (any thread) */
+	struct mcp_hub *mcp;     /* the operator's MCP servers, NULL when none (mcp_calls.c) */
 	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);
 					  * NULL with [policy] checkpoints = off or when the
 					  * store could not be opened (checkpoint_err says why) */
@@ -351,6 +358,29 @@ enum gate_decision rewindgate_ask(struct job *j, char *fields_json);
 /* rewind_cmd.c */
 /* PEV_CMD_REWIND: the workspace back to a checkpoint, if nothing runs (else a notice). */
 void rewindcmd_apply(struct pev *e, const char *json);
+/* mcp_calls.c: the operator's MCP servers in a run */
+struct mcp_offer;
+/* Starts the servers (each on its own thread, while the planner works); their start,
+ * failure and stop are notices of kind mcp_server. */
+void mcpcalls_start(struct pev *e);
+void mcpcalls_stop(struct pev *e);
+/* The planner's list of MCP tools (caller frees), NULL when there are none. */
+char *mcpcalls_describe(struct pev *e);
+/* True when `name` is a tool of one of the run's MCP servers. */
+bool mcpcalls_owns(struct pev *e, const char *name);
+/* tool.call fields of an MCP tool: server, mcp_tool. */
+void mcpcalls_annotate(struct pev *e, const char *name, struct cJSON *f);
+/* Pool thread: the mcp gate (unless allowed), then the call. The result text in *out;
+ * tool.result fields (server, mcp_tool, approval, ran, is_error) added to f. */
+bool mcpcalls_run(struct job *j, const char *name, const struct cJSON *input,
+		  struct strbuf *out, struct cJSON *f);
+/* Engine thread: a step job asks the mcp gate (MSG_SHELL_ASK with ask_kind GATE_MCP). */
+void mcpcalls_ask(struct pev *e, struct job *j);
+/* The tool (SERVER__tool) job j waits at its mcp gate with (caller frees). */
+char *mcpcalls_gate_tool(struct pev *e, struct job *j);
+/* The operator allowed `tool` for the rest of the run (A at its gate): later calls skip
+ * the gate, and open mcp gates for it are approved. Not taken back on --resume. */
+void mcpcalls_remember(struct pev *e, const char *tool);
 
 /* planning.c */
 void planning_start(struct pev *e);        /* the first plan (or its gate on resume) */

@@ -75,7 +75,8 @@ static void publish_decision(struct pev *e, const struct egate *g, const char *d
 	if (remember) {
 		/* Allowed for the rest of the run: the fold (and --resume) keeps the command. */
 		cJSON_AddBoolToObject(f, "remember", true);
-		cJSON_AddStringToObject(f, "command", remember);
+		/* an mcp gate's is the tool (SERVER__tool), a shell gate's the command */
+		cJSON_AddStringToObject(f, g->kind == GATE_MCP ? "tool" : "command", remember);
 	}
 	bus_publish(e->bus, EV_GATE_DECISION, f);
 }
@@ -138,6 +139,17 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its shell command was %s",
 					d == GATE_SKIP ? "refused" : "answered");
 		break;
+	case GATE_MCP:
+		if (d == GATE_REJECT)
+			engine_end(e, PEV_EXIT_ABORTED, "an MCP tool call of step %s was rejected",
+				   g->step_id ? g->step_id : "?");
+		if (g->job)
+			job_shell_reply(e, g->job, d == GATE_EDIT ? GATE_APPROVE : d, NULL, how);
+		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
+		    e->phase != PH_ENDING)
+			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its MCP tool call was %s",
+					d == GATE_SKIP ? "refused" : "answered");
+		break;
 	case GATE_BUDGET:
 		e->budget_gate_open = false;
 		if (d == GATE_REJECT) {
@@ -184,6 +196,8 @@ void gates_decide_how(struct pev *e, unsigned long id, enum gate_decision d, con
 		cap = new_cap(e, json);
 	if (g.kind == GATE_SHELL && d == GATE_APPROVE && g.job && shellgate_wants_remember(json))
 		remember = shellgate_command(e, g.job);
+	if (g.kind == GATE_MCP && d == GATE_APPROVE && g.job && shellgate_wants_remember(json))
+		remember = mcpcalls_gate_tool(e, g.job);
 	publish_decision(e, &g, gate_decision_name(d), by, reason,
 			 g.kind == GATE_SHELL && d == GATE_EDIT ? json : NULL, cap, remember);
 	if (g.kind == GATE_BUDGET && d == GATE_APPROVE)
@@ -191,7 +205,9 @@ void gates_decide_how(struct pev *e, unsigned long id, enum gate_decision d, con
 			   budget_spent(e->budget));
 	run_continuation(e, &g, d, how ? how : shellgate_how(d, by), json);
 	free(g.step_id);
-	if (remember)
+	if (remember && g.kind == GATE_MCP)
+		mcpcalls_remember(e, remember);
+	else if (remember)
 		shellgate_remember(e, remember);
 	free(remember);
 }
@@ -264,7 +280,7 @@ void gates_withdraw(struct pev *e, unsigned long id, const char *reason)
 	i = g.step_id && e->plan ? plan_find(e->plan, g.step_id) : -1;
 	if (i >= 0 && e->st[i].gate_id == g.id)
 		e->st[i].gate_id = 0;
-	if (g.kind == GATE_SHELL && g.job)
+	if ((g.kind == GATE_SHELL || g.kind == GATE_MCP) && g.job)
 		job_shell_reply(e, g.job, GATE_SKIP, NULL, "withdrawn");
 	if (g.kind == GATE_REWIND && g.job)
 		rewindgate_reply(e, g.job, GATE_SKIP);

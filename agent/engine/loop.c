@@ -25,6 +25,7 @@
 #include "requests.h"
 #include "runlock.h"
 #include "sandbox.h"
+#include "mcp_hub.h"
 #include "settings.h"
 #include "xalloc.h"
 
@@ -539,6 +540,10 @@ void engine_step(struct pev *e, struct msg *m)
 		int i = e->plan ? plan_find(e->plan, j->step.id) : -1;
 		cJSON *payload;
 
+		if (j->ask_kind == GATE_MCP) {
+			mcpcalls_ask(e, j);
+			break;
+		}
 		if (atomic_load(&j->cancel) || e->phase == PH_ENDING || e->phase == PH_ENDED) {
 			job_shell_reply(e, j, GATE_REJECT, NULL, "cancelled");
 			break;
@@ -605,6 +610,7 @@ static void *engine_main(void *arg)
 		engine_msg_free(m);
 	}
 	pool_stop(e);
+	mcpcalls_stop(e); /* no step calls a tool any more: every server ends with the run */
 	return NULL;
 }
 
@@ -670,6 +676,11 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->queue_tail = &e->queue;
 	e->budget = budget_new(s->budget_usd, 0);
 	e->requests = requests_open(e->run_dir, s->keep_requests, 0);
+	if (s->mcp.n) {
+		char *logs = xasprintf("%s/mcp", e->run_dir);
+		e->mcp = mcp_hub_new(&s->mcp, logs, e->workspace);
+		free(logs);
+	}
 	atomic_init(&e->aborting, false);
 	atomic_init(&e->checkpoint_err_told, false);
 	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL) ||
@@ -688,6 +699,14 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->ws_fd = sandbox_open_root(e->workspace, err);
 	if (e->ws_fd < 0)
 		goto fail;
+	if (e->mcp) {
+		/* Each server's stderr goes to RUNDIR/mcp/NAME.log. */
+		char *logs = xasprintf("%s/mcp", run_dir);
+		if (mkdir(logs, 0700) && errno != EEXIST)
+			bus_notice(bus, "warn", NULL, "cannot create %s for the MCP servers' logs: %s",
+				   logs, strerror(errno));
+		free(logs);
+	}
 	/* Without a store the run goes on unprotected; the first attempt says so. */
 	if (s->checkpoints) {
 		char *cerr = NULL;
@@ -724,6 +743,7 @@ void pev_start(struct pev *e)
 	struct msg *m = xcalloc(1, sizeof(*m));
 
 	pool_start(e);
+	mcpcalls_start(e); /* the servers start while the planner works */
 	m->kind = MSG_START;
 	engine_post(e, m);
 	if (pthread_create(&e->thread, NULL, engine_main, e))
@@ -793,12 +813,14 @@ void pev_free(struct pev *e)
 		free(e->models[r]);
 	strvec_clear(&e->shell_allow);
 	strvec_clear(&e->shell_run_allow);
+	strvec_clear(&e->mcp_run_allow);
 	strvec_clear(&e->http_allow_hosts);
 	journal_close(e->journal);
 	runlock_release(e->lock_fd);
 	if (e->ws_fd >= 0)
 		close(e->ws_fd);
 	budget_free(e->budget);
+	mcp_hub_free(e->mcp);
 	requests_close(e->requests);
 	checkpoint_close(e->checkpoints);
 	free(e->checkpoint_err);

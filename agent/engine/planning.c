@@ -250,8 +250,21 @@ void planning_job_run(struct job *j)
 				  .want_json = true,
 				  .max_tokens = MAX_TOKENS_PLAN};
 	char *prompt = j->prompt;
+	/* Waits for the MCP servers started with the run (they start while the run opens):
+	 * the planner is told which of their tools exist, so plans can name them. */
+	char *mcp = mcpcalls_describe(j->e);
 
 	j->prompt = NULL;
+	if (mcp) {
+		char *more = xasprintf("%s\n\nBesides the built-in tools, the executor has these "
+				       "tools of the operator's MCP servers (each call may ask "
+				       "the operator first); name them in a step's actions where "
+				       "they fit:\n%s",
+				       prompt, mcp);
+		free(prompt);
+		prompt = more;
+		free(mcp);
+	}
 	j->plan = engine_ask_and_read(j->e, &req, prompt, &j->cancel, read_plan, j->e->task,
 				      fix_plan, &j->why, &j->err);
 	if (atomic_load(&j->cancel)) {

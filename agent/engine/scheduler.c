@@ -466,7 +466,8 @@ static void make_stale(struct pev *e, size_t k, const char *cause, const char *w
 	for (size_t g = e->n_gates; g-- > 0;) {
 		struct egate *eg = &e->gates[g];
 		if (eg->step_id && !strcmp(eg->step_id, id) &&
-		    (eg->kind == GATE_STEP || eg->kind == GATE_HIGH || eg->kind == GATE_SHELL))
+		    (eg->kind == GATE_STEP || eg->kind == GATE_HIGH || eg->kind == GATE_SHELL ||
+		     eg->kind == GATE_MCP))
 			gates_withdraw(e, eg->id, why);
 	}
 	s->gate_id = 0;

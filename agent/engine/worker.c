@@ -17,6 +17,7 @@
 #include "bus.h"
 #include "checkpoint.h"
 #include "jsonx.h"
+#include "mcp_hub.h"
 #include "result.h"
 #include "sandbox.h"
 #include "tool.h"
@@ -54,6 +55,7 @@ void job_free(struct job *j)
 	free(j->shell_ask.cwd);
 	free(j->shell_ask.allow_prefix);
 	free(j->shell_ask.allow_why);
+	free(j->mcp_ask);
 	free(j->prompt);
 	plan_free(j->plan);
 	free(j->why);
@@ -303,16 +305,21 @@ static cJSON *parse_or_string(const char *json)
 	return v ? v : cJSON_CreateString(json ? json : "");
 }
 
-static const struct tool_def **offered_tools(struct pev *e, size_t *n)
+/* The built-in tools, then the MCP servers' (borrowed from `mcp`, which must outlive
+ * the list). */
+static const struct tool_def **offered_tools(struct pev *e, const struct mcp_offer *mcp,
+					     size_t *n)
 {
 	size_t total;
 	const struct tool_def *const *all = tool_registry(&total);
-	const struct tool_def **out = xcalloc(total ? total : 1, sizeof(*out));
+	const struct tool_def **out = xcalloc(total + mcp->n + 1, sizeof(*out));
 
 	*n = 0;
 	for (size_t i = 0; i < total; i++)
 		if (!all[i]->demo_only || e->demo)
 			out[(*n)++] = all[i];
+	for (size_t i = 0; i < mcp->n; i++)
+		out[(*n)++] = &mcp->v[i];
 	return out;
 }
 
@@ -424,7 +431,8 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	cJSON *f = cJSON_CreateObject();
 	struct shell_run shell = {.exit_status = -1};
-	bool ok = false;
+	bool ok = false, is_mcp = !t && mcpcalls_owns(e, call->name);
+	cJSON *mcp_fields = cJSON_CreateObject();
 	char *summary;
 
 	env.shell_run = &shell;
@@ -434,9 +442,13 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
 	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
 	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
+	if (is_mcp)
+		mcpcalls_annotate(e, call->name, f);
 	bus_publish(e->bus, EV_TOOL_CALL, f);
 
-	if (!t || (t->demo_only && !e->demo))
+	if (is_mcp && input && cJSON_IsObject(input))
+		ok = mcpcalls_run(j, call->name, input, &out, mcp_fields);
+	else if (!is_mcp && (!t || (t->demo_only && !e->demo)))
 		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
 	else if (!input || !cJSON_IsObject(input))
 		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
@@ -456,6 +468,11 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	/* The job's reply fields were written under pool_lock before the tool woke. */
 	add_shell_fields(f, &shell, j->shell_how);
 	tool_shell_run_release(&shell);
+	while (mcp_fields->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(mcp_fields, mcp_fields->child);
+		cJSON_AddItemToObject(f, it->string, it);
+	}
+	cJSON_Delete(mcp_fields);
 	keep_output(j, attempt, (int)log->n, &out, f);
 	bus_publish(e->bus, EV_TOOL_RESULT, f);
 
@@ -514,10 +531,13 @@ static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log
 	const struct plan_step *step = &j->step;
 	struct llm_msg *msgs = xcalloc(2 * MAX_TOOL_ROUNDS + 2, sizeof(*msgs));
 	size_t n_msgs = 1, n_tools;
-	const struct tool_def **tools = offered_tools(e, &n_tools);
+	struct mcp_offer mcp;
+	const struct tool_def **tools;
 	char *step_json = plan_step_to_string(step, false);
 	char *final = NULL;
 
+	mcp_hub_offer(e->mcp, &mcp); /* waits for servers still starting */
+	tools = offered_tools(e, &mcp, &n_tools);
 	msgs[0].kind = LLM_MSG_USER;
 	msgs[0].text = prompt_execute(j->goal, step, j->deps, j->n_deps, &j->critiques, attempt);
 	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
@@ -571,6 +591,7 @@ static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log
 		llm_msg_release(&msgs[m]);
 	free(msgs);
 	free((void *)tools);
+	mcp_offer_release(&mcp);
 	free(step_json);
 	if (final && atomic_load(&j->cancel)) {
 		free(final);

@@ -279,6 +279,11 @@ static char *gate_message(const struct notify *n, int kind, const char *sid, con
 		strbuf_adds(&sb, " asks to run: ");
 		strbuf_adds(&sb, jsonx_str(o, "command") ? jsonx_str(o, "command") : "?");
 		break;
+	case GATE_MCP:
+		add_step(&sb, sid, step);
+		strbuf_adds(&sb, " asks to call the MCP tool ");
+		strbuf_adds(&sb, jsonx_str(o, "tool") ? jsonx_str(o, "tool") : "?");
+		break;
 	case GATE_REPLAN:
 		strbuf_adds(&sb, "step ");
 		strbuf_adds(&sb, jsonx_str(o, "failed_step") ? jsonx_str(o, "failed_step") : "?");

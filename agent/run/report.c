@@ -20,6 +20,7 @@
 #include "jsonx.h"
 #include "report_audit.h"
 #include "report_changes.h"
+#include "report_mcp.h"
 #include "report_replans.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -49,6 +50,7 @@ struct report {
 	char *last_type;
 	struct audit *audit; /* times, tool calls, edits, budget (report_audit.h) */
 	struct report_replans *replans; /* each replan and its diff (report_replans.h) */
+	struct report_mcp *mcp; /* MCP servers and their calls (report_mcp.h) */
 };
 
 static const char *const role_names[3] = {"planner", "executor", "verifier"};
@@ -383,6 +385,7 @@ static bool visit(void *ctx, const struct event *ev)
 	fold_apply_json(&r->rs, (int)ev->type, o);
 	audit_apply(r->audit, (int)ev->type, o);
 	report_replans_apply(r->replans, &r->rs, (int)ev->type, o);
+	report_mcp_apply(r->mcp, (int)ev->type, o);
 	free(r->last_type);
 	r->last_type = xstrdup(event_type_name(ev->type));
 	switch (ev->type) {
@@ -748,6 +751,7 @@ static char *render(const struct report *r, const struct journal_load_info *info
 	render_steps(&sb, r);
 	report_changes_render(&sb, rs, run_dir);
 	audit_render_unjudged(r->audit, &sb, rs);
+	report_mcp_render(r->mcp, &sb);
 	strbuf_adds(&sb, "## Gates\n\n");
 	strbuf_adds(&sb, r->gates.len ? r->gates.buf : "No gate was decided.\n");
 	strbuf_adds(&sb, "\n");
@@ -777,6 +781,7 @@ static void report_release(struct report *r)
 	free(r->last_type);
 	audit_free(r->audit);
 	report_replans_free(r->replans);
+	report_mcp_free(r->mcp);
 }
 
 /* Temporary file + fsync + rename, so a reader never sees half a report. */
@@ -823,6 +828,7 @@ bool report_write(const char *run_dir, char **err)
 	strbuf_init(&r.notices);
 	r.audit = audit_new();
 	r.replans = report_replans_new();
+	r.mcp = report_mcp_new();
 	ok = journal_load(jpath, visit, &r, &info, err);
 	if (ok) {
 		text = render(&r, &info, run_dir);

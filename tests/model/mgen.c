@@ -72,6 +72,7 @@ static const char *const action_names[MGEN__COUNT] = {
 static const char *const gate_names[GATE__COUNT] = {
 	[GATE_PLAN] = "plan",     [GATE_HIGH] = "high",     [GATE_REPLAN] = "replan",
 	[GATE_SHELL] = "shell",   [GATE_BUDGET] = "budget", [GATE_STEP] = "step",
+	[GATE_MCP] = "mcp",
 };
 
 const char *mgen_action_name(enum mgen_action a)

@@ -441,10 +441,13 @@ static void test_every_scenario_drives(void **state)
 	for (; names[n]; n++) {
 		struct drive d;
 
+		/* mcp calls an MCP server's tools: tests/integration/test_mcp_run drives it. */
+		if (!strcmp(names[n], "mcp"))
+			continue;
 		drive_scenario(names[n], sim_scenario_task(names[n]), &d);
 		drive_free(&d);
 	}
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 9); /* the seven of old, checkpoints and mcp */
 }
 
 static void test_generic_uses_the_task(void **state)

@@ -1,0 +1,694 @@
+/* mcp_client — one MCP server: JSON-RPC 2.0 over stdio (one message a line; the server
+ * started with only the environment its config names, plus PATH and HOME) or over
+ * Streamable HTTP (mcp_http.h). Negotiates the protocol revision, lists its tools
+ * (following pages and list_changed) and calls them with a time limit and cancellation.
+ * A server that dies (or an HTTP session that is lost) is started again once. */
+#include "config.h"
+
+#include "mcp_client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "fdio.h"
+#include "mcp_config.h"
+#include "mcp_http.h"
+#include "mcp_proc.h"
+#include "mcp_result.h"
+#include "textsan.h"
+#include "xalloc.h"
+
+/* Revisions pevtui accepts from a server, newest first. */
+static const char *const revisions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", MCP_PROTOCOL_OLDEST};
+
+#define SLICE_MS 50  /* how often a wait looks at the cancel flag */
+#define STARTS_MAX 2 /* the first start and one restart */
+
+struct mcp_client {
+	struct mcp_conf one; /* this server's definition, v[0] */
+	char *log_path, *workspace;
+	pthread_mutex_t mu;       /* one request at a time */
+	pthread_mutex_t tools_mu; /* `tools`: read without waiting for a call in flight */
+	struct mcp_proc proc;     /* a stdio server's process (pid 0: not running) */
+	struct strbuf rbuf;       /* bytes read, not yet a whole line */
+	long next_id;
+	char *protocol;
+	struct mcp_tools tools;
+	bool tools_stale; /* notifications/tools/list_changed arrived */
+	bool has_tools;   /* the server announced the tools capability */
+	int starts;
+	/* Streamable HTTP instead of a process (the config's url, no command) */
+	struct mcp_http *http;
+	bool http_up; /* initialized; false again when the session is gone */
+	bool in_xfer; /* a POST is being read: replies wait in `held` */
+	struct strvec held;
+	unsigned long files; /* non-text results saved, for their names */
+};
+
+void mcp_tools_release(struct mcp_tools *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].name);
+		free(t->v[i].description);
+		free(t->v[i].schema_json);
+		free(t->v[i].annotations_json);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+static const struct mcp_server_conf *conf_of(const struct mcp_client *c)
+{
+	return &c->one.v[0];
+}
+
+struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
+                                  const char *workspace)
+{
+	struct mcp_client *c = xcalloc(1, sizeof(*c));
+	struct mcp_conf tmp = {.v = (struct mcp_server_conf *)conf, .n = 1, .cap = 1};
+
+	mcp_conf_copy(&c->one, &tmp);
+	c->log_path = xstrdup(log_path);
+	c->workspace = xstrdup(workspace);
+	c->proc.to_fd = c->proc.from_fd = -1;
+	c->next_id = 1;
+	strbuf_init(&c->rbuf);
+	if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->tools_mu, NULL))
+		fatal("cannot initialise an MCP client lock");
+	return c;
+}
+
+const char *mcp_client_name(const struct mcp_client *c)
+{
+	return conf_of(c)->name;
+}
+
+const struct mcp_server_conf *mcp_client_conf(const struct mcp_client *c)
+{
+	return conf_of(c);
+}
+
+const char *mcp_client_protocol(const struct mcp_client *c)
+{
+	return c->protocol;
+}
+
+static bool running(const struct mcp_client *c)
+{
+	return c->http ? c->http_up : c->proc.pid > 0;
+}
+
+static int timeout_ms(const struct mcp_client *c)
+{
+	int s = conf_of(c)->timeout_s > 0 ? conf_of(c)->timeout_s : MCP_TIMEOUT_S;
+	return s * 1000;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the server: a process or an HTTP session ---------------------------------------- */
+
+/* Ends the server: its process group (mcp_proc_stop), or its HTTP session. */
+static void kill_server(struct mcp_client *c, bool polite)
+{
+	if (c->http) {
+		mcp_http_free(c->http); /* ends the session */
+		c->http = NULL;
+		c->http_up = false;
+		return;
+	}
+	mcp_proc_stop(&c->proc, polite);
+	strbuf_reset(&c->rbuf);
+}
+
+static bool spawn(struct mcp_client *c, char **err)
+{
+	const struct mcp_server_conf *s = conf_of(c);
+
+	c->starts++;
+	if (s->url && !s->command) {
+		if (!c->http)
+			c->http = mcp_http_new(s->url, &s->headers);
+		return true;
+	}
+	return mcp_proc_start(&c->proc, s, c->log_path, c->workspace, err);
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+static bool ignore_msg(void *ctx, const char *text);
+
+static bool send_msg(struct mcp_client *c, cJSON *msg)
+{
+	char *text = cJSON_PrintUnformatted(msg);
+	size_t n = strlen(text);
+	bool ok;
+
+	if (c->http) {
+		bool gone;
+		char *err = NULL;
+		if (c->in_xfer) {
+			/* A reply to the server while its answer is read: sent after. */
+			strvec_push(&c->held, text);
+			free(text);
+			return true;
+		}
+		ok = mcp_http_post(c->http, text, timeout_ms(c), NULL, ignore_msg, c, &gone,
+		                   &err) == MCP_HTTP_OK;
+		free(err);
+		free(text);
+		return ok;
+	}
+	/* cJSON escapes newlines inside strings: one message is one line. */
+	text = xrealloc(text, n + 2);
+	text[n] = '\n';
+	ok = c->proc.to_fd >= 0 && fd_write_all(c->proc.to_fd, text, n + 1) == 0;
+	free(text);
+	return ok;
+}
+
+static void send_notification(struct mcp_client *c, const char *method, cJSON *params)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(m, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(m, "method", method);
+	if (params)
+		cJSON_AddItemToObject(m, "params", params);
+	send_msg(c, m);
+	cJSON_Delete(m);
+}
+
+/* A request of the server's own: ping is answered, anything else is not offered. */
+static void answer_server(struct mcp_client *c, const cJSON *msg)
+{
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(r, "id",
+	                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(msg, "id"), 1));
+	if (cJSON_IsString(method) && !strcmp(method->valuestring, "ping")) {
+		cJSON_AddObjectToObject(r, "result");
+	} else {
+		cJSON *e = cJSON_AddObjectToObject(r, "error");
+		cJSON_AddNumberToObject(e, "code", -32601);
+		cJSON_AddStringToObject(e, "message", "pevtui does not offer this method");
+	}
+	send_msg(c, r);
+	cJSON_Delete(r);
+}
+
+/* One line from the server: the response to `want` is returned (caller deletes); other
+ * messages are handled here. */
+static cJSON *handle_line(struct mcp_client *c, const char *line, long want)
+{
+	cJSON *msg = cJSON_Parse(line);
+	const cJSON *method, *id;
+
+	if (!cJSON_IsObject(msg)) {
+		cJSON_Delete(msg); /* not JSON-RPC (a stray print): ignored */
+		return NULL;
+	}
+	method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	if (cJSON_IsString(method)) {
+		if (id)
+			answer_server(c, msg);
+		else if (!strcmp(method->valuestring, "notifications/tools/list_changed"))
+			c->tools_stale = true;
+		cJSON_Delete(msg);
+		return NULL;
+	}
+	if (cJSON_IsNumber(id) && (long)id->valuedouble == want)
+		return msg;
+	cJSON_Delete(msg); /* a late answer to a request given up on */
+	return NULL;
+}
+
+/* The answer to a notification or a reply: anything in it is handled, nothing awaited. */
+static bool ignore_msg(void *ctx, const char *text)
+{
+	cJSON_Delete(handle_line(ctx, text, -1));
+	return false;
+}
+
+enum wait_end { W_GOT, W_TIMEOUT, W_CANCELLED, W_DEAD, W_TOO_BIG };
+
+/* One POST of a request over HTTP, its answer read until the response to `want`. */
+struct http_wait {
+	struct mcp_client *c;
+	long want;
+	cJSON *resp;
+};
+
+static bool take_msg(void *ctx, const char *text)
+{
+	struct http_wait *w = ctx;
+	cJSON *r = handle_line(w->c, text, w->want);
+
+	if (r) {
+		cJSON_Delete(w->resp);
+		w->resp = r;
+	}
+	return r != NULL;
+}
+
+static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
+                                const atomic_bool *cancel, cJSON **resp, char **why)
+{
+	char *text = cJSON_PrintUnformatted(m);
+	struct http_wait w = {.c = c, .want = want};
+	enum mcp_http_end end;
+	bool gone = false;
+
+	c->in_xfer = true;
+	end = mcp_http_post(c->http, text, timeout_ms(c), cancel, take_msg, &w, &gone, why);
+	c->in_xfer = false;
+	free(text);
+	for (size_t i = 0; i < c->held.n; i++) {
+		cJSON *held = cJSON_Parse(c->held.v[i]);
+		if (held)
+			send_msg(c, held);
+		cJSON_Delete(held);
+	}
+	strvec_clear(&c->held);
+	if (gone)
+		c->http_up = false; /* initialize again on the next call */
+	*resp = w.resp;
+	switch (end) {
+	case MCP_HTTP_OK:
+		if (w.resp)
+			return W_GOT;
+		*why = xstrdup("its answer held no response to the request");
+		return W_DEAD;
+	case MCP_HTTP_TIMEOUT: return W_TIMEOUT;
+	case MCP_HTTP_CANCELLED: return W_CANCELLED;
+	case MCP_HTTP_FAILED: return W_DEAD;
+	}
+	return W_DEAD;
+}
+
+/* Reads until the response to `want` (or, with want < 0, until nothing is waiting).
+ * deadline_ms: absolute (now_ms), 0 = only what is ready now. */
+static enum wait_end read_until(struct mcp_client *c, long want, long deadline_ms,
+                                const atomic_bool *cancel, cJSON **resp)
+{
+	char buf[65536];
+
+	*resp = NULL;
+	for (;;) {
+		char *nl;
+		while ((nl = memchr(c->rbuf.buf, '\n', c->rbuf.len))) {
+			size_t n = (size_t)(nl - c->rbuf.buf);
+			cJSON *r;
+			*nl = '\0';
+			r = handle_line(c, c->rbuf.buf, want);
+			memmove(c->rbuf.buf, nl + 1, c->rbuf.len - n - 1);
+			c->rbuf.len -= n + 1;
+			c->rbuf.buf[c->rbuf.len] = '\0';
+			if (r) {
+				*resp = r;
+				return W_GOT;
+			}
+		}
+		if (c->rbuf.len > MCP_MAX_MESSAGE)
+			return W_TOO_BIG;
+		if (cancel && atomic_load(cancel))
+			return W_CANCELLED;
+		long left = deadline_ms ? deadline_ms - now_ms() : 0;
+		if (deadline_ms && left <= 0)
+			return W_TIMEOUT;
+		struct pollfd p = {.fd = c->proc.from_fd, .events = POLLIN};
+		int pr = poll(&p, 1, deadline_ms ? (int)(left < SLICE_MS ? left : SLICE_MS) : 0);
+		if (pr < 0 && errno != EINTR)
+			return W_DEAD;
+		if (pr <= 0) {
+			if (!deadline_ms)
+				return W_TIMEOUT;
+			continue;
+		}
+		ssize_t got = read(c->proc.from_fd, buf, sizeof(buf));
+		if (got == 0)
+			return W_DEAD;
+		if (got < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return W_DEAD;
+		}
+		strbuf_add(&c->rbuf, buf, (size_t)got);
+	}
+}
+
+/* The server is gone (or made unusable): reap it and say how it ended. */
+static void lost(struct mcp_client *c)
+{
+	kill_server(c, false);
+}
+
+/*
+ * One request. MCP_OK with *result (caller deletes); MCP_TOOL_ERROR when the server
+ * answered with a JSON-RPC error (*err: its message); MCP_FAILED / MCP_CANCELLED with *err.
+ */
+static enum mcp_status request(struct mcp_client *c, const char *method, cJSON *params,
+                               const atomic_bool *cancel, cJSON **result, char **err)
+{
+	const char *name = conf_of(c)->name;
+	long id = c->next_id++;
+	cJSON *m = cJSON_CreateObject(), *resp = NULL;
+	const cJSON *e, *r;
+	enum wait_end w;
+	bool sent;
+	char *why = NULL;
+
+	*result = NULL;
+	cJSON_AddStringToObject(m, "jsonrpc", "2.0");
+	cJSON_AddNumberToObject(m, "id", (double)id);
+	cJSON_AddStringToObject(m, "method", method);
+	if (params)
+		cJSON_AddItemToObject(m, "params", params);
+	if (c->http) {
+		w = http_round(c, m, id, cancel, &resp, &why);
+		cJSON_Delete(m);
+	} else {
+		sent = send_msg(c, m);
+		cJSON_Delete(m);
+		w = sent ? read_until(c, id, now_ms() + timeout_ms(c), cancel, &resp) : W_DEAD;
+	}
+	switch (w) {
+	case W_GOT: free(why); break;
+	case W_TIMEOUT:
+	case W_CANCELLED: {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddNumberToObject(p, "requestId", (double)id);
+		cJSON_AddStringToObject(p, "reason", w == W_TIMEOUT ? "timed out" : "cancelled");
+		free(why);
+		send_notification(c, "notifications/cancelled", p);
+		if (w == W_CANCELLED) {
+			*err =
+			    xasprintf("the %s call to MCP server %s was cancelled", method, name);
+			return MCP_CANCELLED;
+		}
+		*err = xasprintf("MCP server %s did not answer %s within %d s (its timeout); the "
+		                 "request was cancelled",
+		                 name, method, timeout_ms(c) / 1000);
+		return MCP_FAILED;
+	}
+	case W_TOO_BIG:
+		lost(c);
+		*err = xasprintf("MCP server %s sent a message larger than %u MiB; it was stopped",
+		                 name, MCP_MAX_MESSAGE >> 20);
+		return MCP_FAILED;
+	case W_DEAD:
+		if (c->http) {
+			*err = xasprintf("MCP server %s (%s) failed to answer %s: %s", name,
+			                 conf_of(c)->url, method, why ? why : "no answer");
+			free(why);
+			return MCP_FAILED;
+		}
+		lost(c);
+		*err =
+		    xasprintf("MCP server %s stopped (%s) while answering %s", name,
+		              c->proc.last_exit ? c->proc.last_exit : "its output closed", method);
+		return MCP_FAILED;
+	}
+	e = cJSON_GetObjectItemCaseSensitive(resp, "error");
+	r = cJSON_GetObjectItemCaseSensitive(resp, "result");
+	if (e) {
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
+		*err = xasprintf("MCP server %s refused %s: %s", name, method,
+		                 cJSON_IsString(msg) ? msg->valuestring : "(no message)");
+		cJSON_Delete(resp);
+		return MCP_TOOL_ERROR;
+	}
+	if (!cJSON_IsObject(r)) {
+		*err = xasprintf("MCP server %s answered %s without a result object", name, method);
+		cJSON_Delete(resp);
+		return MCP_FAILED;
+	}
+	*result = cJSON_DetachItemViaPointer(resp, (cJSON *)r);
+	cJSON_Delete(resp);
+	return MCP_OK;
+}
+
+/* ---- initialize and tools/list ------------------------------------------------------ */
+
+static char *print_or_null(const cJSON *it)
+{
+	return it ? cJSON_PrintUnformatted(it) : NULL;
+}
+
+static bool list_tools(struct mcp_client *c, char **err)
+{
+	struct mcp_tools fresh = {0};
+	char *cursor = NULL;
+	int pages = 0;
+
+	c->tools_stale = false;
+	if (!c->has_tools) {
+		pthread_mutex_lock(&c->tools_mu);
+		mcp_tools_release(&c->tools);
+		pthread_mutex_unlock(&c->tools_mu);
+		return true;
+	}
+	do {
+		cJSON *params = cJSON_CreateObject(), *res = NULL;
+		const cJSON *tools, *t, *next;
+
+		if (cursor)
+			cJSON_AddStringToObject(params, "cursor", cursor);
+		free(cursor);
+		cursor = NULL;
+		if (request(c, "tools/list", params, NULL, &res, err) != MCP_OK) {
+			mcp_tools_release(&fresh);
+			return false;
+		}
+		tools = cJSON_GetObjectItemCaseSensitive(res, "tools");
+		cJSON_ArrayForEach(t, (cJSON_IsArray(tools) ? tools : NULL))
+		{
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+			const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "description");
+			struct mcp_tool *mt;
+			if (!cJSON_IsString(n) || !*n->valuestring || strlen(n->valuestring) > 128)
+				continue; /* a tool without a usable name cannot be offered */
+			fresh.v = xgrow(fresh.v, &fresh.cap, fresh.n + 1, sizeof(*fresh.v));
+			mt = &fresh.v[fresh.n++];
+			mt->name = xstrdup(n->valuestring);
+			mt->description = cJSON_IsString(d) ? xstrdup(d->valuestring) : NULL;
+			mt->schema_json =
+			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "inputSchema"));
+			mt->annotations_json =
+			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "annotations"));
+		}
+		next = cJSON_GetObjectItemCaseSensitive(res, "nextCursor");
+		if (cJSON_IsString(next) && *next->valuestring)
+			cursor = xstrdup(next->valuestring);
+		cJSON_Delete(res);
+	} while (cursor && ++pages < 100);
+	free(cursor);
+	pthread_mutex_lock(&c->tools_mu);
+	mcp_tools_release(&c->tools);
+	c->tools = fresh;
+	pthread_mutex_unlock(&c->tools_mu);
+	return true;
+}
+
+static bool initialize(struct mcp_client *c, char **err)
+{
+	const char *name = conf_of(c)->name;
+	cJSON *p = cJSON_CreateObject(), *info, *res = NULL;
+	const cJSON *v, *caps;
+	bool known = false;
+
+	cJSON_AddStringToObject(p, "protocolVersion", MCP_PROTOCOL_LATEST);
+	cJSON_AddObjectToObject(p, "capabilities");
+	info = cJSON_AddObjectToObject(p, "clientInfo");
+	cJSON_AddStringToObject(info, "name", "pevtui");
+	cJSON_AddStringToObject(info, "version", PACKAGE_VERSION);
+	if (request(c, "initialize", p, NULL, &res, err) != MCP_OK)
+		return false;
+	v = cJSON_GetObjectItemCaseSensitive(res, "protocolVersion");
+	for (size_t i = 0; cJSON_IsString(v) && i < sizeof(revisions) / sizeof(*revisions); i++)
+		known = known || !strcmp(v->valuestring, revisions[i]);
+	if (!known) {
+		char *said = cJSON_IsString(v)
+		                 ? textsan_clean(v->valuestring, strlen(v->valuestring), 0)
+		                 : xstrdup("none");
+		*err = xasprintf("MCP server %s speaks protocol revision %.40s; pevtui speaks "
+		                 "%s down to %s",
+		                 name, said, MCP_PROTOCOL_LATEST, MCP_PROTOCOL_OLDEST);
+		free(said);
+		cJSON_Delete(res);
+		return false;
+	}
+	free(c->protocol);
+	c->protocol = xstrdup(v->valuestring);
+	if (c->http)
+		mcp_http_set_protocol(c->http, c->protocol);
+	caps = cJSON_GetObjectItemCaseSensitive(res, "capabilities");
+	c->has_tools = cJSON_GetObjectItemCaseSensitive(caps, "tools") != NULL;
+	cJSON_Delete(res);
+	send_notification(c, "notifications/initialized", NULL);
+	if (c->http)
+		c->http_up = true;
+	return list_tools(c, err);
+}
+
+/* Under mu: a running, initialized server, started (again) when needed. */
+static bool ensure_running(struct mcp_client *c, char **err)
+{
+	if (running(c))
+		return true;
+	if (c->starts >= STARTS_MAX) {
+		*err =
+		    xasprintf("MCP server %s stopped %s and is not started again; its tools "
+		              "are unavailable for the rest of the run",
+		              conf_of(c)->name,
+		              c->starts > 1 ? "after its restart" : "and could not be restarted");
+		return false;
+	}
+	if (!spawn(c, err))
+		return false;
+	if (!initialize(c, err)) {
+		kill_server(c, false);
+		return false;
+	}
+	return true;
+}
+
+bool mcp_client_start(struct mcp_client *c, char **err)
+{
+	bool ok;
+
+	pthread_mutex_lock(&c->mu);
+	ok = ensure_running(c, err);
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+void mcp_client_stop(struct mcp_client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	kill_server(c, true);
+	c->starts = STARTS_MAX; /* stopped on purpose: no restart */
+	pthread_mutex_unlock(&c->mu);
+}
+
+void mcp_client_free(struct mcp_client *c)
+{
+	if (!c)
+		return;
+	kill_server(c, true);
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->tools_mu);
+	mcp_conf_release(&c->one);
+	mcp_tools_release(&c->tools);
+	strbuf_release(&c->rbuf);
+	strvec_clear(&c->held);
+	free(c->log_path);
+	free(c->workspace);
+	free(c->protocol);
+	free(c->proc.last_exit);
+	free(c);
+}
+
+void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
+{
+	cJSON *none;
+	char *err = NULL;
+
+	memset(out, 0, sizeof(*out));
+	/* Idle: a list_changed sent while nothing was asked is read now, and the list taken
+	 * again. Busy with a call: the list as it is (the call reads any notice). */
+	if (pthread_mutex_trylock(&c->mu) == 0) {
+		if (c->proc.pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
+			lost(c);
+		if (running(c) && c->tools_stale)
+			list_tools(c, &err);
+		free(err);
+		pthread_mutex_unlock(&c->mu);
+	}
+	pthread_mutex_lock(&c->tools_mu);
+	for (size_t i = 0; i < c->tools.n; i++) {
+		const struct mcp_tool *t = &c->tools.v[i];
+		out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof(*out->v));
+		out->v[out->n].name = xstrdup(t->name);
+		out->v[out->n].description = xstrdup(t->description);
+		out->v[out->n].schema_json = xstrdup(t->schema_json);
+		out->v[out->n].annotations_json = xstrdup(t->annotations_json);
+		out->n++;
+	}
+	pthread_mutex_unlock(&c->tools_mu);
+}
+
+bool mcp_client_ping(struct mcp_client *c, char **err)
+{
+	cJSON *res = NULL;
+	bool ok;
+
+	pthread_mutex_lock(&c->mu);
+	ok = ensure_running(c, err) && request(c, "ping", NULL, NULL, &res, err) == MCP_OK;
+	cJSON_Delete(res);
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
+                                const atomic_bool *cancel, int ws_fd, size_t max_bytes,
+                                struct strbuf *out)
+{
+	cJSON *p, *args = cJSON_Parse(args_json ? args_json : "{}"), *res = NULL;
+	enum mcp_status st;
+	char *err = NULL;
+	bool is_error = false;
+
+	strbuf_reset(out);
+	pthread_mutex_lock(&c->mu);
+	if (!ensure_running(c, &err)) {
+		strbuf_adds(out, err);
+		free(err);
+		cJSON_Delete(args);
+		pthread_mutex_unlock(&c->mu);
+		return MCP_FAILED;
+	}
+	p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", name);
+	cJSON_AddItemToObject(p, "arguments", cJSON_IsObject(args) ? args : cJSON_CreateObject());
+	if (!cJSON_IsObject(args))
+		cJSON_Delete(args);
+	st = request(c, "tools/call", p, cancel, &res, &err);
+	if (st == MCP_OK) {
+		const cJSON *ie = cJSON_GetObjectItemCaseSensitive(res, "isError");
+		is_error = cJSON_IsTrue(ie);
+		mcp_result_render(res, conf_of(c)->name, name, &c->files, ws_fd, out);
+		if (!out->len)
+			strbuf_adds(out, is_error ? "(the tool failed and said nothing)"
+			                          : "(the tool returned nothing)");
+		if (is_error)
+			st = MCP_TOOL_ERROR;
+	} else {
+		if (st == MCP_FAILED && !running(c) && c->starts < STARTS_MAX)
+			strbuf_addf(out, "%s; it will be started again for the next call", err);
+		else
+			strbuf_adds(out, err);
+	}
+	cJSON_Delete(res);
+	free(err);
+	pthread_mutex_unlock(&c->mu);
+	mcp_result_bound(out, max_bytes);
+	return st;
+}

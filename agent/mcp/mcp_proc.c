@@ -1,0 +1,206 @@
+/* mcp_proc — a stdio MCP server's process: started with posix_spawnp in a process group
+ * of its own, in its folder, with only PATH, HOME and the environment its config names,
+ * its stderr to a log; ended politely (input closed), then with TERM and KILL to the
+ * whole group, so nothing it started outlives it. */
+#include "config.h"
+
+#include "mcp_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp_config.h"
+#include "xalloc.h"
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void describe_exit(struct mcp_proc *c, int status)
+{
+	free(c->last_exit);
+	if (WIFEXITED(status))
+		c->last_exit = xasprintf("exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		c->last_exit = xasprintf("signal %d", WTERMSIG(status));
+	else
+		c->last_exit = xstrdup("an unknown end");
+}
+
+/* Waits up to ms for the leader to exit; true when it was reaped. */
+static bool reap(struct mcp_proc *c, int ms)
+{
+	long end = now_ms() + ms;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(c->pid, &status, WNOHANG);
+		if (r == c->pid || (r < 0 && errno == ECHILD)) {
+			if (r == c->pid)
+				describe_exit(c, status);
+			return true;
+		}
+		if (now_ms() >= end)
+			return false;
+		struct timespec slice = {0, 10 * 1000000L};
+		nanosleep(&slice, NULL);
+	}
+}
+
+/* PATH and HOME of pevtui, then what the config names: never pevtui's API keys. */
+static char **build_env(const struct mcp_server_conf *s)
+{
+	char **envp = xcalloc(s->env.n + 3, sizeof(*envp));
+	size_t n = 0;
+	const char *path = getenv("PATH"), *home = getenv("HOME");
+
+	envp[n++] = xasprintf("PATH=%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (home)
+		envp[n++] = xasprintf("HOME=%s", home);
+	for (size_t i = 0; i < s->env.n; i++)
+		envp[n++] = xstrdup(s->env.v[i]);
+	return envp;
+}
+
+static void free_vec(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Whether cmd can be started: a path that is executable, or a name found in PATH. Said
+ * before the spawn, so a missing program is named the same whatever posix_spawnp does. */
+static bool findable(const char *cmd)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; p;) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char *full = xasprintf("%.*s/%s", (int)n, n ? p : ".", cmd);
+		bool ok = access(full, X_OK) == 0;
+		free(full);
+		if (ok)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const char *log_path,
+                    const char *workspace, char **err)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	char **argv, **envp;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dflt;
+	pid_t pid;
+	int rc;
+
+	if (!s->command || !findable(s->command)) {
+		*err = xasprintf("MCP server %s: command \"%s\" not found (looked in PATH) or not "
+		                 "executable; fix its command in the config or .mcp.json",
+		                 s->name, s->command ? s->command : "");
+		return false;
+	}
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+		*err = xasprintf("MCP server %s: cannot make a pipe: %s", s->name, strerror(errno));
+		if (in[0] >= 0) {
+			close(in[0]);
+			close(in[1]);
+		}
+		return false;
+	}
+	argv = xcalloc(s->args.n + 2, sizeof(*argv));
+	argv[0] = xstrdup(s->command);
+	for (size_t i = 0; i < s->args.n; i++)
+		argv[i + 1] = xstrdup(s->args.v[i]);
+	envp = build_env(s);
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, log_path ? log_path : "/dev/null",
+	                                 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (s->cwd || workspace)
+		posix_spawn_file_actions_addchdir_np(&fa, s->cwd ? s->cwd : workspace);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&dflt);
+	sigaddset(&dflt, SIGPIPE);
+	sigaddset(&dflt, SIGINT);
+	sigaddset(&dflt, SIGTERM);
+	sigaddset(&dflt, SIGHUP);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dflt);
+	/* Its own process group: the run ends everything the server started. */
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+	                                  POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawnp(&pid, s->command, &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free_vec(argv);
+	free_vec(envp);
+	close(in[0]);
+	close(out[1]);
+	if (rc) {
+		close(in[1]);
+		close(out[0]);
+		if (rc == ENOENT)
+			*err =
+			    xasprintf("MCP server %s: command \"%s\" not found (looked in PATH); "
+			              "fix its command in the config or .mcp.json",
+			              s->name, s->command);
+		else
+			*err = xasprintf("MCP server %s: cannot start \"%s\": %s", s->name,
+			                 s->command, strerror(rc));
+		return false;
+	}
+	c->pid = pid;
+	c->to_fd = in[1];
+	c->from_fd = out[0];
+	fcntl(c->from_fd, F_SETFL, fcntl(c->from_fd, F_GETFL) | O_NONBLOCK);
+	return true;
+}
+
+void mcp_proc_stop(struct mcp_proc *c, bool polite)
+{
+	if (c->to_fd >= 0)
+		close(c->to_fd);
+	c->to_fd = -1;
+	if (c->pid > 0) {
+		if (!polite || !reap(c, 300)) {
+			kill(-c->pid, SIGTERM);
+			if (!reap(c, 500)) {
+				kill(-c->pid, SIGKILL);
+				reap(c, 2000);
+			}
+		}
+		kill(-c->pid, SIGKILL); /* grandchildren left in its group */
+	}
+	if (c->from_fd >= 0)
+		close(c->from_fd);
+	c->from_fd = -1;
+	c->pid = 0;
+}
+
+void mcp_proc_release(struct mcp_proc *c)
+{
+	free(c->last_exit);
+	c->last_exit = NULL;
+}

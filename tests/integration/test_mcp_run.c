@@ -1,0 +1,502 @@
+/* test_mcp_run — MCP servers through the real binary: a run whose executor (the simulated
+ * provider, --script) calls tools of tests/mcp/mcp_test_server; what the journal, the run
+ * folder and the workspace hold afterwards; the mcp gate with and without an operator;
+ * no server outlives the run. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "jsonx.h"
+#include "testdir.h"
+#include "xalloc.h"
+
+/* One step whose executor calls `calls` (a JSON array of {name, input}), one a round. */
+static char *script_calling(const char *dir, const char *const *calls)
+{
+	struct strbuf_like {
+		char *s;
+	} rounds = {xstrdup("")};
+	char *text, *path;
+	FILE *f;
+
+	for (size_t i = 0; calls[i]; i++) {
+		char *more = xasprintf("%s%s{\"text\": \"Calling.\", \"tool_calls\": [%s]}",
+		                       rounds.s, i ? ",\n" : "", calls[i]);
+		free(rounds.s);
+		rounds.s = more;
+	}
+	text = xasprintf(
+	    "{\"task\": \"Use the test server\",\n"
+	    " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"use\",\n"
+	    "   \"name\": \"Use\", \"description\": \"Use its tools.\",\n"
+	    "   \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
+	    "   \"estimated_complexity\": \"low\"}]}],\n"
+	    " \"executor\": {\"use\": [{\"rounds\": [%s],\n"
+	    "   \"final\": {\"reasoning\": \"used\", \"actions_taken\": [\"mcp\"],\n"
+	    "     \"step_output\": {\"findings\": \"{{tool_result}}\", \"artifacts\": [],\n"
+	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]}\n"
+	    "}\n",
+	    rounds.s);
+	path = xasprintf("%s/script.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	free(rounds.s);
+	return path;
+}
+
+static char *config_with(const char *dir, const char *extra)
+{
+	char *path = xasprintf("%s/config", dir);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f,
+	        "[mcp.t]\ncommand = %s\nallow = [\"read_*\", \"echo\", \"pid\"]\ntimeout = 5\n%s",
+	        MCP_TEST_SERVER, extra ? extra : "");
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* The events of `type` (and, when kind is given, whose "kind" or "tool" is it). */
+static const cJSON *nth(const cJSON *events, const char *type, const char *tool, int n)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, events)
+	{
+		if (strcmp(jsonx_str(ev, "type") ? jsonx_str(ev, "type") : "", type))
+			continue;
+		if (tool && (!jsonx_str(ev, "tool") || strcmp(jsonx_str(ev, "tool"), tool)) &&
+		    (!jsonx_str(ev, "kind") || strcmp(jsonx_str(ev, "kind"), tool)))
+			continue;
+		if (n-- == 0)
+			return ev;
+	}
+	return NULL;
+}
+
+static void test_a_run_calls_the_tools(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"hello from mcp\"}}",
+	    "{\"name\": \"t__pid\", \"input\": {}}",
+	    "{\"name\": \"t__hostile\", \"input\": {}}",
+	    "{\"name\": \"t__image\", \"input\": {}}",
+	    "{\"name\": \"t__structured\", \"input\": {}}",
+	    "{\"name\": \"t__env\", \"input\": {\"name\": \"ANTHROPIC_API_KEY\"}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"last\"}}",
+	    NULL,
+	};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-not-for-servers", NULL};
+	struct cli_proc p;
+	char *run, *path, *text;
+	cJSON *events;
+	const cJSON *ev;
+	struct stat st;
+	long pid;
+
+	(void)state;
+	p = cli_run(env, "--headless", "--yes", "--provider", "sim", "--script", script,
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+
+	ev = nth(events, "notice", "mcp_server", 0);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "state"), "started");
+	assert_string_equal(jsonx_str(ev, "server"), "t");
+	ev = nth(events, "notice", "mcp_server", 1);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+
+	ev = nth(events, "tool.call", "t__echo", 0);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "server"), "t");
+	assert_string_equal(jsonx_str(ev, "mcp_tool"), "echo");
+	ev = nth(events, "tool.result", "t__echo", 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_string_equal(jsonx_str(ev, "summary"), "hello from mcp");
+	assert_string_equal(jsonx_str(ev, "approval"), "allow_list");
+	assert_string_equal(jsonx_str(ev, "allowed_by"), "echo");
+
+	/* Not on the allow list: the gate asked, --yes answered. */
+	ev = nth(events, "gate.open", NULL, 1);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "gate"), "mcp");
+	assert_string_equal(jsonx_str(ev, "tool"), "t__hostile");
+	assert_string_equal(jsonx_str(ev, "server"), "t");
+	ev = nth(events, "tool.result", "t__hostile", 0);
+	assert_string_equal(jsonx_str(ev, "approval"), "policy");
+	assert_null(strchr(jsonx_str(ev, "summary"), '\x1b'));
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "evil after"));
+
+	ev = nth(events, "tool.result", "t__image", 0);
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "saved as mcp-files/t-image-1.png"));
+	path = xasprintf("%s/workspace/mcp-files/t-image-1.png", run);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 12);
+	free(path);
+
+	ev = nth(events, "tool.result", "t__structured", 0);
+	assert_string_equal(jsonx_str(ev, "summary"), "{\"total\":42}");
+	/* pevtui's key never reaches a server. */
+	ev = nth(events, "tool.result", "t__env", 0);
+	assert_string_equal(jsonx_str(ev, "summary"), "(unset)");
+
+	/* The planner was told which tools exist. */
+	ev = nth(events, "llm.call", NULL, 0);
+	path = xasprintf("%s/%s", run, jsonx_str(ev, "request"));
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "t__read_note"));
+	free(text);
+	free(path);
+
+	/* The server's stderr is kept; the server ended with the run. */
+	path = xasprintf("%s/mcp/t.log", run);
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "got tools/call"));
+	free(text);
+	free(path);
+	ev = nth(events, "tool.result", "t__pid", 0);
+	pid = atol(jsonx_str(ev, "summary"));
+	assert_true(pid > 1);
+	assert_true(kill((pid_t)pid, 0) == -1 && errno == ESRCH);
+
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(runs);
+	free(tmp);
+}
+
+/* With no operator and no --yes, the mcp gate ends the run (exit 3) and names itself. */
+static void test_gate_without_operator(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {"{\"name\": \"t__fail\", \"input\": {}}", NULL};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	struct cli_proc p;
+
+	(void)state;
+	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	assert_int_equal(p.status, 3);
+	if (!strstr(p.out, "the mcp gate needs an operator") ||
+	    !strstr(p.err, "an MCP tool call of step use was rejected"))
+		fail_msg("stdout:\n%s\nstderr:\n%s", p.out, p.err);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(script);
+	free(cfg);
+	free(runs);
+	free(tmp);
+}
+
+/* A tool that errors and one that crashes the server: the verifier's view of both, the
+ * restart, and a gate left out of --gate. */
+static void test_errors_and_crash(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {
+	    "{\"name\": \"t__fail\", \"input\": {}}",
+	    "{\"name\": \"t__crash\", \"input\": {}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"after the restart\"}}",
+	    "{\"name\": \"slow__slow\", \"input\": {\"ms\": 3000}}",
+	    NULL,
+	};
+	char *script = script_calling(tmp, calls);
+	char *extra = xasprintf("[mcp.slow]\ncommand = %s\ntimeout = 1\n", MCP_TEST_SERVER);
+	char *cfg = config_with(tmp, extra), *path, *text;
+	struct cli_proc p;
+	char *run;
+	cJSON *events;
+	const cJSON *ev;
+
+	(void)state;
+	p = cli_run(NULL, "--headless", "--gate", "none", "--max-retries", "0", "--max-replans",
+	            "0", "--provider", "sim", "--script", script, "--sim-delay", "0", "--runs-dir",
+	            runs, "--config", cfg, NULL);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "t__fail", 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_string_equal(jsonx_str(ev, "mcp_status"), "tool_error");
+	assert_string_equal(jsonx_str(ev, "approval"), "gate_off");
+	ev = nth(events, "tool.result", "t__crash", 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "stopped (exit status 3)"));
+	ev = nth(events, "tool.result", "t__echo", 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	/* A second server with a time limit of 1 s: the slow call is given up on. */
+	ev = nth(events, "tool.result", "slow__slow", 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "did not answer tools/call within 1 s"));
+	assert_true(cJSON_GetObjectItem(ev, "duration_ms")->valuedouble < 2500);
+	/* The report lists the servers and their calls. */
+	path = xasprintf("%s/report.md", run);
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	if (!strstr(text, "## MCP servers") ||
+	    !strstr(text, "- t: started (12 tools, protocol 2025-11-25); 3 calls, 2 failed") ||
+	    !strstr(text, "- slow: started (12 tools"))
+		fail_msg("report.md:\n%s", text);
+	free(text);
+	free(path);
+	/* The verifier saw the errors: the deterministic stage does not pass the step. */
+	ev = nth(events, "verify.verdict", NULL, 0);
+	assert_non_null(ev);
+	assert_string_not_equal(jsonx_str(ev, "action"), "pass");
+	assert_true(p.status == 2 || p.status == 0);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(extra);
+	free(cfg);
+	free(runs);
+	free(tmp);
+}
+
+/* The same server over Streamable HTTP on 127.0.0.1, configured with url and headers. */
+static void test_over_http(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {
+	    "{\"name\": \"h__echo\", \"input\": {\"text\": \"hello over http\"}}",
+	    "{\"name\": \"h__change\", \"input\": {}}",
+	    NULL,
+	};
+	char *script = script_calling(tmp, calls), *cfg = xasprintf("%s/config", tmp);
+	char *log = xasprintf("%s/server.log", tmp), buf[32] = {0}, *text;
+	int in[2], out[2], st;
+	pid_t pid;
+	struct cli_proc p;
+	char *run;
+	cJSON *events;
+	const cJSON *ev;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(fd, 2);
+		close(in[1]);
+		close(out[0]);
+		execl(MCP_TEST_SERVER, MCP_TEST_SERVER, "--http", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	assert_true(read(out[0], buf, sizeof(buf) - 1) > 0);
+	close(out[0]);
+	f = fopen(cfg, "w");
+	fprintf(f,
+	        "[mcp.h]\nurl = http://127.0.0.1:%d/mcp\nheaders = X-Team: tests\n"
+	        "allow = *\n",
+	        atoi(buf));
+	fclose(f);
+	/* Only the mcp gate, which allow = * passes: no operator is needed. */
+	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
+	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "h__echo", 0);
+	assert_string_equal(jsonx_str(ev, "summary"), "hello over http");
+	assert_string_equal(jsonx_str(ev, "server"), "h");
+	ev = nth(events, "tool.result", "h__change", 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
+	ev = nth(events, "notice", "mcp_server", 1);
+	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+	/* The session was ended when the run ended. */
+	text = testdir_slurp(log);
+	assert_non_null(strstr(text, "got tools/call"));
+	assert_non_null(strstr(text, "got DELETE"));
+	free(text);
+	close(in[1]);
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(log);
+	free(runs);
+	free(tmp);
+}
+
+struct slow_watch {
+	const char *runs;
+	const char *log;
+};
+
+/* The slow call reached the server (its log says so). */
+static bool slow_started(void *ctx)
+{
+	struct slow_watch *w = ctx;
+	char *text = testdir_slurp(w->log);
+	bool yes = text && strstr(text, "got tools/call");
+
+	free(text);
+	return yes;
+}
+
+/* Stopping the run (SIGINT) while a call is in flight cancels it: the call ends at once,
+ * as cancelled (that the server is sent notifications/cancelled is test_mcp's: here the
+ * sleeping server is ended with the run before it reads it). */
+static void test_stop_cancels_the_call(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	const char *const calls[] = {"{\"name\": \"t__slow\", \"input\": {\"ms\": 1500}}", NULL};
+	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
+	char *log = xasprintf("%s/t.log", tmp), *fixed, *run;
+	struct slow_watch w = {runs, log};
+	struct cli_bg b;
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *ev;
+	FILE *f;
+
+	(void)state;
+	/* The server's stderr where the test can read it from the start. */
+	f = fopen(cfg, "a");
+	fprintf(f, "args = [\"-c\", \"exec %s 2>>%s\"]\n", MCP_TEST_SERVER, log);
+	fclose(f);
+	fixed = xasprintf("sed -i 's|^command = .*|command = sh|' %s", cfg);
+	assert_int_equal(system(fixed), 0);
+	free(fixed);
+	b = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	              "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	assert_true(b.pid > 0);
+	assert_true(cli_wait_until(slow_started, &w, 20));
+	assert_int_equal(kill(b.pid, SIGINT), 0);
+	p = cli_wait(&b);
+	assert_int_equal(p.status, 3);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "t__slow", 0);
+	if (!ev || strcmp(jsonx_str(ev, "mcp_status"), "cancelled"))
+		fail_msg("no cancelled t__slow result\nstdout:\n%s\nstderr:\n%s", p.out, p.err);
+	assert_true(cJSON_GetObjectItem(ev, "duration_ms")->valuedouble < 1500);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(script);
+	free(cfg);
+	free(log);
+	free(runs);
+	free(tmp);
+}
+
+/* --list-tools: built-in and MCP tools with their server and gate policy; --mcp adds a
+ * server for the run; a server that cannot start is named and the status is 1. */
+static void test_list_tools(void **state)
+{
+	char *tmp = cli_tmpdir(), *cfg = config_with(tmp, NULL);
+	char *flag = xasprintf("x=%s --page 5", MCP_TEST_SERVER);
+	struct cli_proc p;
+
+	(void)state;
+	p = cli_run(NULL, "--config", cfg, "--mcp", flag, "--list-tools", NULL);
+	if (p.status != 0 || !strstr(p.out, "run_shell") || !strstr(p.out, "built-in") ||
+	    !strstr(p.out, "t__read_note") || !strstr(p.out, "none (allow: read_*)") ||
+	    !strstr(p.out, "x__crash") || !strstr(p.out, "Ends the server at once."))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+	p = cli_run(NULL, "--config", cfg, "--gate", "plan", "--mcp", "bad=pevtui-no-such-server",
+	            "--list-tools", NULL);
+	if (p.status != 1 || !strstr(p.err, "MCP server bad: command \"pevtui-no-such-server\"") ||
+	    !strstr(p.out, "none (the mcp gate is off)"))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(flag);
+	free(cfg);
+	free(tmp);
+}
+
+/* --demo --scenario mcp: the tests' server, installed as pevtui-mcp-demo, with no key. */
+static void test_demo_scenario(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *run, *path;
+	struct cli_proc p;
+	cJSON *events;
+	const cJSON *ev;
+	struct stat st;
+
+	(void)state;
+	p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", "mcp", "--sim-delay", "0",
+	            "--runs-dir", runs, NULL);
+	if (p.status != 0)
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	run = cli_only_run(runs);
+	events = cli_load_journal(run);
+	ev = nth(events, "tool.result", "demo__read_note", 0);
+	assert_string_equal(jsonx_str(ev, "approval"), "allow_list");
+	ev = nth(events, "tool.result", "demo__image", 0);
+	assert_string_equal(jsonx_str(ev, "approval"), "policy");
+	assert_non_null(nth(events, "gate.open", NULL, 2)); /* plan, then two mcp gates */
+	path = xasprintf("%s/workspace/mcp-files/demo-image-1.png", run);
+	assert_int_equal(stat(path, &st), 0);
+	free(path);
+	cJSON_Delete(events);
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(run);
+	free(runs);
+	free(tmp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_a_run_calls_the_tools),
+	    cmocka_unit_test(test_gate_without_operator),
+	    cmocka_unit_test(test_errors_and_crash),
+	    cmocka_unit_test(test_over_http),
+	    cmocka_unit_test(test_demo_scenario),
+	    cmocka_unit_test(test_list_tools),
+	    cmocka_unit_test(test_stop_cancels_the_call),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

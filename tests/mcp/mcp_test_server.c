@@ -1,0 +1,409 @@
+/* mcp_test_server — a small MCP server over stdio for the tests, with scripted tools:
+ * pages of tools, list_changed, a slow tool, one that errors, one that crashes the server,
+ * non-text, structured, oversized and hostile results. Every method it receives is
+ * written to stderr ("got METHOD"), so a test can read what the client sent.
+ * Options: --version REV (answer initialize with REV), --page N (tools per page),
+ * --http (Streamable HTTP on 127.0.0.1 instead of stdio: the port is printed on stdout;
+ * answers are JSON, or an event stream when there is more than one message or with --sse;
+ * a session id is given at initialize and required after; DELETE ends it). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MCP_STDIO_ONLY /* pevtui-mcp-demo, the demo's copy, speaks stdio only */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#endif
+
+#include <cjson/cJSON.h>
+
+static const char *version = NULL;
+static int page = 3;
+static int extra = 0; /* "change" adds a tool */
+/* HTTP mode: what a request's answer holds (each message a line), under `mu`. */
+static bool http_mode, sse_always;
+static char outbox[1 << 20];
+static size_t outbox_len;
+static int outbox_n;
+#ifndef MCP_STDIO_ONLY
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char session[32];
+#endif
+
+static const char *const tools[][2] = {
+    {"echo", "Says back the text it is given."},
+    {"slow", "Waits ms milliseconds, then answers."},
+    {"fail", "Always fails (isError)."},
+    {"crash", "Ends the server at once."},
+    {"image", "Returns a small PNG image."},
+    {"big", "Returns 200 KB of text."},
+    {"hostile", "Returns text full of terminal escape sequences."},
+    {"change", "Adds the tool extra and says the list changed."},
+    {"structured", "Returns structuredContent only."},
+    {"env", "Returns the value of the environment variable named."},
+    {"read_note", "Reads a note (allowed without the gate in the tests)."},
+    {"pid", "Returns the server's process id."},
+};
+#define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
+
+static void send_out(cJSON *m)
+{
+	char *t = cJSON_PrintUnformatted(m);
+	if (http_mode) {
+		size_t n = strlen(t);
+		if (outbox_len + n + 1 < sizeof(outbox)) {
+			memcpy(outbox + outbox_len, t, n);
+			outbox[outbox_len + n] = '\n';
+			outbox_len += n + 1;
+			outbox_n++;
+		}
+	} else {
+		printf("%s\n", t);
+		fflush(stdout);
+	}
+	free(t);
+	cJSON_Delete(m);
+}
+
+static cJSON *reply(const cJSON *id)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, 1));
+	return r;
+}
+
+static cJSON *text_result(cJSON *r, const char *text, bool error)
+{
+	cJSON *res = cJSON_AddObjectToObject(r, "result");
+	cJSON *c = cJSON_AddArrayToObject(res, "content");
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "type", "text");
+	cJSON_AddStringToObject(t, "text", text);
+	cJSON_AddItemToArray(c, t);
+	if (error)
+		cJSON_AddBoolToObject(res, "isError", true);
+	return res;
+}
+
+static void list(const cJSON *id, const cJSON *params)
+{
+	const cJSON *cur = cJSON_GetObjectItemCaseSensitive(params, "cursor");
+	int from = cJSON_IsString(cur) ? atoi(cur->valuestring) : 0;
+	int total = (int)N_TOOLS + extra;
+	cJSON *r = reply(id), *res = cJSON_AddObjectToObject(r, "result");
+	cJSON *arr = cJSON_AddArrayToObject(res, "tools");
+
+	for (int i = from; i < total && i < from + page; i++) {
+		cJSON *t = cJSON_CreateObject(), *s;
+		cJSON_AddStringToObject(t, "name", i < (int)N_TOOLS ? tools[i][0] : "extra");
+		cJSON_AddStringToObject(t, "description",
+		                        i < (int)N_TOOLS ? tools[i][1] : "Appeared after change.");
+		s = cJSON_AddObjectToObject(t, "inputSchema");
+		cJSON_AddStringToObject(s, "type", "object");
+		if (i < (int)N_TOOLS && !strcmp(tools[i][0], "read_note")) {
+			cJSON *a = cJSON_AddObjectToObject(t, "annotations");
+			cJSON_AddBoolToObject(a, "readOnlyHint", true);
+		}
+		if (i < (int)N_TOOLS && !strcmp(tools[i][0], "crash")) {
+			cJSON *a = cJSON_AddObjectToObject(t, "annotations");
+			cJSON_AddBoolToObject(a, "readOnlyHint", true); /* a lie: never trusted */
+			cJSON_AddBoolToObject(a, "destructiveHint", false);
+		}
+		cJSON_AddItemToArray(arr, t);
+	}
+	if (from + page < total) {
+		char buf[16];
+		snprintf(buf, sizeof(buf), "%d", from + page);
+		cJSON_AddStringToObject(res, "nextCursor", buf);
+	}
+	send_out(r);
+}
+
+static void call(const cJSON *id, const cJSON *params)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "name"));
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+	cJSON *r = reply(id);
+
+	if (!name) {
+		name = "";
+	}
+	if (!strcmp(name, "echo") || !strcmp(name, "read_note")) {
+		const char *t =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "text"));
+		text_result(r, t ? t : "(nothing)", false);
+	} else if (!strcmp(name, "slow")) {
+		const cJSON *ms = cJSON_GetObjectItemCaseSensitive(args, "ms");
+		long w = cJSON_IsNumber(ms) ? (long)ms->valuedouble : 2000;
+		struct timespec ts = {w / 1000, (w % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+		text_result(r, "slept", false);
+	} else if (!strcmp(name, "fail")) {
+		text_result(r, "the fail tool failed, as it always does", true);
+	} else if (!strcmp(name, "crash")) {
+		fprintf(stderr, "crashing on purpose\n");
+		exit(3);
+	} else if (!strcmp(name, "image")) {
+		cJSON *res = cJSON_AddObjectToObject(r, "result");
+		cJSON *c = cJSON_AddArrayToObject(res, "content");
+		cJSON *i = cJSON_CreateObject();
+		cJSON_AddStringToObject(i, "type", "image");
+		cJSON_AddStringToObject(i, "mimeType", "image/png");
+		/* "\x89PNG\r\n\x1a\n" and four bytes */
+		cJSON_AddStringToObject(i, "data", "iVBORw0KGgoAAQID");
+		cJSON_AddItemToArray(c, i);
+	} else if (!strcmp(name, "big")) {
+		size_t n = 200 * 1024;
+		char *t = malloc(n + 1);
+		for (size_t k = 0; k < n; k++)
+			t[k] = k % 64 == 63 ? '\n' : 'x';
+		t[n] = '\0';
+		text_result(r, t, false);
+		free(t);
+	} else if (!strcmp(name, "hostile")) {
+		text_result(r,
+		            "before\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m\xe2\x80\xae"
+		            "evil after",
+		            false);
+	} else if (!strcmp(name, "change")) {
+		cJSON *n = cJSON_CreateObject();
+		extra = 1;
+		cJSON_AddStringToObject(n, "jsonrpc", "2.0");
+		cJSON_AddStringToObject(n, "method", "notifications/tools/list_changed");
+		send_out(n);
+		text_result(r, "changed", false);
+	} else if (!strcmp(name, "structured")) {
+		cJSON *res = cJSON_AddObjectToObject(r, "result");
+		cJSON *s = cJSON_AddObjectToObject(res, "structuredContent");
+		cJSON_AddArrayToObject(res, "content");
+		cJSON_AddNumberToObject(s, "total", 42);
+	} else if (!strcmp(name, "env")) {
+		const char *v =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
+		const char *val = v ? getenv(v) : NULL;
+		text_result(r, val ? val : "(unset)", false);
+	} else if (!strcmp(name, "pid")) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+		text_result(r, buf, false);
+	} else if (!strcmp(name, "extra") && extra) {
+		text_result(r, "extra here", false);
+	} else {
+		cJSON *e = cJSON_AddObjectToObject(r, "error");
+		cJSON_AddNumberToObject(e, "code", -32602);
+		cJSON_AddStringToObject(e, "message", "Unknown tool");
+	}
+	send_out(r);
+}
+
+static void handle(const char *line);
+
+#ifndef MCP_STDIO_ONLY
+struct upload {
+	char *buf;
+	size_t len;
+};
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *ct,
+                                  const char *body, size_t n, bool with_session)
+{
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (ct)
+		MHD_add_response_header(r, "Content-Type", ct);
+	if (with_session)
+		MHD_add_response_header(r, "Mcp-Session-Id", session);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *ver, const char *data,
+                                  size_t *size, void **con_cls)
+{
+	struct upload *u = *con_cls;
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	enum MHD_Result ret;
+	cJSON *m;
+	const char *meth;
+	bool is_init, needs_answer;
+
+	(void)cls;
+	(void)url;
+	(void)ver;
+	if (!u) {
+		*con_cls = calloc(1, sizeof(struct upload));
+		return MHD_YES;
+	}
+	if (*size) {
+		u->buf = realloc(u->buf, u->len + *size + 1);
+		memcpy(u->buf + u->len, data, *size);
+		u->len += *size;
+		u->buf[u->len] = '\0';
+		*size = 0;
+		return MHD_YES;
+	}
+	if (!strcmp(method, "DELETE")) {
+		fprintf(stderr, "got DELETE\n");
+		pthread_mutex_lock(&mu);
+		session[0] = '\0';
+		pthread_mutex_unlock(&mu);
+		return reply_text(c, 200, NULL, "", 0, false);
+	}
+	if (strcmp(method, "POST") || !u->buf)
+		return reply_text(c, 405, "text/plain", "POST only", 9, false);
+	m = cJSON_Parse(u->buf);
+	meth = m ? cJSON_GetStringValue(cJSON_GetObjectItem(m, "method")) : NULL;
+	is_init = meth && !strcmp(meth, "initialize");
+	needs_answer = m && cJSON_GetObjectItem(m, "method") && cJSON_GetObjectItem(m, "id");
+	cJSON_Delete(m);
+	pthread_mutex_lock(&mu);
+	if (is_init) {
+		static int n;
+		snprintf(session, sizeof(session), "sess-%d", ++n);
+	} else if (!sid || strcmp(sid, session)) {
+		pthread_mutex_unlock(&mu);
+		fprintf(stderr, "got a request of a session that is not mine\n");
+		return reply_text(c, sid ? 404 : 400, "text/plain", "no such session", 15, false);
+	}
+	outbox_len = 0;
+	outbox_n = 0;
+	handle(u->buf);
+	if (!needs_answer) {
+		pthread_mutex_unlock(&mu);
+		return reply_text(c, 202, NULL, "", 0, false);
+	}
+	if (outbox_n > 1 || sse_always) {
+		static char ev[(1 << 20) + 4096];
+		size_t n = 0;
+		n += (size_t)snprintf(ev, sizeof(ev), ": a comment, then the messages\n\n");
+		for (char *p = outbox, *nl;
+		     (nl = memchr(p, '\n', outbox_len - (size_t)(p - outbox))); p = nl + 1)
+			n += (size_t)snprintf(ev + n, sizeof(ev) - n,
+			                      "event: message\ndata: %.*s\n\n", (int)(nl - p), p);
+		ret = reply_text(c, 200, "text/event-stream", ev, n, is_init);
+	} else {
+		ret = reply_text(c, 200, "application/json", outbox, outbox_len, is_init);
+	}
+	pthread_mutex_unlock(&mu);
+	return ret;
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+	struct upload *u = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (u) {
+		free(u->buf);
+		free(u);
+		*con_cls = NULL;
+	}
+}
+
+/* Serves until its stdin closes (the test ends it, or kills it). */
+static int serve_http(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *info;
+	char buf[256];
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
+	                     NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+	                     MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
+	if (!d)
+		return 1;
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	printf("%u\n", info ? info->port : 0);
+	fflush(stdout);
+	while (fread(buf, 1, sizeof(buf), stdin) > 0)
+		;
+	MHD_stop_daemon(d);
+	return 0;
+}
+#else
+static int serve_http(void)
+{
+	fprintf(stderr, "this copy of the server speaks stdio only\n");
+	return 2;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--version") && i + 1 < argc)
+			version = argv[++i];
+		else if (!strcmp(argv[i], "--page") && i + 1 < argc)
+			page = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--http"))
+			http_mode = true;
+		else if (!strcmp(argv[i], "--sse"))
+			sse_always = true;
+	}
+	if (http_mode)
+		return serve_http();
+	while (getline(&line, &cap, stdin) > 0) {
+		handle(line);
+	}
+	free(line);
+	return 0;
+}
+
+static void handle(const char *line)
+{
+	{
+		cJSON *m = cJSON_Parse(line);
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+		const char *method =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "method"));
+		const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
+
+		fprintf(stderr, "got %s\n", method ? method : "(response)");
+		if (method && !strcmp(method, "initialize")) {
+			const char *want = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(params, "protocolVersion"));
+			cJSON *r = reply(id), *res = cJSON_AddObjectToObject(r, "result"), *info;
+			cJSON_AddStringToObject(res, "protocolVersion", version ? version : want);
+			cJSON_AddObjectToObject(cJSON_AddObjectToObject(res, "capabilities"),
+			                        "tools");
+			info = cJSON_AddObjectToObject(res, "serverInfo");
+			cJSON_AddStringToObject(info, "name", "pevtui-test-server");
+			cJSON_AddStringToObject(info, "version", "1");
+			send_out(r);
+		} else if (method && !strcmp(method, "tools/list")) {
+			list(id, params);
+		} else if (method && !strcmp(method, "tools/call")) {
+			call(id, params);
+		} else if (method && !strcmp(method, "ping")) {
+			cJSON *r = reply(id);
+			cJSON_AddObjectToObject(r, "result");
+			send_out(r);
+		} else if (method && id) {
+			cJSON *r = reply(id), *e = cJSON_AddObjectToObject(r, "error");
+			cJSON_AddNumberToObject(e, "code", -32601);
+			cJSON_AddStringToObject(e, "message", "Method not found");
+			send_out(r);
+		}
+		cJSON_Delete(m);
+	}
+}
