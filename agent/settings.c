@@ -105,7 +105,12 @@ char *settings_default_config_path(void)
 
 char *settings_default_runs_dir(void)
 {
-	return xdg_path("XDG_DATA_HOME", ".local/share", "pevtui/runs");
+	return settings_data_path("pevtui/runs");
+}
+
+char *settings_data_path(const char *tail)
+{
+	return xdg_path("XDG_DATA_HOME", ".local/share", tail);
 }
 
 /* ---- the config file ------------------------------------------------------------------ */

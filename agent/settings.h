@@ -91,5 +91,7 @@ char *settings_default_config_path(void);
 /* The default runs dir ($XDG_DATA_HOME/pevtui/runs or ~/.local/share/…). Caller frees;
  * NULL only when neither XDG_DATA_HOME nor a home directory is known. */
 char *settings_default_runs_dir(void);
+/* $XDG_DATA_HOME/TAIL, or ~/.local/share/TAIL (caller frees); NULL without either. */
+char *settings_data_path(const char *tail);
 
 #endif

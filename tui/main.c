@@ -27,6 +27,8 @@
 #include "headless.h"
 #include "journal.h"
 #include "mcp_config.h"
+#include "mcp_trust.h"
+#include "textsan.h"
 #include "jsonx.h"
 #include "notify.h"
 #include "pev.h"
@@ -827,21 +829,97 @@ static void mcp_demo_server(struct settings *s)
 	free(path);
 }
 
+/* Asks on the controlling terminal (whatever stdin and stderr are) whether to start a
+ * project's server and remember it: 1 yes, 0 no, -1 no terminal to ask on. */
+static int mcp_ask(const char *name, const char *file, const char *what)
+{
+	int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	char c = 0, first = 0;
+	ssize_t n;
+
+	if (tty < 0)
+		return -1;
+	dprintf(tty,
+	        "pevtui: %s names an MCP server not approved before:\n  %s: %s\n"
+	        "Start it, now and in later runs while it stays as it is? [y/N] ",
+	        file, name, what);
+	while ((n = read(tty, &c, 1)) == 1 && c != '\n')
+		if (!first)
+			first = c;
+	close(tty);
+	return first == 'y' || first == 'Y';
+}
+
+/*
+ * The servers a .mcp.json added (from index `from` on) start only when approved: a model
+ * may have written the file (mcp_trust.h). Approved before as they are now, or by the
+ * operator at the terminal (remembered), or for this run by --yes; otherwise the server
+ * is left out with a line saying how to approve it.
+ */
+static void mcp_approve(struct settings *s, size_t from, const char *file)
+{
+	char *abs = realpath(file, NULL), *store = mcp_trust_store_path(), *shown;
+
+	if (!abs) {
+		free(store);
+		return;
+	}
+	shown = textsan_clean(abs, strlen(abs), 0);
+	for (size_t i = from; i < s->mcp.n; i++) {
+		struct mcp_server_conf *sv = &s->mcp.v[i];
+		char *what, *err = NULL;
+		int asked;
+
+		if (sv->origin != MCP_FROM_PROJECT || !sv->enabled ||
+		    mcp_trust_known(store, abs, sv))
+			continue;
+		what = mcp_trust_describe(sv);
+		if (s->yes) {
+			fprintf(stderr, "pevtui: starting MCP server %s from %s for this run (--yes): %s\n",
+			        sv->name, shown, what);
+		} else if ((asked = mcp_ask(sv->name, shown, what)) == 1) {
+			if (!mcp_trust_add(store, abs, sv, &err)) {
+				fprintf(stderr, "pevtui: warning: %s (it starts for this run only)\n",
+				        err);
+				free(err);
+			}
+		} else {
+			sv->enabled = false;
+			fprintf(stderr,
+			        "pevtui: MCP server %s from %s was not started: %s; approve it at a "
+			        "terminal (pevtui --list-tools asks), run with --yes, or define it in "
+			        "the config file\n",
+			        sv->name, shown,
+			        asked ? "it has not been approved, and no terminal could ask"
+			              : "you said no");
+		}
+		free(what);
+	}
+	free(shown);
+	free(store);
+	free(abs);
+}
+
 /* A project's .mcp.json, in the workspace and in the current folder: weaker than the
- * config and --mcp (which keep their servers). */
+ * config and --mcp (which keep their servers), and started only once approved. */
 static void mcp_project_files(struct settings *s)
 {
 	char *err = NULL, *path;
+	size_t from;
 
 	mcp_demo_server(s);
 	if (s->workspace) {
 		path = xasprintf("%s/.mcp.json", s->workspace);
+		from = s->mcp.n;
 		if (!mcp_conf_load_json(&s->mcp, path, &err))
 			die("%s", err);
+		mcp_approve(s, from, path);
 		free(path);
 	}
+	from = s->mcp.n;
 	if (!mcp_conf_load_json(&s->mcp, ".mcp.json", &err))
 		die("%s", err);
+	mcp_approve(s, from, ".mcp.json");
 	if (!mcp_conf_check(&s->mcp, &err))
 		die("%s", err);
 }
@@ -911,7 +989,9 @@ int main(int argc, char **argv)
 	if (!cost_init())
 		fprintf(stderr, "pevtui: warning: %s\n", cost_load_error());
 
-	mcp_project_files(&s);
+	/* Only what starts servers reads a project's .mcp.json (and may ask about it). */
+	if (cli.mode == MODE_RUN || cli.mode == MODE_RESUME || cli.mode == MODE_LIST_TOOLS)
+		mcp_project_files(&s);
 	switch (cli.mode) {
 	case MODE_LIST_TOOLS:
 		code = tool_list_print(stdout, &s);

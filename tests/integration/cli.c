@@ -60,6 +60,10 @@ static void exec_child(const char **argv, const char *const *env, int out, int e
 {
 	int devnull = open("/dev/null", O_RDONLY);
 
+	/* A session of its own: no controlling terminal, so nothing it runs can ask on the
+	 * terminal make check was started from (and wait for an answer there), and it sets
+	 * XDG_DATA_HOME below so that it writes nothing in the tester's home. */
+	setsid();
 	dup2(devnull, 0);
 	dup2(out, 1);
 	dup2(err, 2);
@@ -68,6 +72,7 @@ static void exec_child(const char **argv, const char *const *env, int out, int e
 	unsetenv("OPENAI_BASE_URL");
 	unsetenv("ANTHROPIC_BASE_URL");
 	setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
+	setenv("XDG_DATA_HOME", "/nonexistent-pevtui-test", 1);
 	for (int i = 0; env && env[i]; i++)
 		putenv((char *)env[i]);
 	if (file_limit > 0) {

@@ -23,6 +23,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "mcp_config.h"
+#include "mcp_trust.h"
 #include "jsonx.h"
 #include "testdir.h"
 #include "xalloc.h"
@@ -455,6 +457,75 @@ static void test_list_tools(void **state)
 	free(tmp);
 }
 
+/* A server from a project's .mcp.json starts only once approved: without a terminal to
+ * ask on and without --yes it is left out, with a line saying how to approve it; --yes
+ * starts it for the run; an approval remembered (as the terminal's y writes it) lets it
+ * start; a changed command asks again. */
+static void test_project_file_needs_approval(void **state)
+{
+	char *tmp = cli_tmpdir(), *ws = xasprintf("%s/ws", tmp), *data = xasprintf("%s/data", tmp);
+	char *json = xasprintf("%s/.mcp.json", ws), *env_data = xasprintf("XDG_DATA_HOME=%s", data);
+	char *store = xasprintf("%s/pevtui/trusted-mcp.jsonl", data), *abs;
+	const char *const env[] = {env_data, NULL};
+	struct mcp_server_conf sv = {0};
+	struct cli_proc p;
+	FILE *f;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(mkdir(ws, 0755), 0);
+	f = fopen(json, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"mcpServers\": {\"p\": {\"command\": \"%s\"}}}\n", MCP_TEST_SERVER);
+	assert_int_equal(fclose(f), 0);
+
+	p = cli_run(env, "--workspace", ws, "--list-tools", NULL);
+	if (!strstr(p.err, "MCP server p from ") || !strstr(p.err, "was not started") ||
+	    !strstr(p.err, "no terminal could ask") || strstr(p.out, "p__echo"))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+	assert_int_equal(access(store, F_OK), -1); /* nothing remembered */
+
+	p = cli_run(env, "--workspace", ws, "--yes", "--list-tools", NULL);
+	if (p.status != 0 || !strstr(p.err, "for this run (--yes)") || !strstr(p.out, "p__echo"))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+	assert_int_equal(access(store, F_OK), -1); /* --yes approves for the run only */
+
+	/* What a y at the terminal records. */
+	abs = realpath(json, NULL);
+	assert_non_null(abs);
+	sv.name = xstrdup("p");
+	sv.command = xstrdup(MCP_TEST_SERVER);
+	assert_true(mcp_trust_add(store, abs, &sv, &err));
+	p = cli_run(env, "--workspace", ws, "--list-tools", NULL);
+	if (p.status != 0 || strstr(p.err, "MCP server p") || !strstr(p.out, "p__echo"))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+
+	/* The file changed under the approval: asked again (here: left out). */
+	f = fopen(json, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"mcpServers\": {\"p\": {\"command\": \"%s\", \"args\": [\"--page\", \"5\"]}}}\n",
+	        MCP_TEST_SERVER);
+	assert_int_equal(fclose(f), 0);
+	p = cli_run(env, "--workspace", ws, "--list-tools", NULL);
+	if (!strstr(p.err, "was not started") || strstr(p.out, "p__echo"))
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
+	cli_proc_free(&p);
+
+	free(sv.name);
+	free(sv.command);
+	free(abs);
+	cli_rm_rf(tmp);
+	free(store);
+	free(env_data);
+	free(json);
+	free(data);
+	free(ws);
+	free(tmp);
+}
+
 /* --demo --scenario mcp: the tests' server, installed as pevtui-mcp-demo, with no key. */
 static void test_demo_scenario(void **state)
 {
@@ -496,6 +567,7 @@ int main(void)
 	    cmocka_unit_test(test_over_http),
 	    cmocka_unit_test(test_demo_scenario),
 	    cmocka_unit_test(test_list_tools),
+	    cmocka_unit_test(test_project_file_needs_approval),
 	    cmocka_unit_test(test_stop_cancels_the_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
 # tool and its arguments, shows what the server claims of the tool (readOnlyHint) as a
 # claim; s refuses the call and the step goes on; A approves the next and allows that tool
 # for the rest of the run (its second call does not ask); the hostile result reaches the
-# step log cleaned of escape sequences.
+# step log cleaned of escape sequences. The server itself starts only once approved.
 . "$(dirname "$0")/lib.sh"
 
 server="$top_builddir/tests/mcp/mcp_test_server"
@@ -27,9 +27,16 @@ cat >"$TMPD/script.json" <<'JSON'
 }
 JSON
 
+# A server from a .mcp.json starts only once approved: asked on the terminal before the
+# cockpit opens, remembered in XDG_DATA_HOME (the test's own).
+TEST_ENV="XDG_DATA_HOME=$TMPD/data"
 start 110 60 --provider sim --script "$TMPD/script.json" --gate mcp --max-retries 0 \
 	--max-replans 0
+wait_for "names an MCP server not approved before" 30
+expect "t: /.*mcp_test_server"
+keys y Enter
 wait_for "Gate: Call an MCP tool" 30
+grep -q '"name":"t"' "$TMPD/data/pevtui/trusted-mcp.jsonl" || fail "the approval was not remembered"
 expect "Server t, tool crash"
 expect '"why": "a test"'
 expect "The server says: read-only \\(readOnlyHint; not checked\\)"

@@ -23,6 +23,7 @@
 
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_trust.h"
 #include "mcp_hub.h"
 #include "sandbox.h"
 #include "strbuf.h"
@@ -581,10 +582,39 @@ static void test_config_forms(void **state)
 	free(dir);
 }
 
+/* What the approval question shows: the command as a shell would read it, cleaned of
+ * terminal controls (a model may have written the file), the names of its environment
+ * (not the values); for a remote server its URL and header names. */
+static void test_trust_describe(void **state)
+{
+	struct mcp_server_conf sv = {0};
+	char *d;
+
+	(void)state;
+	sv.name = "git";
+	sv.command = "uvx";
+	strvec_push(&sv.args, "mcp server");
+	strvec_push(&sv.args, "it's\x1b]0;pwned\x07");
+	strvec_push(&sv.env, "TOKEN=secret-value");
+	d = mcp_trust_describe(&sv);
+	assert_string_equal(d, "uvx 'mcp server' 'it'\\''s' (environment: TOKEN)");
+	free(d);
+	strvec_clear(&sv.args);
+	strvec_clear(&sv.env);
+	sv.command = NULL;
+	sv.url = "https://mcp.example.com/mcp";
+	strvec_push(&sv.headers, "Authorization: Bearer xyz");
+	d = mcp_trust_describe(&sv);
+	assert_string_equal(d, "https://mcp.example.com/mcp (headers: Authorization)");
+	free(d);
+	strvec_clear(&sv.headers);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_lists_every_page, setup, teardown),
+	    cmocka_unit_test(test_trust_describe),
+		cmocka_unit_test_setup_teardown(test_lists_every_page, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_negotiates_down, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refuses_unknown_revision, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_call_text_error_and_unknown, setup, teardown),
