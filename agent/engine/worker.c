@@ -843,6 +843,7 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	char after[CP_ID_LEN + 1];
 	char *err = NULL, *stat;
 	cJSON *f, *files;
+	int shared = 0;
 
 	if (!e->checkpoints || !before[0])
 		return false;
@@ -873,6 +874,11 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", cf->path);
 		cJSON_AddStringToObject(o, "change", cp_change_name(cf->change));
+		/* Under --parallel: changed while another step's attempt ran too. */
+		if (checkpoint_path_shared(e->checkpoints, j->step.id, cf->path)) {
+			cJSON_AddBoolToObject(o, "shared", true);
+			shared++;
+		}
 		cJSON_AddNumberToObject(o, "plus", (double)cf->plus);
 		cJSON_AddNumberToObject(o, "minus", (double)cf->minus);
 		if (cf->binary) {
@@ -884,6 +890,8 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	}
 	if (ch->n > CHANGES_FILES_MAX)
 		cJSON_AddNumberToObject(f, "files_more", (double)(ch->n - CHANGES_FILES_MAX));
+	if (shared)
+		cJSON_AddNumberToObject(f, "shared", (double)shared);
 	cJSON_AddNumberToObject(f, "plus", (double)ch->plus);
 	cJSON_AddNumberToObject(f, "minus", (double)ch->minus);
 	stat = cp_changes_stat(ch);

@@ -2054,3 +2054,15 @@ bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_
 	unlock(cp);
 	return rc == 0;
 }
+
+bool checkpoint_path_shared(struct checkpoints *cp, const char *step_id, const char *path)
+{
+	char *key = xasprintf("%s\n%s", step_id, path);
+	bool shared;
+
+	lock(cp);
+	shared = in_vec(&cp->ambiguous, key);
+	unlock(cp);
+	free(key);
+	return shared;
+}

@@ -136,6 +136,12 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
                                struct strvec *conflicts, char **err);
 /* Forgets a step's series and what is known about it (nothing is restored). */
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
+/*
+ * Whether `path` changed while step_id's attempt ran beside another step's (between their
+ * checkpoints at the same time): the store cannot tell which of them changed it, so it is
+ * not step_id's alone (step.changes marks it "shared"; a restore leaves it).
+ */
+bool checkpoint_path_shared(struct checkpoints *cp, const char *step_id, const char *path);
 
 /*
  * Opens the store of the run in `run_dir` to read it only (checkpoint_diff): nothing is

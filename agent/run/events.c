@@ -597,6 +597,7 @@ char *event_changes_summary(const cJSON *o, int max_names)
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files"), *f;
 	const cJSON *stat = cJSON_GetObjectItemCaseSensitive(o, "stat");
 	const cJSON *more = cJSON_GetObjectItemCaseSensitive(o, "files_more");
+	const cJSON *shared = cJSON_GetObjectItemCaseSensitive(o, "shared");
 	struct strbuf sb;
 	int n = 0, total = cJSON_GetArraySize(files);
 
@@ -623,5 +624,10 @@ char *event_changes_summary(const cJSON *o, int max_names)
 		strbuf_addf(&sb, ", and %d more",
 			    total - n + (cJSON_IsNumber(more) ? more->valueint : 0));
 	strbuf_addc(&sb, ')');
+	if (cJSON_IsNumber(shared) && shared->valueint > 0)
+		strbuf_addf(&sb,
+			    "; %d changed while another step ran too (which one changed %s is "
+			    "not known)",
+			    shared->valueint, shared->valueint == 1 ? "it" : "them");
 	return strbuf_detach(&sb);
 }

@@ -541,12 +541,81 @@ static void test_conflict_with_yes_keeps_theirs(void **state)
 	conflict_run(true);
 }
 
+/* --parallel: two steps whose attempts overlap each write a file. Which of them wrote a
+ * file changed while both ran cannot be told from the workspace: step.changes says so
+ * ("shared") rather than guess, and the step log line says it in words. */
+static void test_parallel_changes_are_marked_shared(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
+	char *script = xasprintf("%s/script.json", tmp), *run_dir;
+#define STEP_TPL(x)                                                                        \
+	"{\"step_id\": \"" x "\", \"name\": \"Write " x "\", \"description\": \"Write " x    \
+	".txt.\", \"acceptance_criteria\": [\"" x ".txt exists\"], \"dependencies\": [],"      \
+	" \"expected_outputs\": [\"" x ".txt\"], \"estimated_complexity\": \"low\"}"
+/* Each step's command waits until the other's has started (a file each): so both
+ * attempts are surely between their checkpoints when the files change, whatever the
+ * machine's load. */
+#define EXEC_TPL(x, y)                                                                     \
+	"\"" x "\": [{\"rounds\": [{\"text\": \"Writing.\", \"tool_calls\": [{\"name\": "  \
+	"\"run_shell\", \"input\": {\"command\": \": > " x ".ready; while [ ! -e " y          \
+	".ready ]; do sleep 0.05; done; echo " x " > " x ".txt\"}}]}], \"final\": "               \
+	"{\"reasoning\": \"wrote\", \"actions_taken\": [\"run_shell\"], \"step_output\": "    \
+	"{\"findings\": \"done\", \"artifacts\": [\"" x ".txt\"], \"meets_criteria\": "      \
+	"true}, \"confidence\": 0.9}}]"
+	const char *sa = STEP_TPL("a"), *sb = STEP_TPL("b"), *ea = EXEC_TPL("a", "b"),
+	           *eb = EXEC_TPL("b", "a");
+	char *text = xasprintf("{\"task\": \"Write two files\",\n \"planner\": [{\"goal\": "
+	                       "\"{{task}}\", \"steps\": [%s, %s]}],\n \"executor\": {%s, %s}\n}\n",
+	                       sa, sb, ea, eb);
+	struct cli_proc p;
+	FILE *f;
+	cJSON *j, *ev;
+	int changes = 0, shared = 0;
+
+	(void)state;
+	assert_int_equal(mkdir(ws, 0755), 0);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	            "--sim-delay", "0", "--parallel", "2", "--runs-dir", runs, "--workspace", ws,
+	            "Write two files", NULL);
+	if (p.status != 0)
+		fprintf(stderr, "%s\n%s\n", p.out, p.err);
+	assert_int_equal(p.status, 0);
+	assert_non_null(strstr(p.out, "changed while another step ran too"));
+	run_dir = cli_only_run(runs);
+	j = cli_load_journal(run_dir);
+	cJSON_ArrayForEach(ev, j)
+	{
+		const cJSON *files, *file;
+		if (strcmp(cJSON_GetObjectItem(ev, "type")->valuestring, "step.changes"))
+			continue;
+		changes++;
+		files = cJSON_GetObjectItem(ev, "files");
+		cJSON_ArrayForEach(file, files) shared += cJSON_IsTrue(cJSON_GetObjectItem(file, "shared"));
+	}
+	assert_int_equal(changes, 2);
+	assert_true(shared >= 2); /* each step's window saw the files change */
+	cJSON_Delete(j);
+	cli_proc_free(&p);
+	free(run_dir);
+	free(text);
+	free(script);
+	free(ws);
+	free(runs);
+	cli_rm_rf(tmp);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_retries_start_clean),
 	    cmocka_unit_test(test_off),
 	    cmocka_unit_test(test_exclude),
+	    cmocka_unit_test(test_parallel_changes_are_marked_shared),
 	    cmocka_unit_test(test_resume_restores_before_the_retry),
 	    cmocka_unit_test(test_replaced_step_is_restored),
 	    cmocka_unit_test(test_conflict_without_operator),

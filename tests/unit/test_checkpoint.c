@@ -659,6 +659,10 @@ static void test_parallel_overlap(void **state)
 	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
 	assert_true(checkpoint_diff(fx->cp, ab, aa, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 2); /* A's window saw both files */
+	/* b.txt changed while both ran: neither's alone; a-alone.txt before B started. */
+	assert_true(checkpoint_path_shared(fx->cp, "A", "b.txt"));
+	assert_true(checkpoint_path_shared(fx->cp, "B", "b.txt"));
+	assert_false(checkpoint_path_shared(fx->cp, "A", "a-alone.txt"));
 	checkpoint_series_note(fx->cp, "A", ab, aa, &c);
 	cp_changes_release(&c);
 

@@ -441,6 +441,28 @@ static void test_bus_total_order_across_threads(void **state)
 	bus_free(b);
 }
 
+/* The one line a step.changes becomes in the step log and the headless output. */
+static void test_changes_summary(void **state)
+{
+	cJSON *o = cJSON_Parse(
+	    "{\"files\": [{\"path\": \"a.md\", \"change\": \"added\"}, {\"path\": \"b.md\", "
+	    "\"change\": \"modified\", \"shared\": true}, {\"path\": \"c.md\", \"change\": "
+	    "\"deleted\"}], \"stat\": \"3 files changed, +2 -1\", \"shared\": 1}");
+	char *s;
+
+	(void)state;
+	s = event_changes_summary(o, 2);
+	assert_string_equal(s, "workspace: 3 files changed, +2 -1 (+a.md, b.md, and 1 more); 1 "
+	                       "changed while another step ran too (which one changed it is "
+	                       "not known)");
+	free(s);
+	cJSON_DeleteItemFromObject(o, "shared");
+	s = event_changes_summary(o, 3);
+	assert_string_equal(s, "workspace: 3 files changed, +2 -1 (+a.md, b.md, -c.md)");
+	free(s);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +480,7 @@ int main(void)
 	    cmocka_unit_test(test_bus_ephemeral_only_to_all_subscribers),
 	    cmocka_unit_test(test_bus_notice),
 	    cmocka_unit_test(test_bus_total_order_across_threads),
+	    cmocka_unit_test(test_changes_summary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
