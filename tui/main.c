@@ -19,8 +19,11 @@
 #include <curl/curl.h>
 
 #include "app.h"
+#include "attach.h"
 #include "bus.h"
 #include "cost.h"
+#include "ctl_server.h"
+#include "detach.h"
 #include "fold.h"
 #include "gate.h"
 #include "headless.h"
@@ -42,7 +45,7 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_ATTACH };
 
 /* Long options without a short form. */
 enum {
@@ -52,6 +55,7 @@ enum {
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
+	OPT_ATTACH, OPT_DETACH,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +89,8 @@ static const struct option long_options[] = {
 	{"sim-delay", required_argument, NULL, OPT_SIM_DELAY},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"attach", required_argument, NULL, OPT_ATTACH},
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{NULL, 0, NULL, 0},
 };
 
@@ -130,6 +136,10 @@ static void usage(FILE *out)
 	      "                          or directory)\n"
 	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
 	      "      --list-runs         list runs with state, age, cost, provider and task\n"
+	      "  -d, --detach            start the run in the background (no terminal); gates\n"
+	      "                          wait for an operator who attaches\n"
+	      "      --attach RUN        the cockpit on a live run (id, start of one, last);\n"
+	      "                          q or D leaves it going; D in a cockpit detaches\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -230,6 +240,7 @@ struct cli {
 	const char *config;
 	bool help, version;
 	unsigned given; /* RESTORE_GIVEN bits of the flags on this command line */
+	bool detach;    /* -d, --detach */
 };
 
 static void apply_flags(int argc, char **argv, struct settings *s, struct cli *cli)
@@ -237,7 +248,7 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hVd", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 		case OPT_HELP: cli->help = true; break;
@@ -254,6 +265,12 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
+		case OPT_ATTACH:
+			cli->mode = MODE_ATTACH;
+			set_str(&cli->run_ref, optarg);
+			break;
+		case 'd':
+		case OPT_DETACH: cli->detach = true; break;
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -622,8 +639,24 @@ static struct notify *make_notify(const struct settings *s, bool cockpit, const 
 	return notify_new(&c);
 }
 
-static int run(struct settings *s, enum mode mode, const char *run_ref)
+/* The run's control socket (doc/protocol.md): started just before the engine, after the
+ * signal mask is set, so its thread inherits it. A run without one still runs, said once. */
+static struct ctl_server *serve_run(const char *run_dir, struct pev *e, struct bus *bus,
+				    struct gatekeeper *gates)
 {
+	char *err = NULL;
+	struct ctl_server *ctl = ctl_server_start(run_dir, pev_run_id(e), bus, e, gates, &err);
+
+	if (!ctl) {
+		fprintf(stderr, "pevtui: warning: %s; the run cannot be attached to\n", err);
+		free(err);
+	}
+	return ctl;
+}
+
+static int run(struct settings *s, enum mode mode, const char *run_ref, bool detach)
+{
+	struct ctl_server *ctl;
 	struct provider *prov;
 	struct provider *roles[ROLE__COUNT];
 	struct bus *bus;
@@ -642,6 +675,12 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	} else {
 		mkdir_p(s->runs_dir);
 		run_dir = pev_new_run_dir(s->runs_dir);
+	}
+	if (detach) {
+		/* A daemon from here on: before any thread (detach.h). */
+		mkdir_p(run_dir);
+		detach_daemon_start(run_dir);
+		interactive = false;
 	}
 	if (interactive && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		fprintf(stderr, "pevtui: no terminal: running headless (use --headless to say so)\n");
@@ -670,7 +709,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	bus = bus_new();
 	gates = gatekeeper_new(bus, s->gates,
 			       s->yes ? GATE_MODE_YES
-				      : interactive ? GATE_MODE_OPERATOR : GATE_MODE_NONE);
+				      : interactive || detach ? GATE_MODE_OPERATOR : GATE_MODE_NONE);
 	if (interactive) {
 		app = app_new(s, bus, gates, &err);
 		if (!app)
@@ -721,9 +760,17 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		/* Block the stop signals in every thread; one thread takes them with sigwait. */
 		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 		signal_engine = e;
+		ctl = serve_run(run_dir, e, bus, gates);
 		pev_start(e);
 		if (pthread_create(&sig_thread, NULL, signal_thread, NULL))
 			fatal("cannot start the signal thread");
+		if (detach) {
+			char *m = xasprintf("pevtui: run %s started detached (pid %ld, log "
+					    "%s/engine.log)\npevtui: attach with: pevtui --attach %s",
+					    pev_run_id(e), (long)getpid(), run_dir, pev_run_id(e));
+			detach_release(m);
+			free(m);
+		}
 		code = pev_join(e);
 		pthread_kill(sig_thread, SIGUSR1);
 		pthread_join(sig_thread, NULL);
@@ -735,9 +782,17 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		 * Leaving the cockpit ends the engine (a live run stays resumable). */
 		pev_set_linger(e, true);
 		app_set_run_dir(app, run_dir);
+		ctl = serve_run(run_dir, e, bus, gates);
 		pev_start(e);
 		app_run(app, e);
-		pev_post(e, PEV_CMD_QUIT, NULL, NULL);
+		if (app_detached(app)) {
+			/* The screen goes, the run goes on (detach.h). */
+			app_free(app);
+			app = NULL;
+			detach_cockpit(e, bus, run_dir);
+		} else {
+			pev_post(e, PEV_CMD_QUIT, NULL, NULL);
+		}
 		code = pev_join(e);
 		app_free(app);
 	}
@@ -748,6 +803,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	if (pev_report_path(e))
 		fprintf(stderr, "pevtui: report: %s\n", pev_report_path(e));
 
+	ctl_server_free(ctl);
 	/* A signal still on its way (the end of the run) gets its notify_cmd first. */
 	notify_free(nt);
 	pev_free(e);
@@ -819,6 +875,11 @@ int main(int argc, char **argv)
 		if (!s.runs_dir)
 			die("no runs directory: set XDG_DATA_HOME or HOME, or pass --runs-dir");
 	}
+	/* A cockpit run: the shell waits for a thin waiter, so that D and a hangup can give
+	 * the shell back while the run goes on (detach.h). Before any thread. */
+	if ((cli.mode == MODE_RUN || cli.mode == MODE_RESUME) && !cli.detach && !s.headless &&
+	    isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		detach_launch();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	/* A broken price file leaves the built-in table in place: a warning, not an error. */
 	if (!cost_init())
@@ -842,12 +903,18 @@ int main(int argc, char **argv)
 	case MODE_RESUME: {
 		char *dir = resolve_run(&s, cli.run_ref);
 		settings_from_journal(&s, dir, cli.given);
-		code = run(&s, cli.mode, dir);
+		code = run(&s, cli.mode, dir, cli.detach);
+		free(dir);
+		break;
+	}
+	case MODE_ATTACH: {
+		char *dir = resolve_run(&s, cli.run_ref);
+		code = attach_run(&s, dir);
 		free(dir);
 		break;
 	}
 	default:
-		code = run(&s, cli.mode, cli.run_ref);
+		code = run(&s, cli.mode, cli.run_ref, cli.detach);
 		break;
 	}
 	free(cli.run_ref);
