@@ -140,6 +140,15 @@ static void redirect(const char *run_dir)
 	free(log);
 }
 
+/* A daemon keeps no descriptor of whoever started it (a pipe a caller waits on to end)
+ * but the one to its waiter. */
+static void close_inherited(void)
+{
+	if (release_fd > 3)
+		close_range(3, (unsigned)release_fd - 1, 0);
+	close_range(release_fd >= 3 ? (unsigned)release_fd + 1 : 3, ~0U, 0);
+}
+
 void detach_daemon_start(const char *run_dir)
 {
 	char *log = xasprintf("%s/engine.log", run_dir);
@@ -155,6 +164,7 @@ void detach_daemon_start(const char *run_dir)
 	/* A new session: no controlling terminal, no hangup from anyone's terminal. */
 	if (setsid() < 0)
 		fprintf(stderr, "pevtui: warning: setsid failed: %s\n", strerror(errno));
+	close_inherited();
 	redirect(run_dir);
 	signal(SIGHUP, SIG_IGN);
 }
