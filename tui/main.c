@@ -45,7 +45,7 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_ATTACH };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_ATTACH, MODE_ATTACH_STDIO };
 
 /* Long options without a short form. */
 enum {
@@ -55,7 +55,7 @@ enum {
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
-	OPT_ATTACH, OPT_DETACH,
+	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO,
 };
 
 static const struct option long_options[] = {
@@ -91,6 +91,7 @@ static const struct option long_options[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"attach", required_argument, NULL, OPT_ATTACH},
 	{"detach", no_argument, NULL, OPT_DETACH},
+	{"attach-stdio", required_argument, NULL, OPT_ATTACH_STDIO},
 	{NULL, 0, NULL, 0},
 };
 
@@ -140,6 +141,8 @@ static void usage(FILE *out)
 	      "                          wait for an operator who attaches\n"
 	      "      --attach RUN        the cockpit on a live run (id, start of one, last);\n"
 	      "                          q or D leaves it going; D in a cockpit detaches\n"
+	      "      --attach HOST:RUN   the same over ssh (ssh HOST pevtui --attach-stdio RUN)\n"
+	      "      --attach-stdio RUN  relay a live run's control socket on stdin/stdout\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -271,6 +274,10 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			break;
 		case 'd':
 		case OPT_DETACH: cli->detach = true; break;
+		case OPT_ATTACH_STDIO:
+			cli->mode = MODE_ATTACH_STDIO;
+			set_str(&cli->run_ref, optarg);
+			break;
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -908,8 +915,22 @@ int main(int argc, char **argv)
 		break;
 	}
 	case MODE_ATTACH: {
-		char *dir = resolve_run(&s, cli.run_ref);
+		char *host, *ref, *dir;
+		struct stat st;
+		if (stat(cli.run_ref, &st) != 0 && attach_is_remote(cli.run_ref, &host, &ref)) {
+			code = attach_remote(&s, host, ref);
+			free(host);
+			free(ref);
+			break;
+		}
+		dir = resolve_run(&s, cli.run_ref);
 		code = attach_run(&s, dir);
+		free(dir);
+		break;
+	}
+	case MODE_ATTACH_STDIO: {
+		char *dir = resolve_run(&s, cli.run_ref);
+		code = attach_stdio(dir);
 		free(dir);
 		break;
 	}
