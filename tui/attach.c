@@ -30,9 +30,13 @@
 #include "runlock.h"
 #include "settings.h"
 #include "strbuf.h"
+#include "textsan.h"
 #include "xalloc.h"
 
 extern char **environ;
+
+/* What a run id, the start of one or "last" is made of. */
+#define RUN_ID_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."
 
 static const char *base_name(const char *dir)
 {
@@ -74,8 +78,8 @@ char *attach_why_not(const char *run_dir, int connect_errno)
 }
 
 /* The cockpit on a stream of the protocol: rfd/wfd (taken). With run_dir, the journal is
- * read there first and the stream starts after it; without (over SSH), the stream
- * replays the whole journal. */
+ * read there first and the stream starts after it; without (over SSH), hello was said
+ * already and the stream replays the whole journal. */
 static int cockpit(const struct settings *s, int rfd, int wfd, const char *id,
 		   const char *run_dir)
 {
@@ -108,7 +112,8 @@ static int cockpit(const struct settings *s, int rfd, int wfd, const char *id,
 	}
 	client = ctl_client_new(rfd, wfd, bus, id);
 	gatekeeper_attach(gates, ctl_client_answer, client);
-	ctl_client_hello(client, since);
+	if (run_dir)
+		ctl_client_hello(client, since);
 	proxy = pev_new_remote(id, ctl_client_post, client);
 	app_run(app, proxy);
 	gone = ctl_client_closed(client);
@@ -251,8 +256,7 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 	cJSON *hello;
 
 	/* RUN goes through the remote shell: a run id, a start of one or last, nothing else. */
-	if (strspn(run, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") !=
-		    strlen(run) || *run == '-' || *host == '-') {
+	if (strspn(run, RUN_ID_CHARS) != strlen(run) || *run == '-' || *host == '-') {
 		fprintf(stderr, "pevtui: --attach HOST:RUN takes a run id (letters, digits, - _ .) "
 				"and a host, not \"%s:%s\"\n",
 			host, run);
@@ -291,16 +295,34 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 	}
 	strvec_clear(&argv);
 	/* Before the screen: ssh may ask for a password on the terminal, and a run that
-	 * cannot be attached is said plainly. */
+	 * cannot be attached is said plainly. The whole journal comes after the answer. */
+	{
+		char *hello_line = ctl_line_hello(0);
+		if (fd_write_all(to[1], hello_line, strlen(hello_line))) {
+			/* ssh is gone already: its end of the pipe says so below */
+		}
+		free(hello_line);
+	}
 	line = first_line(from[0]);
 	hello = line ? cJSON_Parse(line) : NULL;
-	if (hello && jsonx_str(hello, "type") && !strcmp(jsonx_str(hello, "type"), "ctl.hello"))
-		id = xstrdup(jsonx_str(hello, "run_id"));
+	if (hello && jsonx_str(hello, "type") && !strcmp(jsonx_str(hello, "type"), "ctl.hello")) {
+		const char *said = jsonx_str(hello, "run_id");
+
+		/* The far end's word for the run is printed and shown: a run id, or the one
+		 * asked for. */
+		id = xstrdup(said && *said && strspn(said, RUN_ID_CHARS) == strlen(said) ? said
+											    : run);
+	}
 	if (!id) {
 		const char *why = jsonx_str(hello, "error");
 
-		if (why)
-			fprintf(stderr, "pevtui: %s: %s\n", host, why);
+		if (why) {
+			/* Text from the far end: no terminal controls reach this one. */
+			char *clean = textsan_clean(why, strlen(why), 0);
+
+			fprintf(stderr, "pevtui: %s: %s\n", host, clean);
+			free(clean);
+		}
 		else
 			fprintf(stderr, "pevtui: no pevtui answered on %s (see the lines above, if "
 					"any): ssh %s pevtui --attach-stdio %s must work\n",

@@ -55,7 +55,8 @@ CONF
 	[ $tries -lt 10 ] || fail "sshd did not start: $(cat "$S/sshd.log")"
 	port=$((port + 1))
 done
-trap 'kill $sshd_pid 2>/dev/null; cleanup' EXIT
+# cleanup reads the test's exit status from $?: keep it across the kill.
+trap 'rc=$?; kill $sshd_pid 2>/dev/null; (exit $rc); cleanup' EXIT
 
 printf '[127.0.0.1]:%s %s\n' "$port" "$(cat "$S/host_key.pub")" >"$S/known_hosts"
 cat >"$S/config" <<CONF
@@ -83,6 +84,13 @@ wait_for "Gate: High-complexity step" 60
 keys a
 wait_for "finished — passed" 60
 grep -q '"type":"run.end"' "$runs/$id/journal.jsonl" || fail "no run.end in the journal"
+# The engine there leaves at the end of its detached run.
+n=0
+while ! flock -n "$runs/$id/lock" true; do
+	[ $n -lt 300 ] || fail "the engine of $id did not leave at the end of its run"
+	sleep 0.1
+	n=$((n + 1))
+done
 keys q
 wait_for "PEVTUI-EXIT=0" 15
 
