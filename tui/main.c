@@ -20,6 +20,7 @@
 
 #include "app.h"
 #include "attach.h"
+#include "board_screen.h"
 #include "bus.h"
 #include "cost.h"
 #include "ctl_server.h"
@@ -36,6 +37,7 @@
 #include "provider_openai.h"
 #include "provider_sim.h"
 #include "restore.h"
+#include "runlock.h"
 #include "run_list.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -45,7 +47,7 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_ATTACH, MODE_ATTACH_STDIO };
+enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_ATTACH, MODE_ATTACH_STDIO, MODE_BOARD };
 
 /* Long options without a short form. */
 enum {
@@ -55,7 +57,7 @@ enum {
 	OPT_BUDGET, OPT_THEME, OPT_CONFIG, OPT_RUNS_DIR, OPT_JSON, OPT_CHAOS, OPT_CHAOS_SEED,
 	OPT_SCENARIO, OPT_SCRIPT, OPT_SIM_DELAY, OPT_HELP, OPT_VERSION,
 	OPT_NO_MOUSE,
-	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO,
+	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD,
 };
 
 static const struct option long_options[] = {
@@ -92,6 +94,7 @@ static const struct option long_options[] = {
 	{"attach", required_argument, NULL, OPT_ATTACH},
 	{"detach", no_argument, NULL, OPT_DETACH},
 	{"attach-stdio", required_argument, NULL, OPT_ATTACH_STDIO},
+	{"board", no_argument, NULL, OPT_BOARD},
 	{NULL, 0, NULL, 0},
 };
 
@@ -143,6 +146,8 @@ static void usage(FILE *out)
 	      "                          q or D leaves it going; D in a cockpit detaches\n"
 	      "      --attach HOST:RUN   the same over ssh (ssh HOST pevtui --attach-stdio RUN)\n"
 	      "      --attach-stdio RUN  relay a live run's control socket on stdin/stdout\n"
+	      "      --board             every run, live ones and their gates first; Enter\n"
+	      "                          attaches (or replays a run that is not live)\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -274,6 +279,7 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			break;
 		case 'd':
 		case OPT_DETACH: cli->detach = true; break;
+		case OPT_BOARD: cli->mode = MODE_BOARD; break;
 		case OPT_ATTACH_STDIO:
 			cli->mode = MODE_ATTACH_STDIO;
 			set_str(&cli->run_ref, optarg);
@@ -926,6 +932,19 @@ int main(int argc, char **argv)
 		dir = resolve_run(&s, cli.run_ref);
 		code = attach_run(&s, dir);
 		free(dir);
+		break;
+	}
+	case MODE_BOARD: {
+		char *dir;
+		code = 0;
+		/* The board, a run from it, and back to the board when that run is left. */
+		while ((dir = board_screen_run(&s))) {
+			if (runlock_holder(dir) > 0)
+				code = attach_run(&s, dir);
+			else
+				code = app_replay(&s, dir);
+			free(dir);
+		}
 		break;
 	}
 	case MODE_ATTACH_STDIO: {
