@@ -31,6 +31,7 @@ struct board_screen {
 	int gates_before;        /* gates waiting at the last scan (-1: none yet) */
 	char *picked;
 	bool quit;
+	bool *want_new;          /* n: a new run (NULL: not offered) */
 };
 
 static void scan(struct board_screen *bs)
@@ -144,8 +145,10 @@ static void draw(struct board_screen *bs)
 	attron(A_REVERSE);
 	mvhline(LINES - 1, 0, ' ', COLS);
 	put(LINES - 1, 0,
-	    bs->typing ? " type to filter  Enter keep  Esc clear"
-		       : " Enter attach (a finished run: replay)  j/k move  s sort  / filter  q quit",
+	    bs->typing     ? " type to filter  Enter keep  Esc clear"
+	    : bs->want_new ? " Enter attach (a finished run: replay)  n new run  j/k move  s sort  "
+			     "/ filter  q quit"
+			   : " Enter attach (a finished run: replay)  j/k move  s sort  / filter  q quit",
 	    COLS);
 	attroff(A_REVERSE);
 	refresh();
@@ -183,6 +186,12 @@ static void key(struct board_screen *bs, int ch)
 	}
 	switch (ch) {
 	case 'q': bs->quit = true; break;
+	case 'n':
+		if (bs->want_new) {
+			*bs->want_new = true;
+			bs->quit = true;
+		}
+		break;
 	case 'j':
 	case KEY_DOWN: bs->sel++; break;
 	case 'k':
@@ -204,9 +213,9 @@ static void key(struct board_screen *bs, int ch)
 	}
 }
 
-char *board_screen_run(const struct settings *s)
+char *board_screen_run(const struct settings *s, bool *want_new)
 {
-	struct board_screen bs = {.s = s, .gates_before = -1};
+	struct board_screen bs = {.s = s, .gates_before = -1, .want_new = want_new};
 	SCREEN *scr;
 	long next = 0;
 

@@ -20,6 +20,7 @@
 
 #include "app.h"
 #include "attach.h"
+#include "board.h"
 #include "board_screen.h"
 #include "bus.h"
 #include "cost.h"
@@ -938,7 +939,7 @@ int main(int argc, char **argv)
 		char *dir;
 		code = 0;
 		/* The board, a run from it, and back to the board when that run is left. */
-		while ((dir = board_screen_run(&s))) {
+		while ((dir = board_screen_run(&s, NULL))) {
 			if (runlock_holder(dir) > 0)
 				code = attach_run(&s, dir);
 			else
@@ -954,6 +955,22 @@ int main(int argc, char **argv)
 		break;
 	}
 	default:
+		/* pevtui with no task while runs are live: the board first; n starts a run. */
+		if (cli.mode == MODE_RUN && !s.task && !s.demo && !s.script && !s.headless &&
+		    !cli.detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+		    board_any_live(s.runs_dir)) {
+			bool want_new = false;
+			char *dir;
+
+			code = 0;
+			while ((dir = board_screen_run(&s, &want_new))) {
+				code = runlock_holder(dir) > 0 ? attach_run(&s, dir)
+							       : app_replay(&s, dir);
+				free(dir);
+			}
+			if (!want_new)
+				break;
+		}
 		code = run(&s, cli.mode, cli.run_ref, cli.detach);
 		break;
 	}

@@ -155,6 +155,26 @@ bool board_row_matches(const struct board_row *r, const char *filter)
 	       has(r->task, filter);
 }
 
+bool board_any_live(const char *runs_dir)
+{
+	struct strvec ids = STRVEC_INIT;
+	char *err = NULL;
+	bool live = false;
+
+	if (!run_list_ids(runs_dir, &ids, &err)) {
+		free(err);
+		return false;
+	}
+	for (size_t i = 0; i < ids.n && !live; i++) {
+		char *dir = xasprintf("%s/%s", runs_dir, ids.v[i]);
+
+		live = runlock_holder(dir) > 0;
+		free(dir);
+	}
+	strvec_clear(&ids);
+	return live;
+}
+
 int board_gates_waiting(const struct board *b)
 {
 	int n = 0;

@@ -40,6 +40,8 @@ void board_sort(struct board *b, enum board_sort key);
 const char *board_sort_name(enum board_sort key); /* "state" … */
 /* The row holds `filter` in its id, state, gates or task (case-insensitive); "" all. */
 bool board_row_matches(const struct board_row *r, const char *filter);
+/* Some run below runs_dir has a live engine (false when the folder cannot be read). */
+bool board_any_live(const char *runs_dir);
 /* Gates waiting across every live run. */
 int board_gates_waiting(const struct board *b);
 

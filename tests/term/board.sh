@@ -1,7 +1,8 @@
 #!/bin/sh
 # pevtui --board lists the runs with the live one waiting at its plan gate first; the
 # filter hides what does not match; Enter attaches to the run, and leaving the run brings
-# the board back, now showing the gate the run waits at next.
+# the board back, now showing the gate the run waits at next. With no task and a run live,
+# pevtui opens on the board.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/attach_lib.sh"
 
@@ -31,3 +32,16 @@ keys q
 wait_for "waiting +high memo" 15
 keys q
 wait_for "PEVTUI-EXIT=0" 10
+
+# pevtui with no task while a run is live opens the board; n starts a new run instead.
+tmux -L "$SOCK" kill-server >/dev/null 2>&1
+SOCK="$SOCK-2"
+start 140 20 --provider sim
+wait_for "n new run" 15
+expect "waiting +high memo"
+keys n
+wait_for "Gate: Approve the plan" 30
+keys q
+wait_for "Quit now\?" 10
+keys y
+wait_for "PEVTUI-EXIT=3" 15
