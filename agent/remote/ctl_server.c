@@ -181,8 +181,7 @@ static void hello(struct ctl_server *s, struct conn *c, const struct ctl_cmd *cm
 		strbuf_release(&r.out);
 		return;
 	}
-	c->holding = true;
-	strbuf_init(&c->held);
+	c->holding = true; /* c->held is empty: made so when c was accepted */
 	pthread_mutex_unlock(&s->lock);
 
 	if (!journal_load(path, replay_visit, &r, &info, &err)) {
