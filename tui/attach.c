@@ -62,26 +62,25 @@ char *attach_why_not(const char *run_dir, int connect_errno)
 	if (holder > 0) {
 		free(path);
 		return xasprintf("run %s is live (pid %ld) but its control socket cannot be "
-				 "reached (%s); was it started by an older pevtui?",
-				 id, (long)holder, strerror(connect_errno));
+		                 "reached (%s); was it started by an older pevtui?",
+		                 id, (long)holder, strerror(connect_errno));
 	}
 	if (!journal_load(path, note_end, &ended, &info, &err))
 		free(err);
 	free(path);
 	if (ended)
 		return xasprintf("run %s has finished and no engine serves it; browse it with "
-				 "pevtui --replay %s (or reopen it with pevtui --resume %s)",
-				 id, id, id);
+		                 "pevtui --replay %s (or reopen it with pevtui --resume %s)",
+		                 id, id, id);
 	return xasprintf("the engine of run %s is not running (it stopped, crashed or was "
-			 "killed); continue the run with pevtui --resume %s",
-			 id, id);
+	                 "killed); continue the run with pevtui --resume %s",
+	                 id, id);
 }
 
 /* The cockpit on a stream of the protocol: rfd/wfd (taken). With run_dir, the journal is
  * read there first and the stream starts after it; without (over SSH), hello was said
  * already and the stream replays the whole journal. */
-static int cockpit(const struct settings *s, int rfd, int wfd, const char *id,
-		   const char *run_dir)
+static int cockpit(const struct settings *s, int rfd, int wfd, const char *id, const char *run_dir)
 {
 	struct bus *bus = bus_new();
 	struct gatekeeper *gates = gatekeeper_new(bus, s->gates, GATE_MODE_OPERATOR);
@@ -124,9 +123,10 @@ static int cockpit(const struct settings *s, int rfd, int wfd, const char *id,
 	gatekeeper_free(gates);
 	bus_free(bus);
 	if (!gone)
-		fprintf(stderr, "pevtui: left run %s; it goes on (attach again with pevtui --attach "
-				"%s)\n",
-			id, id);
+		fprintf(stderr,
+		        "pevtui: left run %s; it goes on (attach again with pevtui --attach "
+		        "%s)\n",
+		        id, id);
 	return 0;
 }
 
@@ -257,9 +257,10 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 
 	/* RUN goes through the remote shell: a run id, a start of one or last, nothing else. */
 	if (strspn(run, RUN_ID_CHARS) != strlen(run) || *run == '-' || *host == '-') {
-		fprintf(stderr, "pevtui: --attach HOST:RUN takes a run id (letters, digits, - _ .) "
-				"and a host, not \"%s:%s\"\n",
-			host, run);
+		fprintf(stderr,
+		        "pevtui: --attach HOST:RUN takes a run id (letters, digits, - _ .) "
+		        "and a host, not \"%s:%s\"\n",
+		        host, run);
 		return PEV_EXIT_ERROR;
 	}
 	ssh_words(&argv);
@@ -284,9 +285,10 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 		close(to[0]);
 		close(from[1]);
 		if (e) {
-			fprintf(stderr, "pevtui: cannot run %s: %s (set PEVTUI_SSH to the ssh "
-					"command)\n",
-				argv.v[0], strerror(e));
+			fprintf(stderr,
+			        "pevtui: cannot run %s: %s (set PEVTUI_SSH to the ssh "
+			        "command)\n",
+			        argv.v[0], strerror(e));
 			strvec_clear(&argv);
 			close(to[1]);
 			close(from[0]);
@@ -311,7 +313,7 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 		/* The far end's word for the run is printed and shown: a run id, or the one
 		 * asked for. */
 		id = xstrdup(said && *said && strspn(said, RUN_ID_CHARS) == strlen(said) ? said
-											    : run);
+		                                                                         : run);
 	}
 	if (!id) {
 		const char *why = jsonx_str(hello, "error");
@@ -322,11 +324,11 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 
 			fprintf(stderr, "pevtui: %s: %s\n", host, clean);
 			free(clean);
-		}
-		else
-			fprintf(stderr, "pevtui: no pevtui answered on %s (see the lines above, if "
-					"any): ssh %s pevtui --attach-stdio %s must work\n",
-				host, host, run);
+		} else
+			fprintf(stderr,
+			        "pevtui: no pevtui answered on %s (see the lines above, if "
+			        "any): ssh %s pevtui --attach-stdio %s must work\n",
+			        host, host, run);
 		cJSON_Delete(hello);
 		free(line);
 		close(to[1]);

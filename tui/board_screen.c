@@ -23,15 +23,15 @@
 struct board_screen {
 	const struct settings *s;
 	struct board b;
-	char *err;               /* why the runs folder cannot be read, or NULL */
+	char *err; /* why the runs folder cannot be read, or NULL */
 	enum board_sort sort;
 	struct strbuf filter;
-	bool typing;             /* / : the filter is being typed */
-	size_t sel;              /* index among the rows shown */
-	int gates_before;        /* gates waiting at the last scan (-1: none yet) */
+	bool typing;      /* / : the filter is being typed */
+	size_t sel;       /* index among the rows shown */
+	int gates_before; /* gates waiting at the last scan (-1: none yet) */
 	char *picked;
 	bool quit;
-	bool *want_new;          /* n: a new run (NULL: not offered) */
+	bool *want_new; /* n: a new run (NULL: not offered) */
 };
 
 static void scan(struct board_screen *bs)
@@ -101,8 +101,8 @@ static void draw(struct board_screen *bs)
 	if (bs->sel >= n)
 		bs->sel = n ? n - 1 : 0;
 	head = xasprintf("pevtui board · %zu runs · %d gates waiting · sort: %s%s%s", bs->b.n,
-			 board_gates_waiting(&bs->b), board_sort_name(bs->sort),
-			 bs->filter.len || bs->typing ? " · filter: " : "", bs->filter.buf);
+	                 board_gates_waiting(&bs->b), board_sort_name(bs->sort),
+	                 bs->filter.len || bs->typing ? " · filter: " : "", bs->filter.buf);
 	attron(A_BOLD);
 	put(0, 0, head, COLS);
 	attroff(A_BOLD);
@@ -121,10 +121,11 @@ static void draw(struct board_screen *bs)
 	for (size_t i = 0; i < n && (int)i < LINES - 3; i++) {
 		const struct board_row *r = rows[i];
 		int y = (int)i + 2;
-		char *spend = r->budget_usd > 0
-				      ? xasprintf("$%.4f%s / $%.2f", r->spent_usd,
-						  r->spent_unknown ? "+?" : "", r->budget_usd)
-				      : xasprintf("$%.4f%s", r->spent_usd, r->spent_unknown ? "+?" : "");
+		char *spend =
+		    r->budget_usd > 0
+		        ? xasprintf("$%.4f%s / $%.2f", r->spent_usd, r->spent_unknown ? "+?" : "",
+		                    r->budget_usd)
+		        : xasprintf("$%.4f%s", r->spent_usd, r->spent_unknown ? "+?" : "");
 		char *age = age_text(r->started);
 
 		if (i == bs->sel)
@@ -145,10 +146,11 @@ static void draw(struct board_screen *bs)
 	attron(A_REVERSE);
 	mvhline(LINES - 1, 0, ' ', COLS);
 	put(LINES - 1, 0,
-	    bs->typing     ? " type to filter  Enter keep  Esc clear"
-	    : bs->want_new ? " Enter attach (a finished run: replay)  n new run  j/k move  s sort  "
-			     "/ filter  q quit"
-			   : " Enter attach (a finished run: replay)  j/k move  s sort  / filter  q quit",
+	    bs->typing ? " type to filter  Enter keep  Esc clear"
+	    : bs->want_new
+	        ? " Enter attach (a finished run: replay)  n new run  j/k move  s sort  "
+	          "/ filter  q quit"
+	        : " Enter attach (a finished run: replay)  j/k move  s sort  / filter  q quit",
 	    COLS);
 	attroff(A_REVERSE);
 	refresh();
@@ -222,13 +224,13 @@ char *board_screen_run(const struct settings *s, bool *want_new)
 	setlocale(LC_ALL, "");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "pevtui: the board needs a terminal; pevtui --list-runs prints the "
-				"runs\n");
+		                "runs\n");
 		return NULL;
 	}
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr) {
 		fprintf(stderr, "pevtui: cannot use this terminal for the board; try "
-				"TERM=xterm-256color, or pevtui --list-runs\n");
+		                "TERM=xterm-256color, or pevtui --list-runs\n");
 		return NULL;
 	}
 	set_term(scr);

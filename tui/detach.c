@@ -158,7 +158,7 @@ void detach_daemon_start(const char *run_dir)
 	free(log);
 	if (release_fd < 0) {
 		fprintf(stderr, "pevtui: cannot start the run detached (fork failed: %s)\n",
-			strerror(errno));
+		        strerror(errno));
 		exit(PEV_EXIT_ERROR);
 	}
 	/* A new session: no controlling terminal, no hangup from anyone's terminal. */
@@ -205,13 +205,14 @@ void detach_cockpit(struct pev *e, struct bus *bus, const char *run_dir)
 	bool ended = false;
 
 	msg = xasprintf("pevtui: detached; run %s goes on (pid %ld, log %s/engine.log).\n"
-			"pevtui: attach again with: pevtui --attach %s",
-			id, (long)getpid(), run_dir, id);
+	                "pevtui: attach again with: pevtui --attach %s",
+	                id, (long)getpid(), run_dir, id);
 	signal(SIGHUP, SIG_IGN);
 	redirect(run_dir);
 	if (release_fd < 0)
-		fprintf(stderr, "pevtui: detached without a waiter: the shell gets its terminal back "
-				"only when the run ends\n");
+		fprintf(stderr,
+		        "pevtui: detached without a waiter: the shell gets its terminal back "
+		        "only when the run ends\n");
 	else if (setsid() < 0)
 		fprintf(stderr, "pevtui: warning: setsid failed: %s\n", strerror(errno));
 	fprintf(stderr, "%s\n", msg);

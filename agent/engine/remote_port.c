@@ -7,9 +7,9 @@
 #include "xalloc.h"
 
 struct pev *pev_new_remote(const char *run_id,
-			   bool (*post)(void *ctx, enum pev_cmd cmd, const char *step_id,
-					const char *json),
-			   void *ctx)
+                           bool (*post)(void *ctx, enum pev_cmd cmd, const char *step_id,
+                                        const char *json),
+                           void *ctx)
 {
 	struct pev *e = xcalloc(1, sizeof(*e));
 

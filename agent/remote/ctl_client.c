@@ -27,7 +27,7 @@
 
 struct ctl_client {
 	int rfd, wfd;
-	int stop[2];           /* a byte here ends the reader */
+	int stop[2]; /* a byte here ends the reader */
 	struct bus *bus;
 	char *run_id;
 	pthread_t thread;
@@ -62,7 +62,7 @@ static void on_line(struct ctl_client *c, const char *line)
 		} else if (type && !strcmp(type, "ctl.error")) {
 			const char *m = jsonx_str(o, "error");
 			char *say = xasprintf("the engine of run %s refused: %s", c->run_id,
-					      m ? m : "(no reason given)");
+			                      m ? m : "(no reason given)");
 			local_notice(c, "warn", say);
 			free(say);
 		}
@@ -84,7 +84,7 @@ static void *reader(void *arg)
 	struct strbuf in = STRBUF_INIT;
 	char buf[65536];
 	const char *why = "the engine closed the connection (the run ended or its process "
-			  "stopped)";
+	                  "stopped)";
 
 	strbuf_init(&in);
 	for (;;) {
@@ -208,8 +208,7 @@ bool ctl_client_post(void *client, enum pev_cmd cmd, const char *step_id, const 
 	return send_owned(client, ctl_line_command(cmd, step_id, json));
 }
 
-bool ctl_client_answer(void *client, unsigned long gate_id, enum gate_decision d,
-		       const char *json)
+bool ctl_client_answer(void *client, unsigned long gate_id, enum gate_decision d, const char *json)
 {
 	return send_owned(client, ctl_line_answer(gate_id, d, json));
 }

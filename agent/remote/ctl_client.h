@@ -32,8 +32,7 @@ bool ctl_client_closed(struct ctl_client *c);
 bool ctl_client_post(void *client, enum pev_cmd cmd, const char *step_id, const char *json);
 /* A gate answer, as a gate_answer_fn for gatekeeper_attach: true once sent (whether it
  * won is told by the gate.decision event, or an error notice when it came too late). */
-bool ctl_client_answer(void *client, unsigned long gate_id, enum gate_decision d,
-		       const char *json);
+bool ctl_client_answer(void *client, unsigned long gate_id, enum gate_decision d, const char *json);
 /* Sends a raw line (newline included); false when it could not be written. */
 bool ctl_client_send(struct ctl_client *c, const char *line);
 

@@ -24,16 +24,16 @@ static const struct {
 	enum pev_cmd cmd;
 	bool step; /* takes a step_id */
 } commands[] = {
-	{"pause", PEV_CMD_PAUSE, false},
-	{"resume", PEV_CMD_RESUME, false},
-	{"abort", PEV_CMD_ABORT, false},
-	{"rerun", PEV_CMD_RERUN, true},
-	{"rerun_force", PEV_CMD_RERUN_FORCE, true},
-	{"skip", PEV_CMD_SKIP, true},
-	{"edit", PEV_CMD_EDIT, true},
-	{"edit_plan", PEV_CMD_EDIT_PLAN, false},
-	{"cancel_running", PEV_CMD_CANCEL_RUNNING, false},
-	{"budget", PEV_CMD_BUDGET, false},
+    {"pause", PEV_CMD_PAUSE, false},
+    {"resume", PEV_CMD_RESUME, false},
+    {"abort", PEV_CMD_ABORT, false},
+    {"rerun", PEV_CMD_RERUN, true},
+    {"rerun_force", PEV_CMD_RERUN_FORCE, true},
+    {"skip", PEV_CMD_SKIP, true},
+    {"edit", PEV_CMD_EDIT, true},
+    {"edit_plan", PEV_CMD_EDIT_PLAN, false},
+    {"cancel_running", PEV_CMD_CANCEL_RUNNING, false},
+    {"budget", PEV_CMD_BUDGET, false},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -100,7 +100,7 @@ bool ctl_parse(const char *line, size_t len, struct ctl_cmd *out, char **err)
 	if (!o || !cJSON_IsObject(o)) {
 		cJSON_Delete(o);
 		return refuse(err, "the line is not a JSON object: send one object per line, "
-				   "e.g. {\"v\":1,\"cmd\":\"ping\"}");
+		                   "e.g. {\"v\":1,\"cmd\":\"ping\"}");
 	}
 	if (!jsonx_num(o, "v", &v) || v != CTL_PROTO_VERSION) {
 		refuse(err, "the line has no \"v\":1 (this engine speaks protocol version 1)");
@@ -143,10 +143,11 @@ bool ctl_parse(const char *line, size_t len, struct ctl_cmd *out, char **err)
 		for (i = 0; i < N_COMMANDS && strcmp(commands[i].name, verb); i++)
 			;
 		if (i == N_COMMANDS) {
-			*err = xasprintf("unknown command \"%.40s\": hello, ping, answer, pause, "
-					 "resume, abort, rerun, rerun_force, skip, edit, edit_plan, "
-					 "cancel_running or budget",
-					 verb);
+			*err =
+			    xasprintf("unknown command \"%.40s\": hello, ping, answer, pause, "
+			              "resume, abort, rerun, rerun_force, skip, edit, edit_plan, "
+			              "cancel_running or budget",
+			              verb);
 			goto out;
 		}
 		out->verb = CTL_COMMAND;
@@ -158,7 +159,8 @@ bool ctl_parse(const char *line, size_t len, struct ctl_cmd *out, char **err)
 		}
 		out->json = get_arg(o);
 		if ((out->cmd == PEV_CMD_EDIT || out->cmd == PEV_CMD_EDIT_PLAN ||
-		     out->cmd == PEV_CMD_BUDGET) && !out->json) {
+		     out->cmd == PEV_CMD_BUDGET) &&
+		    !out->json) {
 			*err = xasprintf("\"%s\" needs \"arg\" (its JSON)", verb);
 			goto out;
 		}
@@ -293,7 +295,7 @@ bool ctl_socket_addr(const char *run_dir, struct sockaddr_un *sa, int *dirfd, ch
 		return false;
 	}
 	snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s", *dirfd,
-		 CTL_SOCKET_NAME);
+	         CTL_SOCKET_NAME);
 	return true;
 }
 

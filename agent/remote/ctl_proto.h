@@ -28,13 +28,13 @@ enum ctl_verb {
 /* One parsed command line. Strings are owned (ctl_cmd_release). */
 struct ctl_cmd {
 	enum ctl_verb verb;
-	char *id;                 /* the client's tag, echoed in the reply; NULL none */
-	unsigned long since;      /* CTL_HELLO */
-	unsigned long gate_id;    /* CTL_ANSWER */
+	char *id;              /* the client's tag, echoed in the reply; NULL none */
+	unsigned long since;   /* CTL_HELLO */
+	unsigned long gate_id; /* CTL_ANSWER */
 	enum gate_decision decision;
-	enum pev_cmd cmd;         /* CTL_COMMAND */
-	char *step_id;            /* CTL_COMMAND: rerun, skip, edit; NULL otherwise */
-	char *json;               /* answer or command argument as JSON text, or NULL */
+	enum pev_cmd cmd; /* CTL_COMMAND */
+	char *step_id;    /* CTL_COMMAND: rerun, skip, edit; NULL otherwise */
+	char *json;       /* answer or command argument as JSON text, or NULL */
 };
 
 /*

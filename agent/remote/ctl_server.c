@@ -29,23 +29,23 @@
 
 struct conn {
 	int fd;
-	struct strbuf in;   /* server thread only: bytes of a line not yet complete */
-	bool skipping;      /* server thread only: the rest of an oversized line is dropped */
+	struct strbuf in; /* server thread only: bytes of a line not yet complete */
+	bool skipping;    /* server thread only: the rest of an oversized line is dropped */
 	/* under the server lock */
-	struct strbuf out;  /* lines to write */
-	size_t out_off;     /* written so far */
-	size_t out_limit;   /* drop past this many unwritten bytes */
-	bool hello;         /* events flow (after the replay) */
-	bool holding;       /* the replay is being read: live events wait in `held` */
+	struct strbuf out; /* lines to write */
+	size_t out_off;    /* written so far */
+	size_t out_limit;  /* drop past this many unwritten bytes */
+	bool hello;        /* events flow (after the replay) */
+	bool holding;      /* the replay is being read: live events wait in `held` */
 	struct strbuf held;
 	unsigned long sent_seq;
-	bool dead;          /* dropped or gone: the server thread closes it */
+	bool dead; /* dropped or gone: the server thread closes it */
 	struct conn *next;
 };
 
 struct ctl_server {
 	char *run_dir, *run_id, *path;
-	int dirfd;          /* when the path is too long for sun_path; else -1 */
+	int dirfd; /* when the path is too long for sun_path; else -1 */
 	struct sockaddr_un sa;
 	int lfd;
 	int wake[2];
@@ -56,7 +56,7 @@ struct ctl_server {
 	pthread_mutex_t lock;
 	struct conn *conns; /* under lock */
 	size_t n_conns;
-	bool stop;          /* under lock */
+	bool stop; /* under lock */
 };
 
 static void wake(struct ctl_server *s)
@@ -175,7 +175,7 @@ static void hello(struct ctl_server *s, struct conn *c, const struct ctl_cmd *cm
 	pthread_mutex_lock(&s->lock);
 	if (c->hello || c->holding) {
 		queue_owned(c, ctl_reply_error(cmd->id, "hello was said already on this "
-							"connection: events are flowing"));
+		                                        "connection: events are flowing"));
 		pthread_mutex_unlock(&s->lock);
 		free(path);
 		strbuf_release(&r.out);
@@ -239,9 +239,10 @@ static void do_line(struct ctl_server *s, struct conn *c, const char *line, size
 		if (gatekeeper_answer(s->gates, cmd.gate_id, cmd.decision, cmd.json)) {
 			reply(s, c, ctl_reply_ok(cmd.id));
 		} else {
-			char *m = xasprintf("gate %lu is not open: it was answered already (the first "
-					    "answer wins) or withdrawn",
-					    cmd.gate_id);
+			char *m =
+			    xasprintf("gate %lu is not open: it was answered already (the first "
+			              "answer wins) or withdrawn",
+			              cmd.gate_id);
 			reply(s, c, ctl_reply_error(cmd.id, m));
 			free(m);
 		}
@@ -286,8 +287,9 @@ static bool do_read(struct ctl_server *s, struct conn *c)
 			strbuf_release(&c->in);
 			strbuf_init(&c->in);
 			c->skipping = true;
-			reply(s, c, ctl_reply_error(NULL, "the line is longer than 1048576 bytes and "
-							  "was dropped: send less"));
+			reply(s, c,
+			      ctl_reply_error(NULL, "the line is longer than 1048576 bytes and "
+			                            "was dropped: send less"));
 		}
 	}
 	return true;
@@ -361,7 +363,7 @@ static void do_accept(struct ctl_server *s)
 	}
 	if (cred.uid != geteuid()) {
 		char *m = xasprintf("this run belongs to uid %lu; uid %lu may not control it",
-				    (unsigned long)geteuid(), (unsigned long)cred.uid);
+		                    (unsigned long)geteuid(), (unsigned long)cred.uid);
 		refuse(fd, m);
 		free(m);
 		return;
@@ -422,8 +424,8 @@ static void *serve(void *arg)
 		fds[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
 		fds[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
 		for (struct conn *c = s->conns; c; c = c->next) {
-			fds[n] = (struct pollfd){.fd = c->fd,
-						 .events = (short)(POLLIN | (pending(c) ? POLLOUT : 0))};
+			fds[n] = (struct pollfd){
+			    .fd = c->fd, .events = (short)(POLLIN | (pending(c) ? POLLOUT : 0))};
 			who[n++] = c;
 		}
 		pthread_mutex_unlock(&s->lock);
@@ -460,7 +462,7 @@ static void *serve(void *arg)
 }
 
 struct ctl_server *ctl_server_start(const char *run_dir, const char *run_id, struct bus *bus,
-				    struct pev *e, struct gatekeeper *gates, char **err)
+                                    struct pev *e, struct gatekeeper *gates, char **err)
 {
 	struct ctl_server *s = xcalloc(1, sizeof(*s));
 	struct stat st;
@@ -480,7 +482,7 @@ struct ctl_server *ctl_server_start(const char *run_dir, const char *run_id, str
 	}
 	if ((st.st_mode & 077) && chmod(run_dir, st.st_mode & 0700) != 0) {
 		*err = xasprintf("cannot make the run folder %s private (chmod 0700): %s", run_dir,
-				 strerror(errno));
+		                 strerror(errno));
 		goto fail;
 	}
 	if (!ctl_socket_addr(run_dir, &s->sa, &s->dirfd, err))

@@ -26,7 +26,7 @@ struct ctl_server;
  * NULL + *err (a sentence) when the socket cannot be made.
  */
 struct ctl_server *ctl_server_start(const char *run_dir, const char *run_id, struct bus *bus,
-				    struct pev *e, struct gatekeeper *gates, char **err);
+                                    struct pev *e, struct gatekeeper *gates, char **err);
 /* Stops the thread, closes every client and removes the socket. NULL ok. */
 void ctl_server_free(struct ctl_server *s);
 /* Clients connected now (tests, the board). */

@@ -48,7 +48,8 @@ static void read_row(struct board_row *r, const char *runs_dir, const char *name
 		strbuf_init(&g);
 		/* Open gates are asked by a live engine only: a stopped run's are gone. */
 		for (size_t i = 0; r->pid && i < rs.n_gates; i++) {
-			strbuf_addf(&g, "%s%s", g.len ? ", " : "", gate_kind_name(rs.gates[i].kind));
+			strbuf_addf(&g, "%s%s", g.len ? ", " : "",
+			            gate_kind_name(rs.gates[i].kind));
 			if (rs.gates[i].step_id)
 				strbuf_addf(&g, " %s", rs.gates[i].step_id);
 			r->n_gates++;
@@ -56,7 +57,9 @@ static void read_row(struct board_row *r, const char *runs_dir, const char *name
 		r->gates = clean(g.buf);
 		strbuf_release(&g);
 		if (r->pid)
-			r->state = xstrdup(r->n_gates ? "waiting" : rs.paused ? "paused" : "running");
+			r->state = xstrdup(r->n_gates  ? "waiting"
+			                   : rs.paused ? "paused"
+			                               : "running");
 		else
 			r->state = clean(rs.ended && rs.end_status ? rs.end_status : "unfinished");
 		r->spent_usd = fold_total_usd(&rs, &r->spent_unknown);
@@ -118,7 +121,8 @@ static int by_key(const void *pa, const void *pb)
 
 	switch (sort_key) {
 	case BOARD_SORT_STATE: c = rank(a) - rank(b); break;
-	case BOARD_SORT_SPEND: c = (a->spent_usd < b->spent_usd) - (a->spent_usd > b->spent_usd);
+	case BOARD_SORT_SPEND:
+		c = (a->spent_usd < b->spent_usd) - (a->spent_usd > b->spent_usd);
 		break;
 	case BOARD_SORT_ID: return strcmp(a->id, b->id);
 	case BOARD_SORT_AGE:

@@ -11,15 +11,15 @@
 /* One run. Strings are owned, cleaned of terminal controls (they come from a folder). */
 struct board_row {
 	char *id;
-	char *state;     /* waiting (a live run at a gate), paused, running, or how it ended:
-			  * passed, partial, aborted, error; unfinished; unreadable */
-	char *gates;     /* the gates it waits at ("plan", "high memo, shell s2"), or "" */
-	int n_gates;     /* 0 unless live */
+	char *state; /* waiting (a live run at a gate), paused, running, or how it ended:
+	              * passed, partial, aborted, error; unfinished; unreadable */
+	char *gates; /* the gates it waits at ("plan", "high memo, shell s2"), or "" */
+	int n_gates; /* 0 unless live */
 	double spent_usd, budget_usd; /* budget 0: none */
 	bool spent_unknown;
-	double started;  /* epoch seconds, 0 unknown */
+	double started; /* epoch seconds, 0 unknown */
 	char *task;
-	pid_t pid;       /* the engine holding it, 0 when none */
+	pid_t pid; /* the engine holding it, 0 when none */
 };
 
 struct board {
@@ -27,8 +27,13 @@ struct board {
 	size_t n, cap;
 };
 
-enum board_sort { BOARD_SORT_STATE, BOARD_SORT_AGE, BOARD_SORT_SPEND, BOARD_SORT_ID,
-		  BOARD_SORT__COUNT };
+enum board_sort {
+	BOARD_SORT_STATE,
+	BOARD_SORT_AGE,
+	BOARD_SORT_SPEND,
+	BOARD_SORT_ID,
+	BOARD_SORT__COUNT
+};
 
 /* Reads every run folder below runs_dir into *b (emptied first). false + *err when the
  * folder cannot be read ("no runs yet in …" when it does not exist). */
