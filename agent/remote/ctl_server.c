@@ -26,6 +26,10 @@
 #include "xalloc.h"
 
 #define READ_CHUNK 65536
+/* Streamed text (llm.delta) goes to a client only while less than this waits for it:
+ * deltas are never journaled and their text comes again whole in step.output, so a client
+ * that falls behind loses some streaming, never an event, and is not dropped for it. */
+#define DELTA_PENDING_MAX (256u * 1024)
 
 struct conn {
 	int fd;
@@ -57,6 +61,7 @@ struct ctl_server {
 	struct conn *conns; /* under lock */
 	size_t n_conns;
 	bool stop; /* under lock */
+	bool deltas_on; /* server thread: subscribed to streamed text (clients listen) */
 };
 
 static void wake(struct ctl_server *s)
@@ -129,6 +134,43 @@ static void on_event(void *ctx, const struct event *ev)
 	pthread_mutex_unlock(&s->lock);
 	if (any)
 		wake(s);
+}
+
+/* Bus subscriber for streamed text, while some client listens (the engine builds deltas
+ * only for someone: bus_wants_ephemeral). Journaled events are on_event's. */
+static void on_delta(void *ctx, const struct event *ev)
+{
+	struct ctl_server *s = ctx;
+	size_t len;
+	bool any = false;
+
+	if (!event_type_is_ephemeral(ev->type) || !ev->json)
+		return;
+	len = strlen(ev->json);
+	pthread_mutex_lock(&s->lock);
+	for (struct conn *c = s->conns; c; c = c->next) {
+		if (c->dead || !c->hello || pending(c) + len >= DELTA_PENDING_MAX)
+			continue;
+		queue(c, ev->json, len);
+		queue(c, "\n", 1);
+		any = true;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (any)
+		wake(s);
+}
+
+/* Streamed text is built and sent only while a client listens (server thread, without the
+ * server lock: the bus calls its subscribers with its own lock held, then takes ours). */
+static void follow_deltas(struct ctl_server *s, bool want)
+{
+	if (want == s->deltas_on)
+		return;
+	if (want)
+		bus_subscribe_all(s->bus, on_delta, s);
+	else
+		bus_unsubscribe(s->bus, on_delta, s);
+	s->deltas_on = want;
 }
 
 /* ------------------------------------------------------------ the replay */
@@ -412,6 +454,7 @@ static void *serve(void *arg)
 	for (;;) {
 		size_t n = 2;
 		char buf[256];
+		bool listening = false;
 
 		pthread_mutex_lock(&s->lock);
 		if (s->stop) {
@@ -419,6 +462,11 @@ static void *serve(void *arg)
 			break;
 		}
 		reap(s);
+		for (struct conn *c = s->conns; c && !listening; c = c->next)
+			listening = c->hello;
+		pthread_mutex_unlock(&s->lock);
+		follow_deltas(s, listening);
+		pthread_mutex_lock(&s->lock);
 		fds = xgrow(fds, &cap, s->n_conns + 2, sizeof(*fds));
 		who = xgrow(who, &cap_who, s->n_conns + 2, sizeof(*who));
 		fds[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
@@ -539,6 +587,7 @@ void ctl_server_free(struct ctl_server *s)
 	pthread_mutex_unlock(&s->lock);
 	wake(s);
 	pthread_join(s->thread, NULL);
+	follow_deltas(s, false);
 	/* What was queued still goes out, as far as each client takes it now. */
 	for (struct conn *c = s->conns, *next; c; c = next) {
 		next = c->next;
