@@ -80,7 +80,8 @@ char *attach_why_not(const char *run_dir, int connect_errno)
 /* The cockpit on a stream of the protocol: rfd/wfd (taken). With run_dir, the journal is
  * read there first and the stream starts after it; without (over SSH), hello was said
  * already and the stream replays the whole journal. */
-static int cockpit(const struct settings *s, int rfd, int wfd, const char *id, const char *run_dir)
+static int cockpit(const struct settings *s, int rfd, int wfd, const char *id,
+		   const char *run_dir, struct notify *nt)
 {
 	struct bus *bus = bus_new();
 	struct gatekeeper *gates = gatekeeper_new(bus, s->gates, GATE_MODE_OPERATOR);
@@ -103,6 +104,7 @@ static int cockpit(const struct settings *s, int rfd, int wfd, const char *id, c
 		return PEV_EXIT_ERROR;
 	}
 	app_set_attached(app);
+	app_set_notify(app, nt);
 	if (run_dir) {
 		app_set_run_dir(app, run_dir);
 		/* The journal first, as --resume shows it; the stream goes on after its last
@@ -130,7 +132,7 @@ static int cockpit(const struct settings *s, int rfd, int wfd, const char *id, c
 	return 0;
 }
 
-int attach_run(const struct settings *s, const char *run_dir)
+int attach_run(const struct settings *s, const char *run_dir, struct notify *nt)
 {
 	int fd = ctl_connect(run_dir);
 
@@ -141,7 +143,7 @@ int attach_run(const struct settings *s, const char *run_dir)
 		free(why);
 		return PEV_EXIT_ERROR;
 	}
-	return cockpit(s, fd, fd, base_name(run_dir), run_dir);
+	return cockpit(s, fd, fd, base_name(run_dir), run_dir, nt);
 }
 
 /* ------------------------------------------------------------ --attach-stdio */
@@ -246,7 +248,8 @@ static char *first_line(int fd)
 	return NULL;
 }
 
-int attach_remote(const struct settings *s, const char *host, const char *run)
+int attach_remote(const struct settings *s, const char *host, const char *run,
+		  struct notify *nt)
 {
 	struct strvec argv = STRVEC_INIT;
 	posix_spawn_file_actions_t fa;
@@ -339,7 +342,7 @@ int attach_remote(const struct settings *s, const char *host, const char *run)
 	}
 	cJSON_Delete(hello);
 	free(line);
-	code = cockpit(s, from[0], to[1], id, NULL);
+	code = cockpit(s, from[0], to[1], id, NULL, nt);
 	free(id);
 	kill(pid, SIGTERM);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -668,6 +668,17 @@ static struct ctl_server *serve_run(const char *run_dir, struct pev *e, struct b
 	return ctl;
 }
 
+/* --attach RUN on this machine, with the gate signals of a cockpit. */
+static int attach_here(const struct settings *s, const char *dir)
+{
+	const char *slash = strrchr(dir, '/');
+	struct notify *nt = make_notify(s, true, dir, slash && slash[1] ? slash + 1 : dir);
+	int code = attach_run(s, dir, nt);
+
+	notify_free(nt);
+	return code;
+}
+
 static int run(struct settings *s, enum mode mode, const char *run_ref, bool detach)
 {
 	struct ctl_server *ctl;
@@ -925,13 +936,15 @@ int main(int argc, char **argv)
 		char *host, *ref, *dir;
 		struct stat st;
 		if (stat(cli.run_ref, &st) != 0 && attach_is_remote(cli.run_ref, &host, &ref)) {
-			code = attach_remote(&s, host, ref);
+			struct notify *nt = make_notify(&s, true, NULL, ref);
+			code = attach_remote(&s, host, ref, nt);
+			notify_free(nt);
 			free(host);
 			free(ref);
 			break;
 		}
 		dir = resolve_run(&s, cli.run_ref);
-		code = attach_run(&s, dir);
+		code = attach_here(&s, dir);
 		free(dir);
 		break;
 	}
@@ -941,7 +954,7 @@ int main(int argc, char **argv)
 		/* The board, a run from it, and back to the board when that run is left. */
 		while ((dir = board_screen_run(&s, NULL))) {
 			if (runlock_holder(dir) > 0)
-				code = attach_run(&s, dir);
+				code = attach_here(&s, dir);
 			else
 				code = app_replay(&s, dir);
 			free(dir);
@@ -964,7 +977,7 @@ int main(int argc, char **argv)
 
 			code = 0;
 			while ((dir = board_screen_run(&s, &want_new))) {
-				code = runlock_holder(dir) > 0 ? attach_run(&s, dir)
+				code = runlock_holder(dir) > 0 ? attach_here(&s, dir)
 							       : app_replay(&s, dir);
 				free(dir);
 			}

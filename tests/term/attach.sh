@@ -14,13 +14,23 @@ grep -q "pevtui --attach $id" "$TMPD/detach.err" || fail "no attach hint: $(cat 
 wait_state running
 
 start 100 30 --attach last
-cockpit two --attach "$id"
+# The second cockpit signals gates as a cockpit does ([ui] notify_cmd).
+printf '[ui]\nnotify_cmd = echo "$PEVTUI_RUN_ID $PEVTUI_GATE" > "%s/n.$$" && mv "%s/n.$$" "%s/notified.$PEVTUI_GATE"\n' \
+	"$TMPD" "$TMPD" "$TMPD" >"$TMPD/config"
+cockpit two --attach "$id" --config "$TMPD/config"
 wait_for "Gate: Approve the plan" 30
 wait_in two "Gate: Approve the plan" 30
 tmux -L "$SOCK" send-keys -t two a \; send-keys -t 0 a
 wait_for "Gate: High-complexity step" 60
 wait_in two "Gate: High-complexity step" 60
 [ "$(gate_decisions 1)" = 1 ] || fail "the plan gate was decided $(gate_decisions 1) times"
+n=0
+until [ -f "$TMPD/notified.high" ]; do
+	[ $n -lt 100 ] || fail "the attached cockpit did not signal the high gate"
+	sleep 0.1
+	n=$((n + 1))
+done
+grep -q "^$id high\$" "$TMPD/notified.high" || fail "notify_cmd got: $(cat "$TMPD/notified.high")"
 
 # q with the run live: no question, the cockpit goes, the run stays.
 keys q
