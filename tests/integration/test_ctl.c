@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "ctl_proto.h"
 #include "jsonx.h"
+#include "run_list.h"
 #include "runlock.h"
 #include "strbuf.h"
 #include "xalloc.h"
@@ -184,6 +185,39 @@ static void stop_engine(const char *run_dir)
 	assert_true(cli_wait_until(engine_gone, &g, 30));
 }
 
+/* After each test, even one that failed half way: no engine of its runs outlives it. */
+static int stop_leftovers(void **state)
+{
+	char *tmp = *state, *runs;
+	struct strvec ids = STRVEC_INIT;
+	char *err = NULL;
+
+	if (!tmp)
+		return 0;
+	runs = xasprintf("%s/runs", tmp);
+	if (run_list_ids(runs, &ids, &err)) {
+		for (size_t i = 0; i < ids.n; i++) {
+			char *dir = xasprintf("%s/%s", runs, ids.v[i]);
+			pid_t pid = runlock_holder(dir);
+
+			if (pid > 0) {
+				struct gone g = {dir};
+				kill(pid, SIGTERM);
+				cli_wait_until(engine_gone, &g, 30);
+			}
+			free(dir);
+		}
+	}
+	free(err);
+	strvec_clear(&ids);
+	if (access(tmp, F_OK) == 0)
+		cli_rm_rf(tmp);
+	free(runs);
+	free(tmp);
+	*state = NULL;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ tests */
 
 static void test_bad_lines_get_an_error_and_change_nothing(void **state)
@@ -194,7 +228,7 @@ static void test_bad_lines_get_an_error_and_change_nothing(void **state)
 	struct gone g;
 	int deltas = 0;
 
-	(void)state;
+	*state = tmp;
 	run_dir = start_detached(runs);
 	reader_open(&r, run_dir);
 
@@ -294,10 +328,8 @@ static void test_bad_lines_get_an_error_and_change_nothing(void **state)
 		cJSON_Delete(ev);
 	}
 	reader_close(&r);
-	cli_rm_rf(tmp);
 	free(run_dir);
 	free(runs);
-	free(tmp);
 }
 
 /* A child that becomes `uid` and connects: 0 refused by the engine with its sentence,
@@ -337,10 +369,10 @@ static void test_another_uid_is_refused(void **state)
 	struct stat st;
 	struct line_reader r;
 
-	(void)state;
 	if (geteuid() != 0)
 		skip(); /* only root can become another user to try */
 	tmp = cli_tmpdir();
+	*state = tmp;
 	runs = xasprintf("%s/runs", tmp);
 	run_dir = start_detached(runs);
 	assert_int_equal(chmod(tmp, 0755), 0);
@@ -369,11 +401,9 @@ static void test_another_uid_is_refused(void **state)
 	assert_null(line);
 	reader_close(&r);
 	stop_engine(run_dir);
-	cli_rm_rf(tmp);
 	free(sock);
 	free(run_dir);
 	free(runs);
-	free(tmp);
 }
 
 static void test_a_client_that_stops_reading_is_dropped(void **state)
@@ -386,7 +416,7 @@ static void test_a_client_that_stops_reading_is_dropped(void **state)
 	bool dropped = false;
 	struct gone g;
 
-	(void)state;
+	*state = tmp;
 	run_dir = start_detached(runs);
 	slow = ctl_connect(run_dir);
 	assert_true(slow >= 0);
@@ -417,10 +447,8 @@ static void test_a_client_that_stops_reading_is_dropped(void **state)
 	assert_true(cli_wait_until(engine_gone, &g, 30));
 	reader_close(&good);
 	close(slow);
-	cli_rm_rf(tmp);
 	free(run_dir);
 	free(runs);
-	free(tmp);
 }
 
 static void test_attach_to_a_dead_engine_says_resume(void **state)
@@ -430,7 +458,7 @@ static void test_attach_to_a_dead_engine_says_resume(void **state)
 	struct gone g;
 	pid_t pid;
 
-	(void)state;
+	*state = tmp;
 	run_dir = start_detached(runs);
 	pid = runlock_holder(run_dir);
 	assert_int_equal(kill(pid, SIGKILL), 0);
@@ -441,19 +469,17 @@ static void test_attach_to_a_dead_engine_says_resume(void **state)
 	assert_non_null(strstr(p.err, "is not running"));
 	assert_non_null(strstr(p.err, "pevtui --resume "));
 	cli_proc_free(&p);
-	cli_rm_rf(tmp);
 	free(run_dir);
 	free(runs);
-	free(tmp);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_lines_get_an_error_and_change_nothing),
-		cmocka_unit_test(test_another_uid_is_refused),
-		cmocka_unit_test(test_a_client_that_stops_reading_is_dropped),
-		cmocka_unit_test(test_attach_to_a_dead_engine_says_resume),
+		cmocka_unit_test_teardown(test_bad_lines_get_an_error_and_change_nothing, stop_leftovers),
+		cmocka_unit_test_teardown(test_another_uid_is_refused, stop_leftovers),
+		cmocka_unit_test_teardown(test_a_client_that_stops_reading_is_dropped, stop_leftovers),
+		cmocka_unit_test_teardown(test_attach_to_a_dead_engine_says_resume, stop_leftovers),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
