@@ -138,6 +138,8 @@ struct app {
 
 	bool auto_select;      /* the plan selection follows the running step */
 	struct layout layout;  /* as last drawn (mouse clicks) */
+	bool attached;         /* --attach: the engine is another process's (detach.h) */
+	bool detached;         /* D or a hangup: the screen goes, the run goes on */
 
 	/* --replay: the journal's events and how many of them the view has applied. */
 	bool replay;
@@ -152,6 +154,21 @@ struct app {
 static volatile sig_atomic_t winch_pending;
 static int winch_fd = -1;
 static sigset_t winch_set;
+
+/* SIGHUP (the terminal or the SSH connection went away): detach, without asking. */
+static volatile sig_atomic_t hup_pending;
+
+static void on_hup(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	hup_pending = 1;
+	if (winch_fd >= 0 && write(winch_fd, "h", 1) < 0) {
+		/* the pipe is full: a wake-up is already pending */
+	}
+	errno = saved;
+}
 
 static void on_winch(int sig)
 {
@@ -562,11 +579,22 @@ static struct vstep *selected(struct app *a)
 
 static void act_quit(struct app *a)
 {
-	if (a->engine && run_live(a))
+	if (a->attached)
+		a->quit = true; /* leaving an attached run leaves it going */
+	else if (a->engine && run_live(a))
 		ask(a, "Quit now? The run stops and can be resumed later with pevtui --resume.",
 		    do_quit);
 	else
 		a->quit = true;
+}
+
+/* D: the screen goes and the shell comes back; the run goes on (README: Detach). */
+static void act_detach(struct app *a)
+{
+	if (a->replay)
+		return;
+	a->detached = true;
+	a->quit = true;
 }
 
 static void act_approve(struct app *a)
@@ -1611,6 +1639,9 @@ static const struct binding bindings[] = {
 	{'?', false, act_help, "?", "this help", ANY},
 	{'q', false, act_quit, "q", "quit (asks while the run is live; it can be resumed)", ANY},
 	{3, false, act_quit, NULL, NULL, ANY},
+	{'Q', false, act_detach, "Q",
+	 "detach: the screen goes, the run goes on (pevtui --attach RUN comes back to it)",
+	 LIVE},
 };
 
 static const char *const *help_pairs(bool replay)
@@ -1974,6 +2005,13 @@ static void wait_input(struct app *a, int timeout)
 	}
 	if (winch_pending)
 		resize(a);
+	/* The terminal went away: a signal, or a hangup seen on the keyboard first. */
+	if (hup_pending || (fds[0].revents & POLLHUP)) {
+		hup_pending = 0;
+		a->detached = true;
+		a->quit = true;
+		return;
+	}
 	if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
 		read_keys(a);
 }
@@ -2060,6 +2098,8 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 	sa.sa_handler = on_winch;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	/* Threads started from now on (the engine) inherit SIGWINCH blocked, so the signal
 	 * always lands in this thread; wait_input unblocks it around poll(). */
 	sigemptyset(&winch_set);
@@ -2133,7 +2173,9 @@ void app_free(struct app *a)
 	endwin();
 	mouse_suspend(); /* the shell gets back the terminal's plain mouse reports */
 	delscreen(a->screen);
-	/* The bus keeps no way to unsubscribe: the engine must have ended (pev_join). */
+	/* A detached run goes on publishing: nothing more comes here. */
+	if (a->bus)
+		bus_unsubscribe(a->bus, on_event, a);
 	for (size_t i = 0; i < a->qn; i++)
 		event_free(a->q[i]);
 	free(a->q);
@@ -2178,6 +2220,32 @@ void app_set_run_dir(struct app *a, const char *run_dir)
 {
 	free(a->run_dir);
 	a->run_dir = xstrdup(run_dir);
+}
+
+bool app_detached(const struct app *a)
+{
+	return a->detached;
+}
+
+void app_set_attached(struct app *a)
+{
+	a->attached = true;
+}
+
+unsigned long app_preload_live(struct app *a, const char *run_dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL;
+	struct journal_load_info info = {0};
+
+	if (!journal_load(path, preload_visit, a, &info, &err)) {
+		set_message(a, "the journal could not be shown: %s", err ? err : "unreadable");
+		free(err);
+	}
+	free(path);
+	/* Its open gates are open: the live engine asks them (unlike a resumed one). */
+	follow_running(a);
+	a->dirty = true;
+	return a->preload_seq;
 }
 
 void app_preload(struct app *a, const char *run_dir)

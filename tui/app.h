@@ -2,6 +2,8 @@
 #ifndef PEVTUI_APP_H
 #define PEVTUI_APP_H
 
+#include <stdbool.h>
+
 struct bus;
 struct gatekeeper;
 struct notify;
@@ -32,6 +34,13 @@ void app_set_notify(struct app *a, struct notify *n);
 /* Runs the loop with the (started) engine until the operator quits. The engine may have
  * finished before; the screen then shows the final state until `q`. */
 void app_run(struct app *a, struct pev *e);
+/* --attach: the engine is another process's; q leaves the run going, without asking. */
+void app_set_attached(struct app *a);
+/* --attach: the journal of a live run on screen, its open gates included. Returns the
+ * last seq applied: the live stream continues after it. */
+unsigned long app_preload_live(struct app *a, const char *run_dir);
+/* After app_run: the operator detached (D) or the terminal went away (SIGHUP). */
+bool app_detached(const struct app *a);
 /* Ends curses and frees. NULL ok. */
 void app_free(struct app *a);
 

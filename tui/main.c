@@ -19,9 +19,14 @@
 #include <curl/curl.h>
 
 #include "app.h"
+#include "attach.h"
+#include "board.h"
+#include "board_screen.h"
 #include "bus.h"
 #include "cost.h"
 #include "diff_cmd.h"
+#include "ctl_server.h"
+#include "detach.h"
 #include "fold.h"
 #include "gate.h"
 #include "headless.h"
@@ -38,6 +43,7 @@
 #include "provider_sim.h"
 #include "restore.h"
 #include "rewind_cli.h"
+#include "runlock.h"
 #include "run_list.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -48,8 +54,10 @@
 
 #define DEFAULT_DEMO_SCENARIO "legal-review"
 
-enum mode { MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND,
-	    MODE_LIST_TOOLS };
+enum mode {
+	MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND, MODE_LIST_TOOLS,
+	MODE_ATTACH, MODE_ATTACH_STDIO, MODE_BOARD
+};
 
 /* Long options without a short form. */
 enum {
@@ -62,6 +70,7 @@ enum {
 	OPT_DIFF,
 	OPT_REWIND,
 	OPT_MCP, OPT_LIST_TOOLS,
+	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD,
 };
 
 static const struct option long_options[] = {
@@ -99,6 +108,10 @@ static const struct option long_options[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"mcp", required_argument, NULL, OPT_MCP},
 	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
+	{"attach", required_argument, NULL, OPT_ATTACH},
+	{"detach", no_argument, NULL, OPT_DETACH},
+	{"attach-stdio", required_argument, NULL, OPT_ATTACH_STDIO},
+	{"board", no_argument, NULL, OPT_BOARD},
 	{NULL, 0, NULL, 0},
 };
 
@@ -152,6 +165,14 @@ static void usage(FILE *out)
 	      "                          (or STEP, or a checkpoint id); asks first (--yes: not)\n"
 	      "      --list-tools        list the tools the executor would be offered, built-in\n"
 	      "                          and MCP, with their server and gate policy\n"
+	      "  -d, --detach            start the run in the background (no terminal); gates\n"
+	      "                          wait for an operator who attaches\n"
+	      "      --attach RUN        the cockpit on a live run (id, start of one, last);\n"
+	      "                          q or Q leaves it going; Q in a cockpit detaches\n"
+	      "      --attach HOST:RUN   the same over ssh (ssh HOST pevtui --attach-stdio RUN)\n"
+	      "      --attach-stdio RUN  relay a live run's control socket on stdin/stdout\n"
+	      "      --board             every run, live ones and their gates first; Enter\n"
+	      "                          attaches (or replays a run that is not live)\n"
 	      "\n"
 	      "Models:\n"
 	      "      --provider NAME     anthropic, openai or sim (default: from the keys set)\n"
@@ -254,6 +275,7 @@ struct cli {
 	const char *config;
 	bool help, version;
 	unsigned given; /* RESTORE_GIVEN bits of the flags on this command line */
+	bool detach;    /* -d, --detach */
 };
 
 static void apply_flags(int argc, char **argv, struct settings *s, struct cli *cli)
@@ -261,7 +283,7 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hVd", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 		case OPT_HELP: cli->help = true; break;
@@ -293,6 +315,17 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 				die("%s", merr);
 			break;
 		}
+		case OPT_ATTACH:
+			cli->mode = MODE_ATTACH;
+			set_str(&cli->run_ref, optarg);
+			break;
+		case 'd':
+		case OPT_DETACH: cli->detach = true; break;
+		case OPT_BOARD: cli->mode = MODE_BOARD; break;
+		case OPT_ATTACH_STDIO:
+			cli->mode = MODE_ATTACH_STDIO;
+			set_str(&cli->run_ref, optarg);
+			break;
 		case OPT_PROVIDER:
 			cli->given |= RESTORE_GIVEN(RESTORE_PROVIDER);
 			if (strcmp(optarg, "anthropic") && strcmp(optarg, "openai") &&
@@ -661,8 +694,35 @@ static struct notify *make_notify(const struct settings *s, bool cockpit, const 
 	return notify_new(&c);
 }
 
-static int run(struct settings *s, enum mode mode, const char *run_ref)
+/* The run's control socket (doc/protocol.md): started just before the engine, after the
+ * signal mask is set, so its thread inherits it. A run without one still runs, said once. */
+static struct ctl_server *serve_run(const char *run_dir, struct pev *e, struct bus *bus,
+				    struct gatekeeper *gates)
 {
+	char *err = NULL;
+	struct ctl_server *ctl = ctl_server_start(run_dir, pev_run_id(e), bus, e, gates, &err);
+
+	if (!ctl) {
+		fprintf(stderr, "pevtui: warning: %s; the run cannot be attached to\n", err);
+		free(err);
+	}
+	return ctl;
+}
+
+/* --attach RUN on this machine, with the gate signals of a cockpit. */
+static int attach_here(const struct settings *s, const char *dir)
+{
+	const char *slash = strrchr(dir, '/');
+	struct notify *nt = make_notify(s, true, dir, slash && slash[1] ? slash + 1 : dir);
+	int code = attach_run(s, dir, nt);
+
+	notify_free(nt);
+	return code;
+}
+
+static int run(struct settings *s, enum mode mode, const char *run_ref, bool detach)
+{
+	struct ctl_server *ctl;
 	struct provider *prov;
 	struct provider *roles[ROLE__COUNT];
 	struct bus *bus;
@@ -681,6 +741,12 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	} else {
 		mkdir_p(s->runs_dir);
 		run_dir = pev_new_run_dir(s->runs_dir);
+	}
+	if (detach) {
+		/* A daemon from here on: before any thread (detach.h). */
+		mkdir_p(run_dir);
+		detach_daemon_start(run_dir);
+		interactive = false;
 	}
 	if (interactive && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		fprintf(stderr, "pevtui: no terminal: running headless (use --headless to say so)\n");
@@ -709,7 +775,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	bus = bus_new();
 	gates = gatekeeper_new(bus, s->gates,
 			       s->yes ? GATE_MODE_YES
-				      : interactive ? GATE_MODE_OPERATOR : GATE_MODE_NONE);
+				      : interactive || detach ? GATE_MODE_OPERATOR : GATE_MODE_NONE);
 	if (interactive) {
 		app = app_new(s, bus, gates, &err);
 		if (!app)
@@ -760,9 +826,17 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		/* Block the stop signals in every thread; one thread takes them with sigwait. */
 		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 		signal_engine = e;
+		ctl = serve_run(run_dir, e, bus, gates);
 		pev_start(e);
 		if (pthread_create(&sig_thread, NULL, signal_thread, NULL))
 			fatal("cannot start the signal thread");
+		if (detach) {
+			char *m = xasprintf("pevtui: run %s started detached (pid %ld, log "
+					    "%s/engine.log)\npevtui: attach with: pevtui --attach %s",
+					    pev_run_id(e), (long)getpid(), run_dir, pev_run_id(e));
+			detach_release(m);
+			free(m);
+		}
 		code = pev_join(e);
 		pthread_kill(sig_thread, SIGUSR1);
 		pthread_join(sig_thread, NULL);
@@ -774,9 +848,17 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 		 * Leaving the cockpit ends the engine (a live run stays resumable). */
 		pev_set_linger(e, true);
 		app_set_run_dir(app, run_dir);
+		ctl = serve_run(run_dir, e, bus, gates);
 		pev_start(e);
 		app_run(app, e);
-		pev_post(e, PEV_CMD_QUIT, NULL, NULL);
+		if (app_detached(app)) {
+			/* The screen goes, the run goes on (detach.h). */
+			app_free(app);
+			app = NULL;
+			detach_cockpit(e, bus, run_dir);
+		} else {
+			pev_post(e, PEV_CMD_QUIT, NULL, NULL);
+		}
 		code = pev_join(e);
 		app_free(app);
 	}
@@ -787,6 +869,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref)
 	if (pev_report_path(e))
 		fprintf(stderr, "pevtui: report: %s\n", pev_report_path(e));
 
+	ctl_server_free(ctl);
 	/* A signal still on its way (the end of the run) gets its notify_cmd first. */
 	notify_free(nt);
 	pev_free(e);
@@ -984,6 +1067,11 @@ int main(int argc, char **argv)
 		if (!s.runs_dir)
 			die("no runs directory: set XDG_DATA_HOME or HOME, or pass --runs-dir");
 	}
+	/* A cockpit run: the shell waits for a thin waiter, so that D and a hangup can give
+	 * the shell back while the run goes on (detach.h). Before any thread. */
+	if ((cli.mode == MODE_RUN || cli.mode == MODE_RESUME) && !cli.detach && !s.headless &&
+	    isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		detach_launch();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	/* A broken price file leaves the built-in table in place: a warning, not an error. */
 	if (!cost_init())
@@ -1036,12 +1124,63 @@ int main(int argc, char **argv)
 	case MODE_RESUME: {
 		char *dir = resolve_run(&s, cli.run_ref);
 		settings_from_journal(&s, dir, cli.given);
-		code = run(&s, cli.mode, dir);
+		code = run(&s, cli.mode, dir, cli.detach);
+		free(dir);
+		break;
+	}
+	case MODE_ATTACH: {
+		char *host, *ref, *dir;
+		struct stat st;
+		if (stat(cli.run_ref, &st) != 0 && attach_is_remote(cli.run_ref, &host, &ref)) {
+			struct notify *nt = make_notify(&s, true, NULL, ref);
+			code = attach_remote(&s, host, ref, nt);
+			notify_free(nt);
+			free(host);
+			free(ref);
+			break;
+		}
+		dir = resolve_run(&s, cli.run_ref);
+		code = attach_here(&s, dir);
+		free(dir);
+		break;
+	}
+	case MODE_BOARD: {
+		char *dir;
+		code = 0;
+		/* The board, a run from it, and back to the board when that run is left. */
+		while ((dir = board_screen_run(&s, NULL))) {
+			if (runlock_holder(dir) > 0)
+				code = attach_here(&s, dir);
+			else
+				code = app_replay(&s, dir);
+			free(dir);
+		}
+		break;
+	}
+	case MODE_ATTACH_STDIO: {
+		char *dir = resolve_run(&s, cli.run_ref);
+		code = attach_stdio(dir);
 		free(dir);
 		break;
 	}
 	default:
-		code = run(&s, cli.mode, cli.run_ref);
+		/* pevtui with no task while runs are live: the board first; n starts a run. */
+		if (cli.mode == MODE_RUN && !s.task && !s.demo && !s.script && !s.headless &&
+		    !cli.detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+		    board_any_live(s.runs_dir)) {
+			bool want_new = false;
+			char *dir;
+
+			code = 0;
+			while ((dir = board_screen_run(&s, &want_new))) {
+				code = runlock_holder(dir) > 0 ? attach_here(&s, dir)
+							       : app_replay(&s, dir);
+				free(dir);
+			}
+			if (!want_new)
+				break;
+		}
+		code = run(&s, cli.mode, cli.run_ref, cli.detach);
 		break;
 	}
 	free(cli.run_ref);

@@ -272,6 +272,11 @@ struct pev {
 	struct job *queue, **queue_tail;
 	struct job *live;         /* every job not yet applied (for cancellation) */
 	bool pool_stop;
+
+	/* A stand-in for an engine in another process (remote_port.c): pev_post goes there,
+	 * and nothing else of the struct is used. NULL for the engine itself. */
+	bool (*remote_post)(void *ctx, enum pev_cmd cmd, const char *step_id, const char *json);
+	void *remote_ctx;
 };
 
 /* loop.c */

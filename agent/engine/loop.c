@@ -75,8 +75,13 @@ static struct msg *take(struct pev *e)
 
 void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json)
 {
-	struct msg *m = xcalloc(1, sizeof(*m));
+	struct msg *m;
 
+	if (e->remote_post) {
+		e->remote_post(e->remote_ctx, cmd, step_id, json);
+		return;
+	}
+	m = xcalloc(1, sizeof(*m));
 	m->kind = MSG_CMD;
 	m->cmd = cmd;
 	m->step_id = xstrdup(step_id);
@@ -781,6 +786,11 @@ void pev_free(struct pev *e)
 
 	if (!e)
 		return;
+	if (e->remote_post) {
+		free(e->run_id);
+		free(e);
+		return;
+	}
 	pev_join(e);
 	if (e->gatekeeper)
 		gatekeeper_attach(e->gatekeeper, NULL, NULL);

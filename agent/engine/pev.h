@@ -68,6 +68,16 @@ void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
  */
 bool pev_answer(struct pev *e, unsigned long gate_id, enum gate_decision d, const char *json);
 
+/*
+ * A stand-in for an engine running in another process (pevtui --attach): pev_post hands
+ * each command to `post(ctx, …)`; pev_run_id answers `run_id`; pev_free frees it. Nothing
+ * else may be called on it. `ctx` is borrowed.
+ */
+struct pev *pev_new_remote(const char *run_id,
+			   bool (*post)(void *ctx, enum pev_cmd cmd, const char *step_id,
+					const char *json),
+			   void *ctx);
+
 /* The run id (the run directory's last component). */
 const char *pev_run_id(const struct pev *e);
 /* Why the run ended when it did not pass (a sentence), or NULL. Valid after pev_join. */

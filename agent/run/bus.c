@@ -145,3 +145,29 @@ void bus_notice(struct bus *b, const char *level, const char *step_id, const cha
 	free(msg);
 	bus_publish(b, EV_NOTICE, f);
 }
+
+void bus_deliver(struct bus *b, const struct event *ev)
+{
+	bool ephemeral = event_type_is_ephemeral(ev->type);
+
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->n_subs; i++)
+		if (!ephemeral || b->subs[i].ephemeral)
+			b->subs[i].fn(b->subs[i].ctx, ev);
+	pthread_mutex_unlock(&b->lock);
+}
+
+void bus_unsubscribe(struct bus *b, bus_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->n_subs; i++) {
+		if (b->subs[i].fn != fn || b->subs[i].ctx != ctx)
+			continue;
+		if (b->subs[i].ephemeral)
+			atomic_fetch_sub(&b->n_ephemeral, 1);
+		memmove(&b->subs[i], &b->subs[i + 1], (b->n_subs - i - 1) * sizeof(*b->subs));
+		b->n_subs--;
+		break;
+	}
+	pthread_mutex_unlock(&b->lock);
+}

@@ -22,12 +22,18 @@ void bus_free(struct bus *b);
 void bus_subscribe(struct bus *b, bus_fn fn, void *ctx);
 /* Every event, ephemeral ones (llm.delta) included: for live screens. */
 void bus_subscribe_all(struct bus *b, bus_fn fn, void *ctx);
+/* Removes a subscriber (fn and ctx as subscribed); once it returns, fn is not called
+ * again with ctx. */
+void bus_unsubscribe(struct bus *b, bus_fn fn, void *ctx);
 /* True if some subscriber takes ephemeral events: publishers may skip building them. */
 bool bus_wants_ephemeral(struct bus *b);
 /* Next seq to hand out (resume continues a journal's numbering). */
 void bus_set_next_seq(struct bus *b, unsigned long seq);
 /* Publishes; `fields` (a cJSON object) is taken. Returns the event's seq (0 if ephemeral). */
 unsigned long bus_publish(struct bus *b, enum event_type t, struct cJSON *fields);
+/* Hands an event published elsewhere (another process, over the control socket) to every
+ * subscriber as it is, seq and time included; `ev` stays the caller's. */
+void bus_deliver(struct bus *b, const struct event *ev);
 /* Convenience: an EV_NOTICE with "level" (info|warn|error) and "message". */
 void bus_notice(struct bus *b, const char *level, const char *step_id, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -14,6 +14,9 @@ start 100 30 --demo
 wait_for "Gate: Approve the plan" 30
 shpid=$(tmux -L "$SOCK" display-message -p '#{pane_pid}')
 pid=$(pgrep -P "$shpid" | head -n 1)
+# The shell waits for a thin waiter (tui/detach.h); the cockpit is its child.
+child=$(pgrep -P "$pid" | head -n 1)
+[ -n "$child" ] && pid=$child
 [ -n "$pid" ] && [ -d "/proc/$pid" ] || fail "cannot find the pevtui process"
 switches() {
 	cat /proc/"$pid"/task/*/status 2>/dev/null |

@@ -11,9 +11,29 @@ case $PEVTUI in /*) ;; *) PEVTUI="$(pwd)/$PEVTUI" ;; esac
 SOCK="pevtui-test-$$"
 TMPD=$(mktemp -d /tmp/pevtui-term.XXXXXX) || exit 99
 export LC_ALL=C.UTF-8
+# stop_engines — ends every pevtui still holding a run of this test. A cockpit whose
+# terminal goes away (kill-server) detaches and its run goes on (README: Detach and
+# attach): after a test, and before a test reuses its runs folder, it is stopped here.
+stop_engines() {
+	n=0
+	while [ $n -lt 100 ]; do
+		alive=""
+		for lock in "$TMPD"/runs/*/lock "$TMPD"/*/pevtui/runs/*/lock; do
+			[ -f "$lock" ] || continue
+			flock -n "$lock" true 2>/dev/null && continue
+			pid=$(cat "$lock" 2>/dev/null)
+			[ -n "$pid" ] && kill "$pid" 2>/dev/null && alive=1
+		done
+		[ -z "$alive" ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
 cleanup() {
 	rc=$?
 	tmux -L "$SOCK" kill-server >/dev/null 2>&1
+	stop_engines
 	# Under --enable-sanitizers a report fails the test even when the screen looked right.
 	if grep -E -q "Sanitizer|runtime error:" "$TMPD/stderr" 2>/dev/null; then
 		echo "FAIL: sanitizer report:"

@@ -12,6 +12,7 @@ colour_screen() {
 n_theme=0
 run_theme() { # THEME TERM NO_COLOR → leaves the session at the plan gate
 	tmux -L "$SOCK" kill-server >/dev/null 2>&1
+	stop_engines # the cockpit detached when its terminal went away
 	# A new server name each time: a server that is still shutting down must not swallow
 	# the next session.
 	n_theme=$((n_theme + 1))
@@ -38,6 +39,7 @@ colour_screen | grep -q '38;5;\|\[3[0-7]m' && fail "NO_COLOR: colour output"
 
 # Uninstalled, the binary finds the themes of its source tree without PEVTUI_THEMES.
 tmux -L "$SOCK" kill-server >/dev/null 2>&1
+stop_engines
 SOCK="pevtui-test-$$-build"
 TEST_ENV="TERM=screen-256color PEVTUI_THEMES="
 start 100 30 --demo --theme high-contrast
@@ -49,6 +51,7 @@ fi
 # A theme that is nowhere stops pevtui before the screen, naming where it looked and what
 # is there.
 tmux -L "$SOCK" kill-server >/dev/null 2>&1
+stop_engines
 SOCK="pevtui-test-$$-missing"
 rm -rf "$TMPD/runs"
 TEST_ENV="PEVTUI_THEMES=$top_srcdir/themes"
