@@ -432,6 +432,11 @@ struct job *job_new_step(struct pev *e, size_t i);
 void job_run_step(struct job *j);
 /* A step job asks the shell gate and waits for its own answer (only it waits). */
 bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *ask);
+/* Pool thread: job j asks its gate (MSG_SHELL_ASK; the caller set what the gate shows,
+ * under e->pool_lock) and waits for the answer, or for its cancellation (then
+ * GATE_REJECT). Returns the decision WITH e->pool_lock HELD, so that the caller reads
+ * what came with the answer before unlocking. Shared by the shell and mcp gates. */
+enum gate_decision job_ask_and_wait(struct job *j);
 
 /* verify.c */
 struct exec_result;

@@ -101,26 +101,14 @@ void mcpcalls_annotate(struct pev *e, const char *name, cJSON *f)
 static bool confirm(struct job *j, cJSON *payload)
 {
 	struct pev *e = j->e;
-	struct msg *m = xcalloc(1, sizeof(*m));
 	enum gate_decision d;
 
 	pthread_mutex_lock(&e->pool_lock);
 	free(j->mcp_ask);
 	j->mcp_ask = cJSON_PrintUnformatted(payload);
 	j->ask_kind = GATE_MCP;
-	j->shell_how = NULL;
-	j->shell_waiting = true;
-	j->shell_answered = false;
 	pthread_mutex_unlock(&e->pool_lock);
-	m->kind = MSG_SHELL_ASK;
-	m->job = j;
-	engine_post(e, m);
-
-	pthread_mutex_lock(&e->pool_lock);
-	while (!j->shell_answered && !atomic_load(&j->cancel))
-		pthread_cond_wait(&e->pool_cond, &e->pool_lock);
-	j->shell_waiting = false;
-	d = j->shell_answered ? j->shell_decision : GATE_REJECT;
+	d = job_ask_and_wait(j);
 	if (!j->shell_answered)
 		j->shell_how = "cancelled";
 	j->ask_kind = GATE_SHELL;

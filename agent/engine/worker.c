@@ -207,25 +207,12 @@ void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const c
 	pthread_mutex_unlock(&e->pool_lock);
 }
 
-/* The shell gate, asked by the step's own job: only this job waits for the operator.
- * Approve runs the command, edit runs the edited one, skip refuses it (the model is told),
- * reject aborts the run; a cancelled job runs nothing. */
-bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *ask)
+enum gate_decision job_ask_and_wait(struct job *j)
 {
 	struct pev *e = j->e;
 	struct msg *m = xcalloc(1, sizeof(*m));
-	enum gate_decision d;
 
 	pthread_mutex_lock(&e->pool_lock);
-	free(j->shell_command);
-	j->shell_command = xstrdup(*command);
-	free(j->shell_ask.cwd);
-	free(j->shell_ask.allow_prefix);
-	free(j->shell_ask.allow_why);
-	j->shell_ask.cwd = xstrdup(ask ? ask->cwd : NULL);
-	j->shell_ask.allow_prefix = xstrdup(ask ? ask->allow_prefix : NULL);
-	j->shell_ask.allow_why = xstrdup(ask ? ask->allow_why : NULL);
-	j->shell_ask.timeout_s = ask ? ask->timeout_s : 0;
 	j->shell_how = NULL;
 	j->shell_waiting = true;
 	j->shell_answered = false;
@@ -238,7 +225,29 @@ bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *as
 	while (!j->shell_answered && !atomic_load(&j->cancel))
 		pthread_cond_wait(&e->pool_cond, &e->pool_lock);
 	j->shell_waiting = false;
-	d = j->shell_answered ? j->shell_decision : GATE_REJECT;
+	return j->shell_answered ? j->shell_decision : GATE_REJECT;
+}
+
+/* The shell gate, asked by the step's own job: only this job waits for the operator.
+ * Approve runs the command, edit runs the edited one, skip refuses it (the model is told),
+ * reject aborts the run; a cancelled job runs nothing. */
+bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *ask)
+{
+	struct pev *e = j->e;
+	enum gate_decision d;
+
+	pthread_mutex_lock(&e->pool_lock);
+	free(j->shell_command);
+	j->shell_command = xstrdup(*command);
+	free(j->shell_ask.cwd);
+	free(j->shell_ask.allow_prefix);
+	free(j->shell_ask.allow_why);
+	j->shell_ask.cwd = xstrdup(ask ? ask->cwd : NULL);
+	j->shell_ask.allow_prefix = xstrdup(ask ? ask->allow_prefix : NULL);
+	j->shell_ask.allow_why = xstrdup(ask ? ask->allow_why : NULL);
+	j->shell_ask.timeout_s = ask ? ask->timeout_s : 0;
+	pthread_mutex_unlock(&e->pool_lock);
+	d = job_ask_and_wait(j);
 	if (d == GATE_EDIT) {
 		free(*command);
 		*command = xstrdup(j->shell_command);
