@@ -12,7 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "alert.h"
 #include "board.h"
+#include "events.h"
+#include "jsonx.h"
 #include "settings.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -29,10 +34,57 @@ struct board_screen {
 	bool typing;      /* / : the filter is being typed */
 	size_t sel;       /* index among the rows shown */
 	int gates_before; /* gates waiting at the last scan (-1: none yet) */
+	struct notify *notify; /* how a gate opening is signalled (may be NULL) */
+	struct strvec seen;    /* "RUN\nGATE_ID" of the newest gates at the last scan */
 	char *picked;
 	bool quit;
 	bool *want_new; /* n: a new run (NULL: not offered) */
 };
+
+/* Feeds `json` (an event of `type`) to the notification settings. */
+static void alert_json(struct notify *n, enum event_type type, const char *json)
+{
+	struct event ev = {.type = type, .json = (char *)json};
+
+	alert_event(n, &ev);
+}
+
+/* Each run's newest open gate that was not there at the last scan is signalled (when
+ * `tell`: not on the first look), as that run's cockpit would signal it. */
+static void signal_new_gates(struct board_screen *bs, bool tell)
+{
+	struct strvec now = STRVEC_INIT;
+
+	for (size_t i = 0; i < bs->b.n; i++) {
+		const struct board_row *r = &bs->b.rows[i];
+		cJSON *o = r->gate_json ? cJSON_Parse(r->gate_json) : NULL;
+		double id = 0;
+		char *key;
+		bool known = false;
+
+		if (!o)
+			continue;
+		jsonx_num(o, "gate_id", &id);
+		key = xasprintf("%s\n%.0f", r->id, id);
+		for (size_t k = 0; k < bs->seen.n && !known; k++)
+			known = !strcmp(bs->seen.v[k], key);
+		if (tell && !known && bs->notify) {
+			cJSON *start = cJSON_CreateObject();
+			char *js;
+			cJSON_AddStringToObject(start, "run_id", r->id);
+			js = jsonx_print(start);
+			alert_json(bs->notify, EV_RUN_START, js); /* whose gate it is */
+			alert_json(bs->notify, EV_GATE_OPEN, r->gate_json);
+			free(js);
+			cJSON_Delete(start);
+		}
+		strvec_push(&now, key);
+		free(key);
+		cJSON_Delete(o);
+	}
+	strvec_clear(&bs->seen);
+	bs->seen = now;
+}
 
 static void scan(struct board_screen *bs)
 {
@@ -44,9 +96,9 @@ static void scan(struct board_screen *bs)
 		board_release(&bs->b);
 	board_sort(&bs->b, bs->sort);
 	gates = board_gates_waiting(&bs->b);
-	/* A gate opened somewhere since the last look: the operator is wanted. */
-	if (bs->gates_before >= 0 && gates > bs->gates_before)
-		beep();
+	/* A gate opened somewhere since the last look: the operator is wanted, told as the
+	 * notification settings say (bell, desktop notification, notify_cmd). */
+	signal_new_gates(bs, bs->gates_before >= 0);
 	bs->gates_before = gates;
 }
 
@@ -215,9 +267,10 @@ static void key(struct board_screen *bs, int ch)
 	}
 }
 
-char *board_screen_run(const struct settings *s, bool *want_new)
+char *board_screen_run(const struct settings *s, struct notify *notify, bool *want_new)
 {
-	struct board_screen bs = {.s = s, .gates_before = -1, .want_new = want_new};
+	struct board_screen bs = {
+	    .s = s, .gates_before = -1, .want_new = want_new, .notify = notify};
 	SCREEN *scr;
 	long next = 0;
 
@@ -266,6 +319,7 @@ char *board_screen_run(const struct settings *s, bool *want_new)
 	delscreen(scr);
 	board_release(&bs.b);
 	strbuf_release(&bs.filter);
+	strvec_clear(&bs.seen);
 	free(bs.err);
 	return bs.picked;
 }

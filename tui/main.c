@@ -1148,13 +1148,15 @@ int main(int argc, char **argv)
 		char *dir;
 		code = 0;
 		/* The board, a run from it, and back to the board when that run is left. */
-		while ((dir = board_screen_run(&s, NULL))) {
+		struct notify *nt = make_notify(&s, true, NULL, NULL);
+		while ((dir = board_screen_run(&s, nt, NULL))) {
 			if (runlock_holder(dir) > 0)
 				code = attach_here(&s, dir);
 			else
 				code = app_replay(&s, dir);
 			free(dir);
 		}
+		notify_free(nt);
 		break;
 	}
 	case MODE_ATTACH_STDIO: {
@@ -1169,14 +1171,16 @@ int main(int argc, char **argv)
 		    !cli.detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
 		    board_any_live(s.runs_dir)) {
 			bool want_new = false;
+			struct notify *nt = make_notify(&s, true, NULL, NULL);
 			char *dir;
 
 			code = 0;
-			while ((dir = board_screen_run(&s, &want_new))) {
+			while ((dir = board_screen_run(&s, nt, &want_new))) {
 				code = runlock_holder(dir) > 0 ? attach_here(&s, dir)
 							       : app_replay(&s, dir);
 				free(dir);
 			}
+			notify_free(nt);
 			if (!want_new)
 				break;
 		}

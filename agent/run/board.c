@@ -53,6 +53,10 @@ static void read_row(struct board_row *r, const char *runs_dir, const char *name
 			if (rs.gates[i].step_id)
 				strbuf_addf(&g, " %s", rs.gates[i].step_id);
 			r->n_gates++;
+			if (rs.gates[i].json) {
+				free(r->gate_json);
+				r->gate_json = xstrdup(rs.gates[i].json);
+			}
 		}
 		r->gates = clean(g.buf);
 		strbuf_release(&g);
@@ -93,6 +97,7 @@ void board_release(struct board *b)
 		free(b->rows[i].id);
 		free(b->rows[i].state);
 		free(b->rows[i].gates);
+		free(b->rows[i].gate_json);
 		free(b->rows[i].task);
 	}
 	free(b->rows);

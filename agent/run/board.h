@@ -15,6 +15,7 @@ struct board_row {
 	              * passed, partial, aborted, error; unfinished; unreadable */
 	char *gates; /* the gates it waits at ("plan", "high memo, shell s2"), or "" */
 	int n_gates; /* 0 unless live */
+	char *gate_json; /* the newest open gate's gate.open event (compact JSON), or NULL */
 	double spent_usd, budget_usd; /* budget 0: none */
 	bool spent_unknown;
 	double started; /* epoch seconds, 0 unknown */

@@ -1,8 +1,9 @@
 #!/bin/sh
 # pevtui --board lists the runs with the live one waiting at its plan gate first; the
 # filter hides what does not match; Enter attaches to the run, and leaving the run brings
-# the board back, now showing the gate the run waits at next. With no task and a run live,
-# pevtui opens on the board.
+# the board back, now showing the gate the run waits at next; a gate opening in another
+# run is signalled through notify_cmd. With no task and a run live, pevtui opens on the
+# board.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/attach_lib.sh"
 
@@ -11,7 +12,10 @@
 "$PEVTUI" --detach --demo --sim-delay 0 --runs-dir "$TMPD/runs" 2>"$TMPD/detach.err" ||
 	fail "--detach failed: $(cat "$TMPD/detach.err")"
 
-start 140 20 --board
+# A gate opening in any run is signalled as the notification settings say ([ui] notify_cmd).
+printf '[ui]\nnotify_cmd = echo "$PEVTUI_RUN_ID $PEVTUI_GATE" > "%s/n.$$" && mv "%s/n.$$" "%s/notified.$PEVTUI_GATE"\n' \
+	"$TMPD" "$TMPD" "$TMPD" >"$TMPD/config"
+start 140 20 --board --config "$TMPD/config"
 wait_for "2 runs · 1 gates waiting · sort: state" 15
 wait_for "waiting +plan " 15
 expect "passed "
@@ -30,6 +34,20 @@ keys a
 wait_for "Gate: High-complexity step" 60
 keys q
 wait_for "waiting +high memo" 15
+# A new run opens its plan gate while the board is shown: notify_cmd names it.
+rm -f "$TMPD/notified.plan"
+ls "$TMPD/runs" >"$TMPD/runs.before"
+"$PEVTUI" --detach --demo --sim-delay 0 --runs-dir "$TMPD/runs" 2>"$TMPD/detach2.err" ||
+	fail "the second --detach failed: $(cat "$TMPD/detach2.err")"
+wait_for "3 runs" 15
+n=0
+until [ -f "$TMPD/notified.plan" ]; do
+	[ $n -lt 150 ] || fail "the board did not signal the new run's plan gate"
+	sleep 0.1
+	n=$((n + 1))
+done
+id=$(ls "$TMPD/runs" | grep -v -x -F -f "$TMPD/runs.before")
+grep -q "^$id plan\$" "$TMPD/notified.plan" || fail "notify_cmd got: $(cat "$TMPD/notified.plan")"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 
