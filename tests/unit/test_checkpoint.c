@@ -1015,6 +1015,69 @@ static void test_exclude(void **state)
 	strvec_clear(&conflicts);
 }
 
+/* Names a step may well create — a newline, invalid UTF-8, a leading dash, spaces — are
+ * stored, compared and restored like any other (git's trees take any byte but NUL and
+ * '/'). */
+static void test_odd_names(void **state)
+{
+	struct fx *fx = *state;
+	const char *names[] = {"line\nbreak.txt", "bad\xff\xfe.txt", "-dash", "with space"};
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct strvec paths = STRVEC_INIT, restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+	struct cp_changes c;
+	char *err = NULL;
+
+	for (size_t i = 0; i < 4; i++)
+		put(fx, names[i], "before\n");
+	take(fx, a, NULL);
+	for (size_t i = 0; i < 4; i++)
+		put(fx, names[i], "after\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_non_null(find(&c, names[i]));
+		strvec_push(&paths, names[i]);
+	}
+	cp_changes_release(&c);
+	assert_true(checkpoint_restore_paths(fx->cp, a, &paths, NULL, &restored, &conflicts, &err));
+	assert_int_equal(restored.n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		char *t = get(fx, names[i]);
+		assert_string_equal(t, "before\n");
+		free(t);
+	}
+	strvec_clear(&paths);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+}
+
+/* The workspace vanished (deleted, unmounted): the checkpoint fails with a sentence that
+ * names it, and the store is no worse for it (an earlier checkpoint still reads). */
+static void test_workspace_vanished(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	struct cp_changes c;
+	char *err = NULL, *moved = xasprintf("%s.gone", fx->ws);
+
+	put(fx, "x.txt", "x\n");
+	take(fx, a, NULL);
+	assert_int_equal(rename(fx->ws, moved), 0);
+	assert_false(checkpoint_take(fx->cp, b, NULL, &err));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "cannot open the workspace"));
+	assert_non_null(strstr(err, fx->ws));
+	free(err);
+	err = NULL;
+	assert_int_equal(rename(moved, fx->ws), 0);
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 0);
+	cp_changes_release(&c);
+	free(moved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1039,6 +1102,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gitattributes_not_obeyed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trees_are_gits, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exclude, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_odd_names, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_workspace_vanished, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
