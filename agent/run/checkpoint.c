@@ -20,6 +20,7 @@
 #include <git2/sys/odb_backend.h>
 
 #include "sandbox.h"
+#include "jsonx.h"
 #include "loose.h"
 #include "strbuf.h"
 #include "xalloc.h"
@@ -74,6 +75,7 @@ struct checkpoints {
 	git_repository *ign;
 	struct loose *loose; /* where blobs and commits are written */
 	struct strvec exclude; /* [checkpoints] exclude patterns */
+	unsigned long seq;     /* checkpoints this process took: orders those of one tick */
 	bool last_moved; /* refs/pevtui/last is behind `last` */
 	char *ws_path;
 	char *run_rel; /* the run folder's path in the workspace when it is inside */
@@ -772,8 +774,9 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 
 /* The commit message: a title, then the paths left out for their size as JSON. */
 /* The message: "pevtui checkpoint", then {"left_out": [...], "taken_s": S, "taken_ns": N,
- * "excluded": [...], "excluded_n": N} (when the walk began, to the nanosecond:
- * there_before compares file times with it; the paths left out on purpose). */
+ * "seq": K, "excluded": [...], "excluded_n": N} (when the walk began, to the nanosecond:
+ * there_before compares file times with it; the how-many-th checkpoint of the process that
+ * took it, which orders those of one clock tick; the paths left out on purpose). */
 static char *commit_message(const struct take *t, const struct timespec *taken)
 {
 	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "left_out");
@@ -781,6 +784,7 @@ static char *commit_message(const struct take *t, const struct timespec *taken)
 
 	cJSON_AddNumberToObject(o, "taken_s", (double)taken->tv_sec);
 	cJSON_AddNumberToObject(o, "taken_ns", (double)taken->tv_nsec);
+	cJSON_AddNumberToObject(o, "seq", (double)++t->cp->seq);
 	for (size_t i = 0; i < t->skipped.n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(t->skipped.v[i]));
 	if (t->n_excluded) {
@@ -1217,6 +1221,19 @@ static struct timespec taken_at(const struct snap *target)
 	}
 	cJSON_Delete(o);
 	return t;
+}
+
+/* The checkpoint's count in the process that took it (0: a store from before counts). */
+static unsigned long taken_seq(const struct snap *target)
+{
+	const char *msg = git_commit_message(target->commit);
+	const char *js = msg ? strstr(msg, "\n\n") : NULL;
+	cJSON *o = js ? cJSON_Parse(js + 2) : NULL;
+	double q = 0;
+
+	jsonx_num(o, "seq", &q);
+	cJSON_Delete(o);
+	return q > 0 ? (unsigned long)q : 0;
 }
 
 /*
@@ -1702,6 +1719,7 @@ bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, in
 {
 	struct snap sa, sb;
 	struct timespec ta, tb;
+	unsigned long qa, qb;
 
 	*order = 0;
 	lock(cp);
@@ -1716,12 +1734,17 @@ bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, in
 	}
 	ta = taken_at(&sa);
 	tb = taken_at(&sb);
+	qa = taken_seq(&sa);
+	qb = taken_seq(&sb);
 	if (older(&ta, &tb))
 		*order = -1;
 	else if (older(&tb, &ta))
 		*order = 1;
-	/* Taken within one tick of the coarse clock: each checkpoint's parent is the one
-	 * taken before it, so the older is the other's ancestor. */
+	/* Taken within one tick of the coarse clock, by one process: its count says. */
+	else if (qa && qb && qa != qb)
+		*order = qa < qb ? -1 : 1;
+	/* A store from before the count: each checkpoint's parent is the one taken before
+	 * it, so the older is the other's ancestor (a walk through the history). */
 	else if (git_graph_descendant_of(cp->repo, git_commit_id(sb.commit),
 	                                 git_commit_id(sa.commit)) == 1)
 		*order = -1;

@@ -1078,6 +1078,24 @@ static void test_workspace_vanished(void **state)
 	free(moved);
 }
 
+/* Checkpoints taken one after another compare in that order, also within one tick of the
+ * coarse clock (by the count each carries, not by a walk through the history). */
+static void test_compare_order(void **state)
+{
+	struct fx *fx = *state;
+	char id[5][CP_ID_LEN + 1];
+	char *err = NULL;
+	int order;
+
+	for (int i = 0; i < 5; i++)
+		take(fx, id[i], NULL);
+	for (int i = 0; i < 5; i++)
+		for (int k = 0; k < 5; k++) {
+			assert_true(checkpoint_compare(fx->cp, id[i], id[k], &order, &err));
+			assert_int_equal(order, i < k ? -1 : i > k ? 1 : 0);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1104,6 +1122,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exclude, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_odd_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_workspace_vanished, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_compare_order, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
