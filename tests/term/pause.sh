@@ -14,7 +14,9 @@ wait_for "paused, [0-9]+ steps? finishing — p cancels them" 20
 expect " p cancel running "
 keys p
 wait_for "paused — p resumes" 20
-wait_for "call cancelled; the step starts over" 10
+# The step shown says it starts over: its model call was cancelled, or (cancelled between
+# two calls, e.g. while its checkpoint was taken) its calls were.
+wait_for "(call cancelled; the step starts over|calls were cancelled: it starts over)" 10
 expect " p resume "
 grep -q '"kind":"pause","cancel":true,"message":"paused: calls in flight cancelled' \
 	"$TMPD"/runs/*/journal.jsonl || fail "no cancel notice in the journal"
