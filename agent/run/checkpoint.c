@@ -585,6 +585,21 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	return true;
 }
 
+/* write_file's temporary file of this very process, between its write and its rename
+ * (".pevtui-tmp-PID-N", tool_fs.c): a parallel step's checkpoint must not take it for a
+ * file of the workspace. Another process's file of that name is the workspace's. */
+static bool own_temp(const char *name)
+{
+	static const char prefix[] = ".pevtui-tmp-";
+	long pid;
+	unsigned n;
+	char end;
+
+	return !strncmp(name, prefix, sizeof(prefix) - 1) &&
+	       sscanf(name + sizeof(prefix) - 1, "%ld-%u%c", &pid, &n, &end) == 2 &&
+	       pid == (long)getpid();
+}
+
 /* Whether one [checkpoints] exclude pattern matches: "NAME" (globs allowed) matches that
  * name at any depth, a pattern with a '/' inside matches the whole path from the
  * workspace's root ("/build" the top one only), a trailing '/' matches folders only. */
@@ -690,6 +705,7 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 		git_filemode_t mode = 0;
 
 		if (!strcmp(name, ".git") || (t->cp->run_rel && !strcmp(path, t->cp->run_rel)) ||
+		    own_temp(name) ||
 		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			free(path);
 			continue;

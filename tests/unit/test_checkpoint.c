@@ -1096,6 +1096,28 @@ static void test_compare_order(void **state)
 		}
 }
 
+/* write_file's temporary file of this process (caught between its write and its rename
+ * by a parallel step's checkpoint) is not a file of the workspace; a file of that shape
+ * from another process is. */
+static void test_own_temp_left_out(void **state)
+{
+	struct fx *fx = *state;
+	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
+	char *mine = xasprintf(".pevtui-tmp-%ld-7", (long)getpid());
+	struct cp_changes c;
+	char *err = NULL;
+
+	take(fx, a, NULL);
+	put(fx, mine, "half-written\n");
+	put(fx, ".pevtui-tmp-1-7", "someone else's\n");
+	take(fx, b, NULL);
+	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.v[0].path, ".pevtui-tmp-1-7");
+	cp_changes_release(&c);
+	free(mine);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1123,6 +1145,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_odd_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_workspace_vanished, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compare_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_own_temp_left_out, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
