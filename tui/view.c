@@ -1529,11 +1529,20 @@ static void on_tool_result(struct ctx *c)
 
 	if (shell_view_result(c->log, c->o))
 		return; /* the command as it ran, then its output as lines */
+	const char *raw = jsonx_str(c->o, "summary");
+	long bytes = jlong(c->o, "bytes", 0);
+
 	tool = san(jsonx_str(c->o, "tool"));
-	sum = san(jsonx_str(c->o, "summary"));
+	sum = san(raw);
 	linestore_close(c->log);
-	addf(c->log, ok ? VL_TOOL_OK : VL_TOOL_FAIL, "\xe2\x86\x90 %s %s: %s (%ld bytes)", tool,
-	     ok ? "ok" : "failed", sum, jlong(c->o, "bytes", 0));
+	/* The size only when the summary is not the whole output: a write_file line says
+	 * what it wrote ("created x (179 bytes)"), and a second size would be the reply's. */
+	if (raw && bytes > (long)strlen(raw))
+		addf(c->log, ok ? VL_TOOL_OK : VL_TOOL_FAIL, "\xe2\x86\x90 %s %s: %s (%ld bytes)",
+		     tool, ok ? "ok" : "failed", sum, bytes);
+	else
+		addf(c->log, ok ? VL_TOOL_OK : VL_TOOL_FAIL, "\xe2\x86\x90 %s %s: %s", tool,
+		     ok ? "ok" : "failed", sum);
 	free(tool);
 	free(sum);
 }

@@ -174,6 +174,17 @@ static void test_step_lifecycle_and_log(void **state)
 		 "'summary':'no such file','bytes':0}");
 	assert_non_null(find_line(&s1->log, "read_file {\"path\":\"a.txt\"}"));
 	assert_non_null(find_line(&s1->log, "read_file failed: no such file"));
+	assert_null(find_line(&s1->log, "no such file (0 bytes)"));
+	/* A size only when the output is more than its summary shows. */
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:13.000Z','type':'tool.result','step_id':'s1',"
+		 "'attempt':1,'call_id':'c2','tool':'write_file','ok':true,"
+		 "'summary':'created \\\"a.md\\\" (179 bytes)','bytes':23}");
+	assert_non_null(find_line(&s1->log, "write_file ok: created \"a.md\" (179 bytes)"));
+	assert_null(find_line(&s1->log, "(179 bytes) ("));
+	apply(v, "{'seq':6,'ts':'2026-01-01T10:00:13.000Z','type':'tool.result','step_id':'s1',"
+		 "'attempt':1,'call_id':'c3','tool':'read_file','ok':true,"
+		 "'summary':'# Title','bytes':4096}");
+	assert_non_null(find_line(&s1->log, "read_file ok: # Title (4096 bytes)"));
 	/* The streamed line was closed by the tool call, not glued to it. */
 	assert_non_null(find_line(&s1->log, "second line"));
 	assert_null(find_line(&s1->log, "second line\xe2\x86\x92"));
