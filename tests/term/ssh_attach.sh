@@ -95,6 +95,7 @@ keys q
 wait_for "PEVTUI-EXIT=0" 15
 
 # A run that does not exist there: said before any screen, exit 1.
+tmux -L "$SOCK" kill-server >/dev/null 2>&1 # cleanup ends only the last server
 SOCK="$SOCK-2"
 TEST_ENV="PEVTUI_SSH=$S/ssh" start 100 30 --attach "127.0.0.1:nosuchrun"
 wait_for "PEVTUI-EXIT=1" 30
