@@ -929,6 +929,10 @@ struct snap {
 	struct strvec left_out;
 	struct strvec excluded;
 	size_t n_excluded;
+	/* When its walk began, on the kernel's coarse clock (file times come from it); the
+	 * commit's second for a store from before that field. */
+	struct timespec taken;
+	unsigned long seq; /* its count in the process that took it; 0: a store from before */
 };
 
 static void snap_release(struct snap *s)
@@ -953,12 +957,20 @@ static bool snap_load(struct checkpoints *cp, const char *id, struct snap *s, ch
 		snap_release(s);
 		return false;
 	}
+	s->taken.tv_sec = (time_t)git_commit_time(s->commit);
 	msg = git_commit_message(s->commit);
 	js = msg ? strchr(msg, '{') : NULL;
 	if (js) {
 		cJSON *o = cJSON_Parse(js), *a = cJSON_GetObjectItemCaseSensitive(o, "left_out"),
 		      *it;
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "excluded_n");
+		double sec, ns, q;
+		if (jsonx_num(o, "taken_s", &sec) && jsonx_num(o, "taken_ns", &ns)) {
+			s->taken.tv_sec = (time_t)sec;
+			s->taken.tv_nsec = (long)ns;
+		}
+		if (jsonx_num(o, "seq", &q) && q > 0)
+			s->seq = (unsigned long)q;
 		cJSON_ArrayForEach(it, a) if (cJSON_IsString(it))
 		    strvec_push(&s->left_out, it->valuestring);
 		a = cJSON_GetObjectItemCaseSensitive(o, "excluded");
@@ -1220,38 +1232,6 @@ static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char
 	return same;
 }
 
-/* When `target`'s walk began, on the kernel's coarse clock (file times come from it), from
- * its message; the commit's second when an older store has no such field. */
-static struct timespec taken_at(const struct snap *target)
-{
-	const char *msg = git_commit_message(target->commit);
-	const char *js = msg ? strstr(msg, "\n\n") : NULL;
-	cJSON *o = js ? cJSON_Parse(js + 2) : NULL;
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "taken_s");
-	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "taken_ns");
-	struct timespec t = {(time_t)git_commit_time(target->commit), 0};
-
-	if (cJSON_IsNumber(s) && cJSON_IsNumber(ns)) {
-		t.tv_sec = (time_t)s->valuedouble;
-		t.tv_nsec = (long)ns->valuedouble;
-	}
-	cJSON_Delete(o);
-	return t;
-}
-
-/* The checkpoint's count in the process that took it (0: a store from before counts). */
-static unsigned long taken_seq(const struct snap *target)
-{
-	const char *msg = git_commit_message(target->commit);
-	const char *js = msg ? strstr(msg, "\n\n") : NULL;
-	cJSON *o = js ? cJSON_Parse(js + 2) : NULL;
-	double q = 0;
-
-	jsonx_num(o, "seq", &q);
-	cJSON_Delete(o);
-	return q > 0 ? (unsigned long)q : 0;
-}
-
 /*
  * Whether the file at path was already there when its checkpoint was taken: its inode last
  * changed before the walk began. A path the checkpoint lacks can still be an old file (the
@@ -1398,7 +1378,7 @@ static bool restore_path(struct checkpoints *cp, int root, struct snap *target, 
 {
 	unsigned mode;
 	git_oid oid;
-	struct timespec taken = taken_at(target);
+	struct timespec taken = target->taken;
 
 	if (in_vec(&target->left_out, path) || path_excluded(cp, path))
 		return true; /* never stored: nothing to restore it to, never deleted */
@@ -1748,10 +1728,10 @@ bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, in
 		unlock(cp);
 		return false;
 	}
-	ta = taken_at(&sa);
-	tb = taken_at(&sb);
-	qa = taken_seq(&sa);
-	qb = taken_seq(&sb);
+	ta = sa.taken;
+	tb = sb.taken;
+	qa = sa.seq;
+	qb = sb.seq;
 	if (older(&ta, &tb))
 		*order = -1;
 	else if (older(&tb, &ta))
