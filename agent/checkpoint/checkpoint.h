@@ -158,7 +158,7 @@ struct checkpoints *checkpoint_open_read(const char *run_dir, char **err);
 bool checkpoint_compare(struct checkpoints *cp, const char *a, const char *b, int *order,
                         char **err);
 
-/* ---- a step a replan removed, and resume (checkpoint.c, after the above) ---- */
+/* ---- a step a replan removed, and resume (series.c) ---- */
 
 /* Whether step_id has a series with paths to restore. */
 bool checkpoint_series_has(struct checkpoints *cp, const char *step_id);
@@ -196,7 +196,7 @@ void checkpoint_series_clear(struct checkpoints *cp, const char *step_id);
  */
 bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, const char *before,
                                 const char *after, bool overlapped, char **err);
-/* ---- the rewind gate (checkpoint.c, after the above) ---- */
+/* ---- the rewind gate (conflict.c) ---- */
 
 /*
  * checkpoint_series_restore with what the rewind gate needs: each conflict with the
@@ -221,7 +221,7 @@ bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const ch
  */
 bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
                              const char *path, struct strvec *restored, char **err);
-/* ---- rewind (checkpoint.c, after the above) ---- */
+/* ---- rewind (store.c) ---- */
 
 /* The full id of the checkpoint `prefix` names (7 to 40 hex digits). false + *err when
  * none does, or more than one. */

@@ -1,0 +1,158 @@
+/*
+ * checkpoint_store — the insides of the checkpoint store, shared by the files of
+ * agent/checkpoint/ and by nothing else (the rest of pevtui sees checkpoint.h):
+ *
+ *   store.c          opening and closing the store, reading a checkpoint back, which of
+ *                    two came first, resolving an id prefix
+ *   take.c           taking a snapshot: the walk, the stat cache, the folder memo, the
+ *                    commit; which paths changed while attempts overlapped
+ *   diff.c           what changed between two checkpoints, with the unified diff
+ *   restore_paths.c  restoring paths beneath the workspace without following links
+ *   series.c         each step's series of attempts, restored before its next attempt
+ *   conflict.c       what the rewind gate needs: a series' conflicts, their diffs, and a
+ *                    restore over someone else's change
+ *   loose.c          writing objects as uncompressed loose files
+ *
+ * Every function here expects the store's mutex held unless it says otherwise.
+ */
+#ifndef PEVTUI_CHECKPOINT_STORE_H
+#define PEVTUI_CHECKPOINT_STORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <git2.h>
+
+#include "checkpoint.h"
+#include "strbuf.h"
+
+struct loose;
+
+/* A file's identity when it was last stored: same stat, same content (as git's index). */
+struct cache_ent {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	mode_t mode;
+	git_oid oid;
+};
+
+/* A folder's tree in the last snapshot, with its entries, so that an unchanged folder
+ * reuses its tree instead of writing it again (a write of an object the store holds
+ * already still costs a lookup and a "freshen" of its file). */
+struct memo_ent {
+	char *name;
+	git_oid oid;
+	git_filemode_t mode;
+};
+
+struct tree_memo {
+	char *path;
+	git_oid oid;
+	struct memo_ent *v;
+	size_t n;
+};
+
+struct series_path {
+	char *path;
+	char base[CP_ID_LEN + 1]; /* the checkpoint before the series first changed it */
+};
+
+struct series {
+	char *step_id;
+	char after[CP_ID_LEN + 1]; /* after its latest attempt */
+	struct series_path *v;
+	size_t n, cap;
+	bool orphan; /* its step left the plan: restored before the next attempt of any step */
+};
+
+struct checkpoints {
+	pthread_mutex_t lock;
+	git_repository *repo; /* the store, bare: nothing of the workspace's applies to it */
+	git_odb *odb;
+	/* The store again, with the workspace as its work folder (in memory only), for the
+	 * workspace's .gitignore files — and for nothing else: a .gitattributes a step wrote
+	 * must not change how the verifier is shown its diff. */
+	git_repository *ign;
+	struct loose *loose; /* where blobs and commits are written */
+	struct strvec exclude; /* [checkpoints] exclude patterns */
+	unsigned long seq;     /* checkpoints this process took: orders those of one tick */
+	bool last_moved; /* refs/pevtui/last is behind `last` */
+	char *ws_path;
+	char *run_rel; /* the run folder's path in the workspace when it is inside */
+	uint64_t max_file, max_total;
+	struct cache_ent *cache; /* sorted by path */
+	size_t n_cache;
+	/* The coarse clock when the last snapshot began: a cached entry is trusted only when
+	 * its ctime is older, since any later change to the file (content, mode, times) sets
+	 * its ctime to the coarse clock at that moment, which is at least this. */
+	struct timespec trust_before;
+	struct tree_memo *trees; /* each folder's tree in the last snapshot, sorted by path */
+	size_t n_trees;
+	git_oid last;
+	bool have_last;
+	struct series *series;
+	size_t n_series, cap_series;
+	struct strvec active;    /* steps with an attempt between its two checkpoints */
+	struct strvec ambiguous; /* "STEP\nPATH": changed while STEP ran beside another */
+};
+
+
+
+struct snap {
+	git_commit *commit;
+	git_tree *tree;
+	struct strvec left_out;
+	struct strvec excluded;
+	size_t n_excluded;
+	/* When its walk began, on the kernel's coarse clock (file times come from it); the
+	 * commit's second for a store from before that field. */
+	struct timespec taken;
+	unsigned long seq; /* its count in the process that took it; 0: a store from before */
+};
+
+/* store.c */
+void cp_set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cp_git_why(void); /* libgit2's last error, as a sentence */
+void cp_lock(struct checkpoints *cp);
+void cp_unlock(struct checkpoints *cp);
+/* Reads checkpoint `id` back (commit, tree, what its message says). */
+bool cp_snap_load(struct checkpoints *cp, const char *id, struct snap *s, char **err);
+void cp_snap_release(struct snap *s);
+bool cp_in_vec(const struct strvec *v, const char *s);
+
+/* take.c */
+void cp_memo_free(struct tree_memo *m, size_t n);
+void cp_cache_free(struct cache_ent *c, size_t n);
+bool cp_older(const struct timespec *a, const struct timespec *b); /* a before b */
+/* A regular file beneath dfd read whole (no link followed), at most max + 1 bytes; NULL +
+ * errno on failure. *st: its stat before reading; *changed when it moved meanwhile. */
+char *cp_read_file_at(int dfd, const char *name, uint64_t max, size_t *len, struct stat *st,
+                      bool *changed);
+bool cp_path_excluded(const struct checkpoints *cp, const char *path);
+
+/* diff.c */
+void cp_diff_append(struct strbuf *sb, const char *text, size_t len, size_t max, bool *cut);
+
+/* restore_paths.c */
+int cp_open_parent(int root, const char *path, bool create, const char **name);
+void cp_tree_state(git_tree *tree, const char *path, unsigned *mode, git_oid *oid);
+bool cp_path_ok(const char *p);
+bool cp_restore_locked(struct checkpoints *cp, const char *id, const struct strvec *paths,
+                       const char *expect, struct strvec *restored, struct strvec *conflicts,
+                       char **err);
+
+/* series.c */
+void cp_series_free(struct series *s);
+struct series *cp_series_find(struct checkpoints *cp, const char *step_id);
+bool cp_series_restore_locked(struct checkpoints *cp, struct series *s, struct strvec *restored,
+                              struct strvec *conflicts, struct strvec *bases,
+                              struct strvec *shared, char **err);
+
+#endif

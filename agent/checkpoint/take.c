@@ -1,0 +1,692 @@
+/* take — a snapshot of the whole workspace: a walk that trusts a file whose stat is as
+ * stored (and older than the last walk), reuses an unchanged folder's tree, leaves out what
+ * .gitignore, [checkpoints] exclude and the size limits say, and records the commit. */
+#include "config.h"
+#include "checkpoint_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "loose.h"
+#include "sandbox.h"
+#include "xalloc.h"
+
+/* ------------------------------------------------------------------ taking */
+
+struct take {
+	struct checkpoints *cp;
+	struct strvec *warnings;
+	struct strvec skipped;
+	struct strvec excluded; /* the first CP_EXCLUDED_LISTED paths left out on purpose */
+	size_t n_excluded;      /* all of them */
+	uint64_t total;
+	struct cache_ent *nv;
+	size_t n, cap;
+	struct tree_memo *trees; /* this snapshot's folders, in the order they end */
+	size_t n_trees, cap_trees;
+	char *err;
+};
+
+void cp_memo_free(struct tree_memo *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < m[i].n; j++)
+			free(m[i].v[j].name);
+		free(m[i].v);
+		free(m[i].path);
+	}
+	free(m);
+}
+
+void cp_cache_free(struct cache_ent *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].path);
+	free(c);
+}
+
+static int memo_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_memo *)a)->path, ((const struct tree_memo *)b)->path);
+}
+
+static const struct tree_memo *memo_find(const struct checkpoints *cp, const char *path)
+{
+	struct tree_memo key = {.path = (char *)path};
+
+	return cp->n_trees ? bsearch(&key, cp->trees, cp->n_trees, sizeof(key), memo_cmp) : NULL;
+}
+
+/* A folder's entries as git orders a tree's: by name, a folder's name as if it ended
+ * in '/'. */
+static int tree_order(const void *pa, const void *pb)
+{
+	const struct memo_ent *a = pa, *b = pb;
+	size_t la = strlen(a->name), lb = strlen(b->name), n = la < lb ? la : lb;
+	int c = memcmp(a->name, b->name, n);
+	unsigned char ca, cb;
+
+	if (c)
+		return c;
+	ca = la > n ? (unsigned char)a->name[n] : (a->mode == GIT_FILEMODE_TREE ? '/' : '\0');
+	cb = lb > n ? (unsigned char)b->name[n] : (b->mode == GIT_FILEMODE_TREE ? '/' : '\0');
+	return (int)ca - (int)cb;
+}
+
+/* Whether the folder's entries (in tree order) are those of its tree in the last
+ * snapshot. */
+static bool memo_same(const struct tree_memo *m, const struct memo_ent *v, size_t n)
+{
+	if (!m || m->n != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (m->v[i].mode != v[i].mode || !git_oid_equal(&m->v[i].oid, &v[i].oid) ||
+		    strcmp(m->v[i].name, v[i].name))
+			return false;
+	return true;
+}
+
+/* Keeps the folder's entries (taken over: the caller's array is this memo's now). */
+static void memo_keep(struct take *t, const char *rel, struct memo_ent *v, size_t n,
+                      const git_oid *oid)
+{
+	struct tree_memo *m;
+
+	t->trees = xgrow(t->trees, &t->cap_trees, t->n_trees + 1, sizeof(*t->trees));
+	m = &t->trees[t->n_trees++];
+	m->path = xstrdup(rel);
+	m->oid = *oid;
+	m->v = v;
+	m->n = n;
+}
+
+/* Stores a tree of entries in tree order (git's format: "MODE NAME\0" and 20 bytes of
+ * id for each). */
+static bool write_tree(struct checkpoints *cp, const struct memo_ent *v, size_t n, git_oid *out)
+{
+	struct strbuf sb;
+	bool ok;
+
+	strbuf_init(&sb);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addf(&sb, "%o %s", (unsigned)v[i].mode, v[i].name);
+		strbuf_add(&sb, "", 1);
+		strbuf_add(&sb, (const char *)v[i].oid.id, GIT_OID_RAWSZ);
+	}
+	ok = loose_write(cp->loose, GIT_OBJECT_TREE, sb.buf, sb.len, out);
+	strbuf_release(&sb);
+	return ok;
+}
+
+static int cache_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cache_ent *)a)->path, ((const struct cache_ent *)b)->path);
+}
+
+static const struct cache_ent *cache_find(const struct checkpoints *cp, const char *path)
+{
+	struct cache_ent key = {.path = (char *)path};
+
+	return cp->n_cache ? bsearch(&key, cp->cache, cp->n_cache, sizeof(key), cache_cmp) : NULL;
+}
+
+bool cp_older(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static bool same_stat(const struct cache_ent *c, const struct stat *st)
+{
+	return c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+	       c->mode == st->st_mode && c->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       c->mtime.tv_nsec == st->st_mtim.tv_nsec && c->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       c->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static void warn(struct take *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct take *t, const char *fmt, ...)
+{
+	va_list ap;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!t->warnings)
+		return;
+	strbuf_init(&sb);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strvec_push(t->warnings, sb.buf);
+	strbuf_release(&sb);
+}
+
+/* Reads a whole regular file beneath dfd (no link followed), at most max + 1 bytes (a
+ * file growing while it is read stops there); NULL + errno on failure. *st is the file's
+ * stat before reading; *changed when it moved meanwhile. */
+char *cp_read_file_at(int dfd, const char *name, uint64_t max, size_t *len, struct stat *st,
+                      bool *changed)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat after;
+	char *buf;
+	size_t n = 0, cap;
+
+	*changed = false;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	cap = (uint64_t)st->st_size < max ? (size_t)st->st_size + 1 : (size_t)max + 1;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r;
+		if (n == cap)
+			buf = xgrow(buf, &cap, n + 4096, 1);
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			break;
+	}
+	if (fstat(fd, &after) == 0 &&
+	    (after.st_size != st->st_size || after.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	     after.st_mtim.tv_nsec != st->st_mtim.tv_nsec || (off_t)n != st->st_size))
+		*changed = true;
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+static bool is_ignored(struct take *t, const char *rel)
+{
+	int ignored = 0;
+
+	return git_ignore_path_is_ignored(&ignored, t->cp->ign, rel) == 0 && ignored;
+}
+
+static void add_cache(struct take *t, const char *rel, const struct stat *st, const git_oid *oid)
+{
+	struct cache_ent *c;
+
+	t->nv = xgrow(t->nv, &t->cap, t->n + 1, sizeof(*t->nv));
+	c = &t->nv[t->n++];
+	c->path = xstrdup(rel);
+	c->dev = st->st_dev;
+	c->ino = st->st_ino;
+	c->size = st->st_size;
+	c->mode = st->st_mode;
+	c->mtime = st->st_mtim;
+	c->ctime = st->st_ctim;
+	c->oid = *oid;
+}
+
+/* A regular file: from the cache when its stat is unchanged and old enough, else read. */
+static bool take_file(struct take *t, int dfd, const char *name, const char *rel,
+                      const struct stat *lst, git_oid *oid)
+{
+	struct checkpoints *cp = t->cp;
+	const struct cache_ent *c = cache_find(cp, rel);
+	struct stat st;
+	size_t len;
+	bool changed = false;
+	char *buf = NULL;
+
+	if (c && same_stat(c, lst) && cp_older(&lst->st_ctim, &cp->trust_before)) {
+		*oid = c->oid;
+		add_cache(t, rel, lst, oid);
+		t->total += (size_t)lst->st_size; /* the per-checkpoint limit counts it too */
+		return true;
+	}
+	for (int tries = 0; tries < 3; tries++) {
+		free(buf);
+		buf = cp_read_file_at(dfd, name, cp->max_file, &len, &st, &changed);
+		if (!buf || !changed)
+			break;
+	}
+	if (!buf) {
+		warn(t, "%s was left out of the checkpoint: %s", rel, strerror(errno));
+		return false;
+	}
+	if (len > cp->max_file) {
+		warn(t, "%s grew past the size limit while it was stored and was left out", rel);
+		strvec_push(&t->skipped, rel);
+		free(buf);
+		return false;
+	}
+	/* Read again for its stat alone (touched, or too new to trust): the same content
+	 * needs no write. */
+	if (!c || git_odb_hash(oid, buf, len, GIT_OBJECT_BLOB) < 0 || !git_oid_equal(oid, &c->oid)) {
+		if (!loose_write(cp->loose, GIT_OBJECT_BLOB, buf, len, oid)) {
+			cp_set_err(&t->err, "checkpoints: cannot store %s: %s", rel,
+			           strerror(errno));
+			free(buf);
+			return false;
+		}
+	}
+	free(buf);
+	t->total += len;
+	if (changed)
+		warn(t, "%s changed while it was stored: the checkpoint holds one reading of it",
+		     rel);
+	else
+		add_cache(t, rel, &st, oid);
+	return true;
+}
+
+/* write_file's temporary file of this very process, between its write and its rename
+ * (".pevtui-tmp-PID-N", tool_fs.c): a parallel step's checkpoint must not take it for a
+ * file of the workspace. Another process's file of that name is the workspace's. */
+static bool own_temp(const char *name)
+{
+	static const char prefix[] = ".pevtui-tmp-";
+	long pid;
+	unsigned n;
+	char end;
+
+	return !strncmp(name, prefix, sizeof(prefix) - 1) &&
+	       sscanf(name + sizeof(prefix) - 1, "%ld-%u%c", &pid, &n, &end) == 2 &&
+	       pid == (long)getpid();
+}
+
+/* Whether one [checkpoints] exclude pattern matches: "NAME" (globs allowed) matches that
+ * name at any depth, a pattern with a '/' inside matches the whole path from the
+ * workspace's root ("/build" the top one only), a trailing '/' matches folders only. */
+static bool pattern_matches(const char *pat, const char *path, const char *name, bool is_dir)
+{
+	size_t n = strlen(pat);
+	char *p;
+	bool hit;
+
+	if (n && pat[n - 1] == '/') {
+		if (!is_dir)
+			return false;
+		n--;
+	}
+	if (pat[0] == '/' && n == 0)
+		return false; /* "/" alone: nothing */
+	p = xstrndup(pat[0] == '/' ? pat + 1 : pat, pat[0] == '/' ? n - 1 : n);
+	if (!*p)
+		hit = false;
+	else if (pat[0] == '/' || strchr(p, '/'))
+		hit = fnmatch(p, path, FNM_PATHNAME) == 0;
+	else
+		hit = fnmatch(p, name, 0) == 0;
+	free(p);
+	return hit;
+}
+
+/* An entry the operator's exclude list or a .gitignore leaves out: noted, not walked. */
+static bool left_out_on_purpose(struct take *t, const char *path, const char *name,
+                                bool is_dir, bool ignores)
+{
+	bool out = false;
+
+	for (size_t i = 0; i < t->cp->exclude.n && !out; i++)
+		out = pattern_matches(t->cp->exclude.v[i], path, name, is_dir);
+	if (!out && ignores) {
+		char *q = is_dir ? xasprintf("%s/", path) : xstrdup(path);
+		out = is_ignored(t, q);
+		free(q);
+	}
+	if (!out)
+		return false;
+	if (t->excluded.n < CP_EXCLUDED_LISTED) {
+		char *q = is_dir ? xasprintf("%s/", path) : xstrdup(path);
+		strvec_push(&t->excluded, q);
+		free(q);
+	}
+	t->n_excluded++;
+	return true;
+}
+
+/* Whether an exclude pattern leaves out `path` or a folder on its way (for a restore,
+ * which must not touch what no checkpoint holds). */
+bool cp_path_excluded(const struct checkpoints *cp, const char *path)
+{
+	char *copy = xstrdup(path);
+	bool out = false;
+
+	for (char *slash = copy;; slash++) {
+		char *end = strchr(slash, '/');
+		const char *name;
+		if (end)
+			*end = '\0';
+		name = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
+		for (size_t i = 0; i < cp->exclude.n && !out; i++)
+			out = pattern_matches(cp->exclude.v[i], copy, name, end != NULL);
+		if (out || !end)
+			break;
+		*end = '/';
+		slash = end;
+	}
+	free(copy);
+	return out;
+}
+
+/* The tree of the folder dfd (rel: its path, "" for the root); *empty when nothing in it
+ * was kept (git keeps no empty folders). false on an error that stops the checkpoint. */
+static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git_oid *out,
+                     bool *empty)
+{
+	struct strvec names = STRVEC_INIT;
+	struct memo_ent *ents = NULL;
+	size_t n_ents = 0, cap_ents = 0;
+	bool ok = true;
+
+	*empty = true;
+	if (!sandbox_read_dir(dfd, &names)) {
+		if (!*rel) {
+			cp_set_err(&t->err, "checkpoints: cannot read the workspace: %s",
+			           strerror(errno));
+			return false;
+		}
+		warn(t, "%s/ could not be read and was left out of the checkpoint", rel);
+		return true;
+	}
+	for (size_t i = 0; i < names.n && !ignores; i++)
+		ignores = !strcmp(names.v[i], ".gitignore");
+	for (size_t i = 0; i < names.n && ok; i++) {
+		const char *name = names.v[i];
+		char *path = *rel ? xasprintf("%s/%s", rel, name) : xstrdup(name);
+		struct stat st;
+		git_oid oid;
+		git_filemode_t mode = 0;
+
+		if (!strcmp(name, ".git") || (t->cp->run_rel && !strcmp(path, t->cp->run_rel)) ||
+		    own_temp(name) ||
+		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			free(path);
+			continue;
+		}
+		if (left_out_on_purpose(t, path, name, S_ISDIR(st.st_mode), ignores)) {
+			free(path);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			bool sub_empty = true;
+			int sfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sfd >= 0) {
+				ok = take_dir(t, sfd, path, ignores, &oid, &sub_empty);
+				close(sfd);
+			}
+			if (ok && !sub_empty)
+				mode = GIT_FILEMODE_TREE;
+		} else if (S_ISLNK(st.st_mode) || S_ISREG(st.st_mode)) {
+			if (S_ISLNK(st.st_mode)) {
+				char target[4096];
+				ssize_t n = readlinkat(dfd, name, target, sizeof(target));
+				if (n >= 0 && (size_t)n < sizeof(target) &&
+				    loose_write(t->cp->loose, GIT_OBJECT_BLOB, target, (size_t)n,
+				                &oid))
+					mode = GIT_FILEMODE_LINK;
+				else
+					warn(t, "the link %s could not be read and was left out",
+					     path);
+			} else if ((uint64_t)st.st_size > t->cp->max_file) {
+				warn(t,
+				     "%s (%lld bytes) is over the %llu-byte limit per file and was "
+				     "left out of the checkpoint",
+				     path, (long long)st.st_size,
+				     (unsigned long long)t->cp->max_file);
+				strvec_push(&t->skipped, path);
+			} else if (t->total + (uint64_t)st.st_size > t->cp->max_total) {
+				warn(t,
+				     "%s was left out: the checkpoint reached its %llu-byte limit",
+				     path, (unsigned long long)t->cp->max_total);
+				strvec_push(&t->skipped, path);
+			} else if (take_file(t, dfd, name, path, &st, &oid)) {
+				mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
+				                              : GIT_FILEMODE_BLOB;
+			} else if (t->err) {
+				ok = false;
+			}
+		} else {
+			warn(t, "%s is not a file, a link or a folder and was left out", path);
+		}
+		if (ok && mode) {
+			ents = xgrow(ents, &cap_ents, n_ents + 1, sizeof(*ents));
+			ents[n_ents].name = xstrdup(name);
+			ents[n_ents].oid = oid;
+			ents[n_ents].mode = mode;
+			n_ents++;
+		}
+		free(path);
+	}
+	if (ok && (n_ents > 0 || !*rel)) {
+		const struct tree_memo *m = memo_find(t->cp, rel);
+		if (n_ents)
+			qsort(ents, n_ents, sizeof(*ents), tree_order);
+		if (memo_same(m, ents, n_ents)) {
+			*out = m->oid;
+		} else if (!write_tree(t->cp, ents, n_ents, out)) {
+			cp_set_err(&t->err, "checkpoints: cannot write a tree: %s",
+			           strerror(errno));
+			ok = false;
+		}
+		if (ok) {
+			*empty = n_ents == 0;
+			memo_keep(t, rel, ents, n_ents, out);
+			ents = NULL;
+			n_ents = 0;
+		}
+	}
+	for (size_t i = 0; i < n_ents; i++)
+		free(ents[i].name);
+	free(ents);
+	strvec_clear(&names);
+	return ok;
+}
+
+/* The commit message: a title, then the paths left out for their size as JSON. */
+/* The message: "pevtui checkpoint", then {"left_out": [...], "taken_s": S, "taken_ns": N,
+ * "seq": K, "excluded": [...], "excluded_n": N} (when the walk began, to the nanosecond:
+ * there_before compares file times with it; the how-many-th checkpoint of the process that
+ * took it, which orders those of one clock tick; the paths left out on purpose). */
+static char *commit_message(const struct take *t, const struct timespec *taken)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "left_out");
+	char *js, *msg;
+
+	cJSON_AddNumberToObject(o, "taken_s", (double)taken->tv_sec);
+	cJSON_AddNumberToObject(o, "taken_ns", (double)taken->tv_nsec);
+	cJSON_AddNumberToObject(o, "seq", (double)++t->cp->seq);
+	for (size_t i = 0; i < t->skipped.n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(t->skipped.v[i]));
+	if (t->n_excluded) {
+		a = cJSON_AddArrayToObject(o, "excluded");
+		for (size_t i = 0; i < t->excluded.n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(t->excluded.v[i]));
+		cJSON_AddNumberToObject(o, "excluded_n", (double)t->n_excluded);
+	}
+	js = cJSON_PrintUnformatted(o);
+	msg = xasprintf("pevtui checkpoint\n\n%s\n", js ? js : "{}");
+	cJSON_free(js);
+	cJSON_Delete(o);
+	return msg;
+}
+
+/*
+ * Writes the commit of a checkpoint straight to the object store, its parent the store's
+ * newest checkpoint: the commit's text is fixed by git's format, and writing it from ids
+ * spares reading back the tree just written and the parent commit. The name
+ * refs/pevtui/last is moved when the store closes (it only chains a later run's
+ * checkpoints to these; the journal names every checkpoint it needs).
+ */
+static bool write_commit(struct checkpoints *cp, const git_oid *tree, const char *msg,
+                         time_t when, git_oid *out)
+{
+	char tree_hex[GIT_OID_HEXSZ + 1], parent_hex[GIT_OID_HEXSZ + 1];
+	struct strbuf sb;
+	bool ok;
+
+	strbuf_init(&sb);
+	git_oid_tostr(tree_hex, sizeof(tree_hex), tree);
+	strbuf_addf(&sb, "tree %s\n", tree_hex);
+	if (cp->have_last) {
+		git_oid_tostr(parent_hex, sizeof(parent_hex), &cp->last);
+		strbuf_addf(&sb, "parent %s\n", parent_hex);
+	}
+	strbuf_addf(&sb,
+	            "author pevtui <pevtui@localhost> %lld +0000\n"
+	            "committer pevtui <pevtui@localhost> %lld +0000\n\n%s",
+	            (long long)when, (long long)when, msg);
+	ok = loose_write(cp->loose, GIT_OBJECT_COMMIT, sb.buf, sb.len, out);
+	strbuf_release(&sb);
+	if (ok)
+		cp->last_moved = true;
+	return ok;
+}
+
+static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                        char **err)
+{
+	struct take t = {.cp = cp, .warnings = warnings};
+	struct timespec start, coarse;
+	git_oid tree_id, cid;
+	char *msg = NULL;
+	bool empty, ok = false;
+	int fd;
+
+	out_id[0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &start);
+	/* The clock file times come from (coarse): what there_before compares with. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
+	fd = open(cp->ws_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		cp_set_err(err, "checkpoints: cannot open the workspace %s: %s", cp->ws_path,
+		           strerror(errno));
+		return false;
+	}
+	ok = take_dir(&t, fd, "", false, &tree_id, &empty);
+	close(fd);
+	if (ok) {
+		msg = commit_message(&t, &coarse);
+		if (!write_commit(cp, &tree_id, msg, start.tv_sec, &cid)) {
+			cp_set_err(&t.err, "checkpoints: cannot record the checkpoint: %s",
+			           strerror(errno));
+			ok = false;
+		}
+	}
+	if (ok) {
+		git_oid_tostr(out_id, CP_ID_LEN + 1, &cid);
+		cp->last = cid;
+		cp->have_last = true;
+		if (t.n)
+			qsort(t.nv, t.n, sizeof(*t.nv), cache_cmp);
+		cp_cache_free(cp->cache, cp->n_cache);
+		cp->cache = t.nv;
+		cp->n_cache = t.n;
+		t.nv = NULL;
+		t.n = 0;
+		if (t.n_trees)
+			qsort(t.trees, t.n_trees, sizeof(*t.trees), memo_cmp);
+		cp_memo_free(cp->trees, cp->n_trees);
+		cp->trees = t.trees;
+		cp->n_trees = t.n_trees;
+		t.trees = NULL;
+		t.n_trees = 0;
+		cp->trust_before = coarse;
+	} else if (err && !*err) {
+		*err = t.err;
+		t.err = NULL;
+	}
+	free(msg);
+	free(t.err);
+	cp_cache_free(t.nv, t.n);
+	cp_memo_free(t.trees, t.n_trees);
+	strvec_clear(&t.skipped);
+	strvec_clear(&t.excluded);
+	return ok;
+}
+
+bool checkpoint_take(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                     char **err)
+{
+	bool ok;
+
+	cp_lock(cp);
+	ok = take_locked(cp, out_id, warnings, err);
+	cp_unlock(cp);
+	return ok;
+}
+
+/* The paths that differ between two commits (no content read beyond the trees). */
+static void changed_paths(struct checkpoints *cp, const git_oid *a, const git_oid *b,
+                          struct strvec *out)
+{
+	git_commit *ca = NULL, *cb = NULL;
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *diff = NULL;
+
+	if (git_commit_lookup(&ca, cp->repo, a) == 0 && git_commit_lookup(&cb, cp->repo, b) == 0 &&
+	    git_commit_tree(&ta, ca) == 0 && git_commit_tree(&tb, cb) == 0 &&
+	    git_diff_tree_to_tree(&diff, cp->repo, ta, tb, NULL) == 0) {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
+			strvec_push(out, d->new_file.path ? d->new_file.path : d->old_file.path);
+		}
+	}
+	git_diff_free(diff);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	git_commit_free(ca);
+	git_commit_free(cb);
+}
+
+bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool starting,
+                          char out_id[CP_ID_LEN + 1], struct strvec *warnings, char **err)
+{
+	git_oid prev;
+	bool had_prev, ok;
+
+	cp_lock(cp);
+	prev = cp->last;
+	had_prev = cp->have_last;
+	ok = take_locked(cp, out_id, warnings, err);
+	/* What changed since the previous checkpoint, while several steps ran, belongs to
+	 * none of them for sure. */
+	if (ok && had_prev && cp->active.n > 1) {
+		struct strvec paths = STRVEC_INIT;
+		changed_paths(cp, &prev, &cp->last, &paths);
+		for (size_t p = 0; p < paths.n; p++)
+			for (size_t s = 0; s < cp->active.n; s++) {
+				char *key = xasprintf("%s\n%s", cp->active.v[s], paths.v[p]);
+				if (!cp_in_vec(&cp->ambiguous, key))
+					strvec_push(&cp->ambiguous, key);
+				free(key);
+			}
+		strvec_clear(&paths);
+	}
+	if (starting && ok) {
+		strvec_push(&cp->active, step_id);
+	} else if (!starting) {
+		for (size_t i = 0; i < cp->active.n; i++)
+			if (!strcmp(cp->active.v[i], step_id)) {
+				free(cp->active.v[i]);
+				cp->active.v[i] = cp->active.v[--cp->active.n];
+				break;
+			}
+	}
+	cp_unlock(cp);
+	return ok;
+}
