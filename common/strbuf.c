@@ -104,6 +104,12 @@ void strvec_push(struct strvec *sv, const char *s)
 	sv->v[sv->n++] = xstrdup(s ? s : "");
 }
 
+void strvec_take(struct strvec *sv, char *s)
+{
+	sv->v = xgrow(sv->v, &sv->cap, sv->n + 1, sizeof(*sv->v));
+	sv->v[sv->n++] = s;
+}
+
 void strvec_pushf(struct strvec *sv, const char *fmt, ...)
 {
 	va_list ap;

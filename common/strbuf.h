@@ -34,6 +34,7 @@ struct strvec {
 #define STRVEC_INIT {NULL, 0, 0}
 
 void strvec_push(struct strvec *sv, const char *s); /* copies s */
+void strvec_take(struct strvec *sv, char *s);       /* takes s (malloc'd) as it is */
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_clear(struct strvec *sv); /* frees every string and the array */
 /* Sorts the strings bytewise (strcmp order). */

@@ -97,6 +97,11 @@ struct checkpoints {
 	size_t n_trees;
 	git_oid last;
 	bool have_last;
+	/* `trees` and the lists below describe `last` (it was taken by this process): the
+	 * next snapshot can tell what changed, and whether anything did, without the store. */
+	bool last_known;
+	struct strvec last_skipped, last_excluded; /* what `last` left out, as it names it */
+	size_t last_n_excluded;
 	struct series *series;
 	size_t n_series, cap_series;
 	struct strvec active;    /* steps with an attempt between its two checkpoints */

@@ -203,6 +203,8 @@ void checkpoint_close(struct checkpoints *cp)
 	free(cp->series);
 	strvec_clear(&cp->active);
 	strvec_clear(&cp->ambiguous);
+	strvec_clear(&cp->last_skipped);
+	strvec_clear(&cp->last_excluded);
 	free(cp->ws_path);
 	free(cp->run_rel);
 	pthread_mutex_destroy(&cp->lock);

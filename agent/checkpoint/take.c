@@ -58,11 +58,16 @@ static int memo_cmp(const void *a, const void *b)
 	return strcmp(((const struct tree_memo *)a)->path, ((const struct tree_memo *)b)->path);
 }
 
-static const struct tree_memo *memo_find(const struct checkpoints *cp, const char *path)
+static const struct tree_memo *memo_in(const struct tree_memo *v, size_t n, const char *path)
 {
 	struct tree_memo key = {.path = (char *)path};
 
-	return cp->n_trees ? bsearch(&key, cp->trees, cp->n_trees, sizeof(key), memo_cmp) : NULL;
+	return n ? bsearch(&key, v, n, sizeof(key), memo_cmp) : NULL;
+}
+
+static const struct tree_memo *memo_find(const struct checkpoints *cp, const char *path)
+{
+	return memo_in(cp->trees, cp->n_trees, path);
 }
 
 /* A folder's entries as git orders a tree's: by name, a folder's name as if it ended
@@ -557,17 +562,133 @@ static bool write_commit(struct checkpoints *cp, const git_oid *tree, const char
 	return ok;
 }
 
+/* ---- what changed since the last snapshot, from the two snapshots' folder memos */
+
+/* Two snapshots' folders, each sorted by path (memo_cmp). */
+struct memos {
+	const struct tree_memo *v;
+	size_t n;
+};
+
+static char *child_path(const char *dir, const char *name)
+{
+	return *dir ? xasprintf("%s/%s", dir, name) : xstrdup(name);
+}
+
+/* Every file and link at or beneath entry `e` of folder `dir` in snapshot `m`. */
+static void memo_all(const struct memos *m, const char *dir, const struct memo_ent *e,
+                     struct strvec *out)
+{
+	char *path = child_path(dir, e->name);
+
+	if (e->mode == GIT_FILEMODE_TREE) {
+		const struct tree_memo *t = memo_in(m->v, m->n, path);
+		for (size_t i = 0; t && i < t->n; i++)
+			memo_all(m, path, &t->v[i], out);
+		free(path);
+	} else {
+		strvec_take(out, path);
+	}
+}
+
+static int ent_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct memo_ent *const *)a)->name,
+	              (*(const struct memo_ent *const *)b)->name);
+}
+
+/* A folder's entries by name alone (a tree orders a folder as if its name ended in '/'). */
+static const struct memo_ent **by_name(const struct tree_memo *t)
+{
+	const struct memo_ent **v = xcalloc(t && t->n ? t->n : 1, sizeof(*v));
+
+	for (size_t i = 0; t && i < t->n; i++)
+		v[i] = &t->v[i];
+	if (t && t->n > 1)
+		qsort(v, t->n, sizeof(*v), ent_name_cmp);
+	return v;
+}
+
+/* The paths that differ beneath folder `dir` from snapshot `a` to `b`, as a tree diff
+ * names them: a file's path, a link's, every file of a folder that came or went. */
+static void memo_diff(const struct memos *a, const struct memos *b, const char *dir,
+                      struct strvec *out)
+{
+	const struct tree_memo *ta = memo_in(a->v, a->n, dir), *tb = memo_in(b->v, b->n, dir);
+	const struct memo_ent **va, **vb;
+	size_t na = ta ? ta->n : 0, nb = tb ? tb->n : 0, i = 0, j = 0;
+
+	if (ta && tb && git_oid_equal(&ta->oid, &tb->oid))
+		return;
+	va = by_name(ta);
+	vb = by_name(tb);
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1 : strcmp(va[i]->name, vb[j]->name);
+		if (c < 0) {
+			memo_all(a, dir, va[i++], out);
+		} else if (c > 0) {
+			memo_all(b, dir, vb[j++], out);
+		} else {
+			const struct memo_ent *x = va[i++], *y = vb[j++];
+			if (x->mode == y->mode && git_oid_equal(&x->oid, &y->oid))
+				continue;
+			if (x->mode == GIT_FILEMODE_TREE && y->mode == GIT_FILEMODE_TREE) {
+				char *sub = child_path(dir, x->name);
+				memo_diff(a, b, sub, out);
+				free(sub);
+			} else if (x->mode != GIT_FILEMODE_TREE && y->mode != GIT_FILEMODE_TREE) {
+				strvec_take(out, child_path(dir, x->name));
+			} else {
+				memo_all(a, dir, x, out);
+				memo_all(b, dir, y, out);
+			}
+		}
+	}
+	free(va);
+	free(vb);
+}
+
+static bool same_list(const struct strvec *a, const struct strvec *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return false;
+	return true;
+}
+
+/* Whether the walk found the workspace as the last checkpoint holds it, that checkpoint
+ * being this process's own: same tree, same paths left out. Then it serves again — its
+ * time is still true (nothing in it changed since), and a checkpoint costs no write. */
+static bool as_last(const struct checkpoints *cp, const struct take *t, const git_oid *tree)
+{
+	const struct tree_memo *root = memo_find(cp, "");
+
+	return cp->last_known && root && git_oid_equal(&root->oid, tree) &&
+	       same_list(&t->skipped, &cp->last_skipped) &&
+	       same_list(&t->excluded, &cp->last_excluded) &&
+	       t->n_excluded == cp->last_n_excluded;
+}
+
+/*
+ * Takes a snapshot: the new checkpoint's id in out_id (the last one's again when nothing
+ * changed). With `changed`, the paths that differ from the last checkpoint are appended
+ * and *known set — when this process took the last one, from the folder memos alone.
+ */
 static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
-                        char **err)
+                        char **err, struct strvec *changed, bool *known)
 {
 	struct take t = {.cp = cp, .warnings = warnings};
 	struct timespec start, coarse;
 	git_oid tree_id, cid;
 	char *msg = NULL;
-	bool empty, ok = false;
+	bool empty, ok = false, same = false;
 	int fd;
 
 	out_id[0] = '\0';
+	if (known)
+		*known = false;
 	clock_gettime(CLOCK_REALTIME, &start);
 	/* The clock file times come from (coarse): what there_before compares with. */
 	clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
@@ -579,7 +700,10 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	}
 	ok = take_dir(&t, fd, "", false, &tree_id, &empty);
 	close(fd);
-	if (ok) {
+	if (ok && t.n_trees)
+		qsort(t.trees, t.n_trees, sizeof(*t.trees), memo_cmp);
+	same = ok && as_last(cp, &t, &tree_id);
+	if (ok && !same) {
 		msg = commit_message(&t, &coarse);
 		if (!write_commit(cp, &tree_id, msg, start.tv_sec, &cid)) {
 			cp_set_err(&t.err, "checkpoints: cannot record the checkpoint: %s",
@@ -588,9 +712,25 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 		}
 	}
 	if (ok) {
-		git_oid_tostr(out_id, CP_ID_LEN + 1, &cid);
-		cp->last = cid;
-		cp->have_last = true;
+		if (changed && cp->last_known) {
+			struct memos a = {cp->trees, cp->n_trees}, b = {t.trees, t.n_trees};
+			if (!same)
+				memo_diff(&a, &b, "", changed);
+			*known = true;
+		}
+		if (!same) {
+			cp->last = cid;
+			cp->have_last = true;
+			strvec_clear(&cp->last_skipped);
+			strvec_clear(&cp->last_excluded);
+			cp->last_skipped = t.skipped;
+			cp->last_excluded = t.excluded;
+			cp->last_n_excluded = t.n_excluded;
+			t.skipped = (struct strvec)STRVEC_INIT;
+			t.excluded = (struct strvec)STRVEC_INIT;
+		}
+		cp->last_known = true;
+		git_oid_tostr(out_id, CP_ID_LEN + 1, &cp->last);
 		if (t.n)
 			qsort(t.nv, t.n, sizeof(*t.nv), cache_cmp);
 		cp_cache_free(cp->cache, cp->n_cache);
@@ -598,8 +738,6 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 		cp->n_cache = t.n;
 		t.nv = NULL;
 		t.n = 0;
-		if (t.n_trees)
-			qsort(t.trees, t.n_trees, sizeof(*t.trees), memo_cmp);
 		cp_memo_free(cp->trees, cp->n_trees);
 		cp->trees = t.trees;
 		cp->n_trees = t.n_trees;
@@ -625,49 +763,24 @@ bool checkpoint_take(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct 
 	bool ok;
 
 	cp_lock(cp);
-	ok = take_locked(cp, out_id, warnings, err);
+	ok = take_locked(cp, out_id, warnings, err, NULL, NULL);
 	cp_unlock(cp);
 	return ok;
 }
 
 /* The paths that differ between two commits (no content read beyond the trees). */
-static void changed_paths(struct checkpoints *cp, const git_oid *a, const git_oid *b,
-                          struct strvec *out)
-{
-	git_commit *ca = NULL, *cb = NULL;
-	git_tree *ta = NULL, *tb = NULL;
-	git_diff *diff = NULL;
-
-	if (git_commit_lookup(&ca, cp->repo, a) == 0 && git_commit_lookup(&cb, cp->repo, b) == 0 &&
-	    git_commit_tree(&ta, ca) == 0 && git_commit_tree(&tb, cb) == 0 &&
-	    git_diff_tree_to_tree(&diff, cp->repo, ta, tb, NULL) == 0) {
-		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
-			const git_diff_delta *d = git_diff_get_delta(diff, i);
-			strvec_push(out, d->new_file.path ? d->new_file.path : d->old_file.path);
-		}
-	}
-	git_diff_free(diff);
-	git_tree_free(ta);
-	git_tree_free(tb);
-	git_commit_free(ca);
-	git_commit_free(cb);
-}
-
 bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool starting,
                           char out_id[CP_ID_LEN + 1], struct strvec *warnings, char **err)
 {
-	git_oid prev;
-	bool had_prev, ok;
+	struct strvec paths = STRVEC_INIT;
+	bool known = false, ok;
 
 	cp_lock(cp);
-	prev = cp->last;
-	had_prev = cp->have_last;
-	ok = take_locked(cp, out_id, warnings, err);
+	ok = take_locked(cp, out_id, warnings, err, cp->active.n > 1 ? &paths : NULL, &known);
 	/* What changed since the previous checkpoint, while several steps ran, belongs to
-	 * none of them for sure. */
-	if (ok && had_prev && cp->active.n > 1) {
-		struct strvec paths = STRVEC_INIT;
-		changed_paths(cp, &prev, &cp->last, &paths);
+	 * none of them for sure. The previous one is always this process's own then: a step
+	 * becomes active only through a checkpoint taken here. */
+	if (ok && known) {
 		for (size_t p = 0; p < paths.n; p++)
 			for (size_t s = 0; s < cp->active.n; s++) {
 				char *key = xasprintf("%s\n%s", cp->active.v[s], paths.v[p]);
@@ -675,8 +788,8 @@ bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool star
 					strvec_push(&cp->ambiguous, key);
 				free(key);
 			}
-		strvec_clear(&paths);
 	}
+	strvec_clear(&paths);
 	if (starting && ok) {
 		strvec_push(&cp->active, step_id);
 	} else if (!starting) {

@@ -679,6 +679,70 @@ static void test_parallel_overlap(void **state)
 	strvec_clear(&conflicts);
 }
 
+/* What changed while two attempts overlapped (found from the snapshots' folders in
+ * memory): a changed file, a folder gone and one come, a file become a folder and a folder
+ * become a file, a new link, a mode; what did not change is not shared. */
+static void test_overlap_paths(void **state)
+{
+	static const char *const want[] = {"d/x.txt", "d/gone/y.txt", "f", "f/z.txt", "g",
+	                                   "g/w.txt", "l", "m.sh", "new/deep/n.txt"};
+	struct fx *fx = *state;
+	char id[4][CP_ID_LEN + 1];
+	char *err = NULL, *p;
+	char *dirs[] = {at(fx, "d"), at(fx, "d/gone"), at(fx, "g"), at(fx, "new"),
+	                at(fx, "new/deep")};
+	char *f = at(fx, "f"), *g = at(fx, "g"), *l = at(fx, "l"), *m = at(fx, "m.sh");
+
+	assert_int_equal(mkdir(dirs[0], 0700), 0);
+	assert_int_equal(mkdir(dirs[1], 0700), 0);
+	assert_int_equal(mkdir(dirs[2], 0700), 0);
+	put(fx, "d/x.txt", "x\n");
+	put(fx, "d/keep.txt", "keep\n");
+	put(fx, "d/gone/y.txt", "y\n");
+	put(fx, "f", "a file\n");
+	put(fx, "g/w.txt", "w\n");
+	put(fx, "m.sh", "echo\n");
+	assert_int_equal(chmod(m, 0600), 0);
+	put(fx, "same.txt", "same\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", true, id[0], NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", true, id[1], NULL, &err));
+	put(fx, "d/x.txt", "x changed\n");
+	p = at(fx, "d/gone/y.txt");
+	assert_int_equal(unlink(p), 0);
+	free(p);
+	assert_int_equal(rmdir(dirs[1]), 0);
+	assert_int_equal(unlink(f), 0);
+	assert_int_equal(mkdir(f, 0700), 0);
+	put(fx, "f/z.txt", "z\n");
+	p = at(fx, "g/w.txt");
+	assert_int_equal(unlink(p), 0);
+	free(p);
+	assert_int_equal(rmdir(g), 0);
+	put(fx, "g", "now a file\n");
+	assert_int_equal(symlink("same.txt", l), 0);
+	assert_int_equal(chmod(m, 0700), 0);
+	assert_int_equal(mkdir(dirs[3], 0700), 0);
+	assert_int_equal(mkdir(dirs[4], 0700), 0);
+	put(fx, "new/deep/n.txt", "n\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", false, id[2], NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", false, id[3], NULL, &err));
+	assert_null(err);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		assert_true(checkpoint_path_shared(fx->cp, "A", want[i]));
+		assert_true(checkpoint_path_shared(fx->cp, "B", want[i]));
+	}
+	assert_false(checkpoint_path_shared(fx->cp, "A", "d/keep.txt"));
+	assert_false(checkpoint_path_shared(fx->cp, "A", "same.txt"));
+	assert_false(checkpoint_path_shared(fx->cp, "A", "d"));
+	assert_false(checkpoint_path_shared(fx->cp, "A", "new"));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+		free(dirs[i]);
+	free(f);
+	free(g);
+	free(l);
+	free(m);
+}
+
 /* A's retry undoes x.txt while B runs: B sees that as its own change, but it is not B's
  * to restore — B's retry must not write back what A's retry undid. */
 static void test_restore_beside_a_running_step(void **state)
@@ -822,9 +886,8 @@ static size_t count_objects(const struct fx *fx, bool age, size_t *fresh)
 	return n;
 }
 
-/* An unchanged workspace costs one new object per checkpoint (its commit): the folders'
- * trees and the files are not stored again. One changed file costs its blob, the trees
- * on its way and the commit. */
+/* An unchanged workspace costs nothing: the last checkpoint serves again (same id, no
+ * object written). One changed file costs its blob, the trees on its way and the commit. */
 static void test_unchanged_stores_nothing_again(void **state)
 {
 	struct fx *fx = *state;
@@ -840,11 +903,13 @@ static void test_unchanged_stores_nothing_again(void **state)
 	n = count_objects(fx, true, NULL);
 	assert_int_equal(n, 6); /* 3 blobs, 2 trees, 1 commit */
 	take(fx, b, NULL);
-	assert_int_equal(count_objects(fx, true, &fresh), n + 1);
-	assert_int_equal(fresh, 1); /* the commit: nothing else was written again */
+	assert_string_equal(b, a);
+	assert_int_equal(count_objects(fx, true, &fresh), n);
+	assert_int_equal(fresh, 0); /* not even a commit */
 	put(fx, "top.txt", "changed\n");
 	take(fx, b, NULL);
-	assert_int_equal(count_objects(fx, false, &fresh), n + 1 + 3);
+	assert_string_not_equal(b, a);
+	assert_int_equal(count_objects(fx, false, &fresh), n + 3);
 	assert_int_equal(fresh, 3); /* the blob, the root tree, the commit */
 	free(d);
 }
@@ -1087,8 +1152,12 @@ static void test_compare_order(void **state)
 	char *err = NULL;
 	int order;
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 5; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%d.txt", i);
+		put(fx, name, "x\n");
 		take(fx, id[i], NULL);
+	}
 	for (int i = 0; i < 5; i++)
 		for (int k = 0; k < 5; k++) {
 			assert_true(checkpoint_compare(fx->cp, id[i], id[k], &order, &err));
@@ -1134,6 +1203,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_series, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restore_keeps_old_files_and_modes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parallel_overlap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_overlap_paths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restore_beside_a_running_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_id, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
