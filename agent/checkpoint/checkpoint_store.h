@@ -29,6 +29,7 @@
 
 #include "checkpoint.h"
 #include "strbuf.h"
+#include "strset.h"
 
 struct loose;
 
@@ -105,7 +106,7 @@ struct checkpoints {
 	struct series *series;
 	size_t n_series, cap_series;
 	struct strvec active;    /* steps with an attempt between its two checkpoints */
-	struct strvec ambiguous; /* "STEP\nPATH": changed while STEP ran beside another */
+	struct strset shared; /* "STEP\nPATH": changed while STEP ran beside another */
 };
 
 
@@ -156,6 +157,10 @@ bool cp_restore_locked(struct checkpoints *cp, const char *id, const struct strv
 /* series.c */
 void cp_series_free(struct series *s);
 struct series *cp_series_find(struct checkpoints *cp, const char *step_id);
+/* Each of `paths` changed while every active step but step_id (NULL: every one) ran: not
+ * theirs alone to restore. */
+void cp_shared_beside(struct checkpoints *cp, const char *step_id, const struct strvec *paths);
+bool cp_is_shared(const struct checkpoints *cp, const char *step_id, const char *path);
 bool cp_series_restore_locked(struct checkpoints *cp, struct series *s, struct strvec *restored,
                               struct strvec *conflicts, struct strvec *bases,
                               struct strvec *shared, char **err);

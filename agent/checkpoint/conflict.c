@@ -148,19 +148,9 @@ bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const 
 	cp_lock(cp);
 	ok = cp_restore_locked(cp, base, &one, NULL, &done, &conf, err);
 	/* As any restore: a step running beside sees it as its own change. */
-	for (size_t d = 0; d < done.n; d++) {
-		if (restored)
-			strvec_push(restored, done.v[d]);
-		for (size_t a = 0; a < cp->active.n; a++) {
-			char *other;
-			if (step_id && !strcmp(cp->active.v[a], step_id))
-				continue;
-			other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
-			if (!cp_in_vec(&cp->ambiguous, other))
-				strvec_push(&cp->ambiguous, other);
-			free(other);
-		}
-	}
+	for (size_t d = 0; restored && d < done.n; d++)
+		strvec_push(restored, done.v[d]);
+	cp_shared_beside(cp, step_id, &done);
 	cp_unlock(cp);
 	if (ok && conf.n)
 		cp_set_err(

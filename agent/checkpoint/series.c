@@ -17,6 +17,38 @@ void cp_series_free(struct series *s)
 	free(s->v);
 }
 
+/* ---- paths that changed while a step's attempt ran beside another's */
+
+static char *shared_key(const char *step_id, const char *path)
+{
+	return xasprintf("%s\n%s", step_id, path);
+}
+
+static void mark(struct checkpoints *cp, const char *step_id, const char *path)
+{
+	char *key = shared_key(step_id, path);
+
+	strset_add(&cp->shared, key);
+	free(key);
+}
+
+bool cp_is_shared(const struct checkpoints *cp, const char *step_id, const char *path)
+{
+	char *key = shared_key(step_id, path);
+	bool yes = strset_has(&cp->shared, key);
+
+	free(key);
+	return yes;
+}
+
+void cp_shared_beside(struct checkpoints *cp, const char *step_id, const struct strvec *paths)
+{
+	for (size_t a = 0; a < cp->active.n; a++)
+		if (!step_id || strcmp(cp->active.v[a], step_id))
+			for (size_t p = 0; p < paths->n; p++)
+				mark(cp, cp->active.v[a], paths->v[p]);
+}
+
 struct series *cp_series_find(struct checkpoints *cp, const char *step_id)
 {
 	for (size_t i = 0; i < cp->n_series; i++)
@@ -86,31 +118,20 @@ bool cp_series_restore_locked(struct checkpoints *cp, struct series *s, struct s
 
 	for (size_t i = 0; i < s->n; i++) {
 		struct strvec one = STRVEC_INIT, conf = STRVEC_INIT, done = STRVEC_INIT;
-		char *key = xasprintf("%s\n%s", s->step_id, s->v[i].path);
+		bool beside = cp_is_shared(cp, s->step_id, s->v[i].path);
 
 		strvec_push(&one, s->v[i].path);
-		if (cp_in_vec(&cp->ambiguous, key) && shared)
+		if (beside && shared)
 			strvec_push(shared, s->v[i].path); /* another step may have made it */
-		else if (cp_in_vec(&cp->ambiguous, key))
+		else if (beside)
 			strvec_push(&conf, s->v[i].path);
 		else if (!cp_restore_locked(cp, s->v[i].base, &one, s->after, &done, &conf, err))
 			ok = false;
-		free(key);
 		/* A step running beside this one will see the restore as its own change: the
 		 * path is not its to restore later (it would write back what was undone). */
-		for (size_t d = 0; d < done.n; d++) {
-			if (restored)
-				strvec_push(restored, done.v[d]);
-			for (size_t a = 0; a < cp->active.n; a++) {
-				char *other;
-				if (!strcmp(cp->active.v[a], s->step_id))
-					continue;
-				other = xasprintf("%s\n%s", cp->active.v[a], done.v[d]);
-				if (!cp_in_vec(&cp->ambiguous, other))
-					strvec_push(&cp->ambiguous, other);
-				free(other);
-			}
-		}
+		for (size_t d = 0; restored && d < done.n; d++)
+			strvec_push(restored, done.v[d]);
+		cp_shared_beside(cp, s->step_id, &done);
 		/* Someone else changed it since: it is theirs now, not the series'. */
 		if (conf.n && conflicts)
 			strvec_push(conflicts, s->v[i].path);
@@ -143,6 +164,13 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 	return ok;
 }
 
+static bool of_step(const char *key, void *step_id)
+{
+	size_t n = strlen(step_id);
+
+	return !strncmp(key, step_id, n) && key[n] == '\n';
+}
+
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 {
 	struct series *s;
@@ -153,15 +181,7 @@ void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 		cp_series_free(s);
 		*s = cp->series[--cp->n_series];
 	}
-	for (size_t i = 0; i < cp->ambiguous.n;) {
-		size_t n = strlen(step_id);
-		if (!strncmp(cp->ambiguous.v[i], step_id, n) && cp->ambiguous.v[i][n] == '\n') {
-			free(cp->ambiguous.v[i]);
-			cp->ambiguous.v[i] = cp->ambiguous.v[--cp->ambiguous.n];
-		} else {
-			i++;
-		}
-	}
+	strset_remove_if(&cp->shared, of_step, (void *)step_id);
 	cp_unlock(cp);
 }
 
@@ -276,12 +296,8 @@ bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, con
 		}
 		series_add(cp, step_id, before, after, &paths);
 		/* Beside another step's attempt: which of them made a path is not known. */
-		for (size_t i = 0; overlapped && i < paths.n; i++) {
-			char *key = xasprintf("%s\n%s", step_id, paths.v[i]);
-			if (!cp_in_vec(&cp->ambiguous, key))
-				strvec_push(&cp->ambiguous, key);
-			free(key);
-		}
+		for (size_t i = 0; overlapped && i < paths.n; i++)
+			mark(cp, step_id, paths.v[i]);
 		ok = true;
 	}
 	git_diff_free(diff);
@@ -294,12 +310,10 @@ bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, con
 
 bool checkpoint_path_shared(struct checkpoints *cp, const char *step_id, const char *path)
 {
-	char *key = xasprintf("%s\n%s", step_id, path);
 	bool shared;
 
 	cp_lock(cp);
-	shared = cp_in_vec(&cp->ambiguous, key);
+	shared = cp_is_shared(cp, step_id, path);
 	cp_unlock(cp);
-	free(key);
 	return shared;
 }

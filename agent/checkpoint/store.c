@@ -202,7 +202,7 @@ void checkpoint_close(struct checkpoints *cp)
 		cp_series_free(&cp->series[i]);
 	free(cp->series);
 	strvec_clear(&cp->active);
-	strvec_clear(&cp->ambiguous);
+	strset_clear(&cp->shared);
 	strvec_clear(&cp->last_skipped);
 	strvec_clear(&cp->last_excluded);
 	free(cp->ws_path);

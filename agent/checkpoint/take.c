@@ -780,15 +780,8 @@ bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool star
 	/* What changed since the previous checkpoint, while several steps ran, belongs to
 	 * none of them for sure. The previous one is always this process's own then: a step
 	 * becomes active only through a checkpoint taken here. */
-	if (ok && known) {
-		for (size_t p = 0; p < paths.n; p++)
-			for (size_t s = 0; s < cp->active.n; s++) {
-				char *key = xasprintf("%s\n%s", cp->active.v[s], paths.v[p]);
-				if (!cp_in_vec(&cp->ambiguous, key))
-					strvec_push(&cp->ambiguous, key);
-				free(key);
-			}
-	}
+	if (ok && known)
+		cp_shared_beside(cp, NULL, &paths);
 	strvec_clear(&paths);
 	if (starting && ok) {
 		strvec_push(&cp->active, step_id);
