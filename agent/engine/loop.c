@@ -549,6 +549,10 @@ void engine_step(struct pev *e, struct msg *m)
 			mcpcalls_ask(e, j);
 			break;
 		}
+		if (j->ask_kind == GATE_REWIND) {
+			rewindgate_open(e, j);
+			break;
+		}
 		if (atomic_load(&j->cancel) || e->phase == PH_ENDING || e->phase == PH_ENDED) {
 			job_shell_reply(e, j, GATE_REJECT, NULL, "cancelled");
 			break;
@@ -569,9 +573,6 @@ void engine_step(struct pev *e, struct msg *m)
 		gates_open(e, GATE_SHELL, j->step.id, j->gen, j, payload);
 		break;
 	}
-	case MSG_REWIND_ASK:
-		rewindgate_open(e, m->job, m->json);
-		break;
 	case MSG_BUDGET_BLOCKED:
 		if (e->budget_gate_open || e->phase == PH_ENDING || e->phase == PH_ENDED)
 			break;
