@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "mcp_config.h"
+#include "mcp_errlog.h"
 #include "mcp_trust.h"
 #include "jsonx.h"
 #include "testdir.h"
@@ -258,6 +259,56 @@ static void test_errors_and_crash(void **state)
 	cli_fx_release(&fx);
 	free(script);
 	free(extra);
+	free(cfg);
+}
+
+/* A server that floods its stderr (3 MiB at each start) fills its log up to the cap and
+ * no further, with one line saying it was cut, also after a restart; it is never held up
+ * by a full pipe. */
+static void test_stderr_log_is_capped(void **state)
+{
+	struct cli_fx fx;
+	const char *const calls[] = {
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"heard\"}}",
+	    "{\"name\": \"t__crash\", \"input\": {}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"heard after the restart\"}}",
+	    NULL,
+	};
+	char *script, *cfg, *path, *text, *cut;
+	const cJSON *ev;
+	struct stat st;
+
+	(void)state;
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	cfg = config_with(fx.tmp, "args = [\"--flood\", \"3145728\"]\n");
+	cli_fx_run(&fx, CLI_ANY_STATUS, NULL, "--headless", "--gate", "none", "--max-retries", "0",
+	           "--max-replans", "0", "--provider", "sim", "--script", script, "--sim-delay",
+	           "0", "--config", cfg, NULL);
+	ev = nth(fx.events, "tool.result", "t__echo", 0);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "summary"), "heard");
+	ev = nth(fx.events, "tool.result", "t__echo", 1);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "summary"), "heard after the restart");
+
+	path = xasprintf("%s/mcp/t.log", fx.run);
+	assert_int_equal(stat(path, &st), 0);
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	cut = strstr(text, "[pevtui: this server's stderr went on; its log stops here");
+	if (!cut || (size_t)(cut - text) != MCP_ERRLOG_CAP)
+		fail_msg("the log is %lld bytes; the cut line is at %lld, want %zu",
+		         (long long)st.st_size, cut ? (long long)(cut - text) : -1LL,
+		         MCP_ERRLOG_CAP);
+	assert_non_null(strstr(cut, "at its cap of 1 MiB for the run]\n"));
+	assert_null(strstr(cut + 1, "[pevtui:")); /* once, whatever the restarts */
+	assert_int_equal((size_t)st.st_size, MCP_ERRLOG_CAP + strlen(cut));
+	assert_null(strstr(text, "got tools/call")); /* what came after the cap is not kept */
+	free(text);
+	free(path);
+	cli_fx_release(&fx);
+	free(script);
 	free(cfg);
 }
 
@@ -503,6 +554,7 @@ int main(void)
 	    cmocka_unit_test(test_a_run_calls_the_tools),
 	    cmocka_unit_test(test_gate_without_operator),
 	    cmocka_unit_test(test_errors_and_crash),
+	    cmocka_unit_test(test_stderr_log_is_capped),
 	    cmocka_unit_test(test_over_http),
 	    cmocka_unit_test(test_demo_scenario),
 	    cmocka_unit_test(test_list_tools),
