@@ -366,6 +366,7 @@ struct mcp_offer;
 /* Starts the servers (each on its own thread, while the planner works); their start,
  * failure and stop are notices of kind mcp_server. */
 void mcpcalls_start(struct pev *e);
+/* Engine thread: ends the servers (again: nothing); after run.end without notices. */
 void mcpcalls_stop(struct pev *e);
 /* The planner's list of MCP tools (caller frees), NULL when there are none. */
 char *mcpcalls_describe(struct pev *e);

@@ -181,6 +181,11 @@ static void maybe_finish_ending(struct pev *e)
 		e->stop_loop = true;
 		return;
 	}
+	/* The loop stops at run.end: the servers end first, so that their stop is in the
+	 * run's record before its end and nothing follows run.end. (A lingering cockpit's
+	 * servers stay up for a re-run; they end with the loop, unannounced: mcp_calls.c.) */
+	if (!e->linger)
+		mcpcalls_stop(e);
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "status", exit_status_name(e->exit_code));
 	cJSON_AddNumberToObject(f, "exit_code", e->exit_code);

@@ -91,6 +91,16 @@ static const cJSON *nth(const cJSON *events, const char *type, const char *tool,
 	return NULL;
 }
 
+/* run.end is the journal's last event: the servers' stop notices come before it. */
+static void assert_ends_with_run_end(const cJSON *events)
+{
+	const cJSON *last = cJSON_GetArrayItem(events, cJSON_GetArraySize(events) - 1);
+	const char *type = last ? jsonx_str(last, "type") : NULL;
+
+	if (!type || strcmp(type, "run.end"))
+		fail_msg("the journal ends with %s, not run.end", type ? type : "nothing");
+}
+
 static void test_a_run_calls_the_tools(void **state)
 {
 	struct cli_fx fx;
@@ -125,6 +135,7 @@ static void test_a_run_calls_the_tools(void **state)
 	ev = nth(events, "notice", "mcp_server", 1);
 	assert_non_null(ev);
 	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+	assert_ends_with_run_end(events);
 
 	ev = nth(events, "tool.call", "t__echo", 0);
 	assert_non_null(ev);
@@ -247,7 +258,8 @@ static void test_errors_and_crash(void **state)
 	text = cli_slurp_in(fx.run, "report.md");
 	assert_non_null(text);
 	if (!strstr(text, "## MCP servers") ||
-	    !strstr(text, "- t: started (12 tools, protocol 2025-11-25); 3 calls, 2 failed") ||
+	    !strstr(text, "- t: started (12 tools, protocol 2025-11-25); stopped; 3 calls, "
+	                  "2 failed") ||
 	    !strstr(text, "- slow: started (12 tools"))
 		fail_msg("report.md:\n%s", text);
 	free(text);
@@ -363,6 +375,7 @@ static void test_over_http(void **state)
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
 	ev = nth(fx.events, "notice", "mcp_server", 1);
 	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+	assert_ends_with_run_end(fx.events);
 	/* The session was ended when the run ended. */
 	text = testdir_slurp(log);
 	assert_non_null(strstr(text, "got tools/call"));
@@ -542,6 +555,7 @@ static void test_demo_scenario(void **state)
 	ev = nth(events, "tool.result", "demo__image", 0);
 	assert_string_equal(jsonx_str(ev, "approval"), "policy");
 	assert_non_null(nth(events, "gate.open", NULL, 2)); /* plan, then two mcp gates */
+	assert_ends_with_run_end(events);
 	path = xasprintf("%s/workspace/mcp-files/demo-image-1.png", fx.run);
 	assert_int_equal(stat(path, &st), 0);
 	free(path);
