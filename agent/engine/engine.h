@@ -124,13 +124,12 @@ struct job {
 		int timeout_s;
 	} shell_ask;
 	const char *shell_how;   /* out: how the gate let it through (tool.result approval) */
-	/* the rewind gate round trip (under e->pool_lock; rewind_gate.c) */
-	bool rewind_waiting, rewind_answered;
-	enum gate_decision rewind_decision;
-	/* the mcp gate rides the same round trip: ask_kind GATE_MCP, what it shows in mcp_ask
-	 * (gate.open fields as JSON text, under e->pool_lock) */
+	/* the mcp and rewind gates ride the same round trip: ask_kind GATE_MCP or
+	 * GATE_REWIND, what the gate shows (gate.open fields as JSON text, under
+	 * e->pool_lock) in mcp_ask or rewind_ask; rewind_ask is set only while its job waits */
 	enum gate_kind ask_kind;
 	char *mcp_ask;
+	char *rewind_ask;
 
 	/* JOB_PLAN */
 	enum llm_purpose purpose;
@@ -153,10 +152,9 @@ enum msg_kind {
 	MSG_CMD,            /* an operator command (pev_post) */
 	MSG_ANSWER,         /* a gate answer (pev_answer) */
 	MSG_JOB_DONE,       /* a job came back */
-	MSG_SHELL_ASK,      /* a step job asks the shell gate */
+	MSG_SHELL_ASK,      /* a step job asks the shell, mcp or rewind gate (job->ask_kind) */
 	MSG_BUDGET_BLOCKED, /* a call's reservation did not fit under the cap */
 	MSG_JOURNAL_FAILED, /* the journal cannot be written (json: why) */
-	MSG_REWIND_ASK,     /* a step job asks the rewind gate (json: the gate's fields) */
 };
 
 struct msg {
@@ -349,15 +347,15 @@ void shellgate_allow_for_run(struct pev *e, const char *cmd);
 void shellgate_remember(struct pev *e, const char *cmd);
 
 /* rewind_gate.c */
-/* Engine thread: job j asks the rewind gate with these gate.open fields (JSON text). */
-void rewindgate_open(struct pev *e, struct job *j, const char *fields_json);
-/* Engine thread: the answer for job j waiting at its rewind gate (a withdrawal is
- * GATE_SKIP: keep theirs). */
-void rewindgate_reply(struct pev *e, struct job *j, enum gate_decision d);
+/* Engine thread: job j asks the rewind gate (MSG_SHELL_ASK with ask_kind GATE_REWIND;
+ * its gate.open fields in j->rewind_ask). It is answered with job_shell_reply, as the
+ * shell and mcp gates are (a withdrawal is GATE_SKIP: keep theirs). */
+void rewindgate_open(struct pev *e, struct job *j);
 /* Worker thread: job j asks the rewind gate and waits for its own answer (only it
- * waits): GATE_APPROVE restore, GATE_SKIP keep theirs, GATE_REJECT (the run ends). The
- * fields are taken. Without the gate (not in --gate) the answer is GATE_SKIP; --yes
- * answers GATE_SKIP too (a policy never overwrites someone else's change). */
+ * waits; job_ask_and_wait): GATE_APPROVE restore, GATE_SKIP keep theirs, GATE_REJECT
+ * (the run ends). The fields are taken. Without the gate (not in --gate) the answer is
+ * GATE_SKIP, as it is for a cancelled job; --yes answers GATE_SKIP too (a policy never
+ * overwrites someone else's change). */
 enum gate_decision rewindgate_ask(struct job *j, char *fields_json);
 
 /* rewind_cmd.c */
@@ -368,6 +366,7 @@ struct mcp_offer;
 /* Starts the servers (each on its own thread, while the planner works); their start,
  * failure and stop are notices of kind mcp_server. */
 void mcpcalls_start(struct pev *e);
+/* Engine thread: ends the servers (again: nothing); after run.end without notices. */
 void mcpcalls_stop(struct pev *e);
 /* The planner's list of MCP tools (caller frees), NULL when there are none. */
 char *mcpcalls_describe(struct pev *e);

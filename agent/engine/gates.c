@@ -164,7 +164,7 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 			engine_end(e, PEV_EXIT_ABORTED, "step %s was rejected at its rewind gate",
 				   g->step_id ? g->step_id : "?");
 		if (g->job)
-			rewindgate_reply(e, g->job, d);
+			job_shell_reply(e, g->job, d, NULL, NULL);
 		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
 		    e->phase != PH_ENDING)
 			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its rewind gate was answered");
@@ -280,10 +280,8 @@ void gates_withdraw(struct pev *e, unsigned long id, const char *reason)
 	i = g.step_id && e->plan ? plan_find(e->plan, g.step_id) : -1;
 	if (i >= 0 && e->st[i].gate_id == g.id)
 		e->st[i].gate_id = 0;
-	if ((g.kind == GATE_SHELL || g.kind == GATE_MCP) && g.job)
+	if ((g.kind == GATE_SHELL || g.kind == GATE_MCP || g.kind == GATE_REWIND) && g.job)
 		job_shell_reply(e, g.job, GATE_SKIP, NULL, "withdrawn");
-	if (g.kind == GATE_REWIND && g.job)
-		rewindgate_reply(e, g.job, GATE_SKIP);
 	if (g.kind == GATE_BUDGET)
 		e->budget_gate_open = false;
 	free(g.step_id);

@@ -181,6 +181,11 @@ static void maybe_finish_ending(struct pev *e)
 		e->stop_loop = true;
 		return;
 	}
+	/* The loop stops at run.end: the servers end first, so that their stop is in the
+	 * run's record before its end and nothing follows run.end. (A lingering cockpit's
+	 * servers stay up for a re-run; they end with the loop, unannounced: mcp_calls.c.) */
+	if (!e->linger)
+		mcpcalls_stop(e);
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "status", exit_status_name(e->exit_code));
 	cJSON_AddNumberToObject(f, "exit_code", e->exit_code);
@@ -549,6 +554,10 @@ void engine_step(struct pev *e, struct msg *m)
 			mcpcalls_ask(e, j);
 			break;
 		}
+		if (j->ask_kind == GATE_REWIND) {
+			rewindgate_open(e, j);
+			break;
+		}
 		if (atomic_load(&j->cancel) || e->phase == PH_ENDING || e->phase == PH_ENDED) {
 			job_shell_reply(e, j, GATE_REJECT, NULL, "cancelled");
 			break;
@@ -569,9 +578,6 @@ void engine_step(struct pev *e, struct msg *m)
 		gates_open(e, GATE_SHELL, j->step.id, j->gen, j, payload);
 		break;
 	}
-	case MSG_REWIND_ASK:
-		rewindgate_open(e, m->job, m->json);
-		break;
 	case MSG_BUDGET_BLOCKED:
 		if (e->budget_gate_open || e->phase == PH_ENDING || e->phase == PH_ENDED)
 			break;

@@ -26,9 +26,15 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
                       const char *protocol, const char *err)
 {
 	struct pev *e = ctx;
-	cJSON *f = cJSON_CreateObject();
+	cJSON *f;
 	char *msg;
 
+	/* Nothing is journaled after run.end: servers that outlived it (a cockpit keeps them
+	 * for a re-run) end with the engine's loop without a notice. A stop is told on the
+	 * engine thread (mcpcalls_stop), which owns the phase. */
+	if (stopped && e->phase == PH_ENDED)
+		return;
+	f = cJSON_CreateObject();
 	if (stopped)
 		msg = xasprintf("MCP server %s stopped with the run", server);
 	else if (ok)

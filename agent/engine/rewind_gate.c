@@ -1,38 +1,28 @@
 /* rewind_gate — the rewind gate: before an attempt, a file its step's earlier attempts
  * changed (or a step a replan removed changed) was changed by someone else since — another
  * step, the operator in an editor. Nothing is overwritten silently: the step's own job
- * asks, as at the shell gate, and only it waits; restore, keep theirs, or reject. */
+ * asks through the shell gate's round trip (job_ask_and_wait), and only it waits;
+ * restore, keep theirs, or reject. */
 #include "config.h"
 
 #include "engine.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "xalloc.h"
-
-void rewindgate_reply(struct pev *e, struct job *j, enum gate_decision d)
-{
-	pthread_mutex_lock(&e->pool_lock);
-	if (j->rewind_waiting && !j->rewind_answered) {
-		j->rewind_answered = true;
-		j->rewind_decision = d;
-		pthread_cond_broadcast(&e->pool_cond);
-	}
-	pthread_mutex_unlock(&e->pool_lock);
-}
-
-void rewindgate_open(struct pev *e, struct job *j, const char *fields_json)
+void rewindgate_open(struct pev *e, struct job *j)
 {
 	int i = e->plan ? plan_find(e->plan, j->step.id) : -1;
-	cJSON *payload = fields_json ? cJSON_Parse(fields_json) : NULL;
+	cJSON *payload;
 
+	pthread_mutex_lock(&e->pool_lock);
+	payload = j->rewind_ask ? cJSON_Parse(j->rewind_ask) : NULL;
+	pthread_mutex_unlock(&e->pool_lock);
 	if (atomic_load(&j->cancel) || e->phase == PH_ENDING || e->phase == PH_ENDED ||
 	    !gates_enabled(e, GATE_REWIND) || !cJSON_IsObject(payload)) {
 		cJSON_Delete(payload);
-		rewindgate_reply(e, j, GATE_SKIP);
+		job_shell_reply(e, j, GATE_SKIP, NULL, NULL);
 		return;
 	}
 	/* Its clock stops while the operator compares. */
@@ -44,7 +34,6 @@ void rewindgate_open(struct pev *e, struct job *j, const char *fields_json)
 enum gate_decision rewindgate_ask(struct job *j, char *fields_json)
 {
 	struct pev *e = j->e;
-	struct msg *m;
 	enum gate_decision d;
 
 	if (!gates_enabled(e, GATE_REWIND)) {
@@ -52,20 +41,15 @@ enum gate_decision rewindgate_ask(struct job *j, char *fields_json)
 		return GATE_SKIP;
 	}
 	pthread_mutex_lock(&e->pool_lock);
-	j->rewind_waiting = true;
-	j->rewind_answered = false;
+	j->rewind_ask = fields_json;
+	j->ask_kind = GATE_REWIND;
 	pthread_mutex_unlock(&e->pool_lock);
-	m = xcalloc(1, sizeof(*m));
-	m->kind = MSG_REWIND_ASK;
-	m->job = j;
-	m->json = fields_json;
-	engine_post(e, m);
-
-	pthread_mutex_lock(&e->pool_lock);
-	while (!j->rewind_answered && !atomic_load(&j->cancel))
-		pthread_cond_wait(&e->pool_cond, &e->pool_lock);
-	j->rewind_waiting = false;
-	d = j->rewind_answered ? j->rewind_decision : GATE_SKIP;
+	d = job_ask_and_wait(j);
+	if (!j->shell_answered)
+		d = GATE_SKIP; /* cancelled: nothing is overwritten */
+	j->ask_kind = GATE_SHELL;
+	free(j->rewind_ask);
+	j->rewind_ask = NULL;
 	pthread_mutex_unlock(&e->pool_lock);
 	return d;
 }

@@ -1,7 +1,7 @@
 /* mcp_proc — a stdio MCP server's process: started with posix_spawnp in a process group
  * of its own, in its folder, with only PATH, HOME and the environment its config names,
- * its stderr to a log; ended politely (input closed), then with TERM and KILL to the
- * whole group, so nothing it started outlives it. */
+ * its stderr to a log (capped: mcp_errlog); ended politely (input closed), then with
+ * TERM and KILL to the whole group, so nothing it started outlives it. */
 #include "config.h"
 
 #include "mcp_proc.h"
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mcp_config.h"
+#include "mcp_errlog.h"
 #include "xalloc.h"
 
 static long now_ms(void)
@@ -103,7 +104,7 @@ static bool findable(const char *cmd)
 bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const char *log_path,
                     const char *workspace, char **err)
 {
-	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	char **argv, **envp;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -117,11 +118,13 @@ bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const c
 		                 s->name, s->command ? s->command : "");
 		return false;
 	}
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || (log_path && pipe2(errp, O_CLOEXEC))) {
 		*err = xasprintf("MCP server %s: cannot make a pipe: %s", s->name, strerror(errno));
-		if (in[0] >= 0) {
-			close(in[0]);
-			close(in[1]);
+		for (int k = 0; k < 2; k++) {
+			if (in[k] >= 0)
+				close(in[k]);
+			if (out[k] >= 0)
+				close(out[k]);
 		}
 		return false;
 	}
@@ -134,8 +137,10 @@ bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const c
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, log_path ? log_path : "/dev/null",
-	                                 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (log_path)
+		posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+	else
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	if (s->cwd || workspace)
 		posix_spawn_file_actions_addchdir_np(&fa, s->cwd ? s->cwd : workspace);
 	posix_spawnattr_init(&at);
@@ -158,9 +163,13 @@ bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const c
 	free_vec(envp);
 	close(in[0]);
 	close(out[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
 	if (rc) {
 		close(in[1]);
 		close(out[0]);
+		if (errp[0] >= 0)
+			close(errp[0]);
 		if (rc == ENOENT)
 			*err =
 			    xasprintf("MCP server %s: command \"%s\" not found (looked in PATH); "
@@ -172,6 +181,8 @@ bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const c
 		return false;
 	}
 	c->pid = pid;
+	if (log_path)
+		c->errlog = mcp_errlog_start(errp[0], log_path, MCP_ERRLOG_CAP);
 	c->to_fd = in[1];
 	c->from_fd = out[0];
 	fcntl(c->from_fd, F_SETFL, fcntl(c->from_fd, F_GETFL) | O_NONBLOCK);
@@ -197,10 +208,14 @@ void mcp_proc_stop(struct mcp_proc *c, bool polite)
 		close(c->from_fd);
 	c->from_fd = -1;
 	c->pid = 0;
+	mcp_errlog_stop(c->errlog);
+	c->errlog = NULL;
 }
 
 void mcp_proc_release(struct mcp_proc *c)
 {
+	mcp_errlog_stop(c->errlog);
+	c->errlog = NULL;
 	free(c->last_exit);
 	c->last_exit = NULL;
 }

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -50,7 +51,7 @@ static void build_argv(const char **argv, const char *first, va_list ap)
 	int n = 0;
 
 	argv[n++] = getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui";
-	for (const char *a = first; a && n < 62; a = va_arg(ap, const char *))
+	for (const char *a = first; a && n < 60; a = va_arg(ap, const char *))
 		argv[n++] = a;
 	argv[n] = NULL;
 }
@@ -83,17 +84,13 @@ static void exec_child(const char **argv, const char *const *env, int out, int e
 	_exit(127);
 }
 
-struct cli_proc cli_run(const char *const *env, const char *first, ...)
+/* Runs argv (argv[0] the binary) and collects what it printed. */
+static struct cli_proc run_argv(const char **argv, const char *const *env)
 {
-	const char *argv[64];
 	int out[2], err[2], st;
 	struct cli_proc p = {-1, NULL, NULL};
-	va_list ap;
 	pid_t pid;
 
-	va_start(ap, first);
-	build_argv(argv, first, ap);
-	va_end(ap);
 	assert_int_equal(pipe(out), 0);
 	assert_int_equal(pipe(err), 0);
 	pid = fork();
@@ -113,6 +110,17 @@ struct cli_proc cli_run(const char *const *env, const char *first, ...)
 	waitpid(pid, &st, 0);
 	p.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	return p;
+}
+
+struct cli_proc cli_run(const char *const *env, const char *first, ...)
+{
+	const char *argv[64];
+	va_list ap;
+
+	va_start(ap, first);
+	build_argv(argv, first, ap);
+	va_end(ap);
+	return run_argv(argv, env);
 }
 
 struct cli_bg cli_spawn(const char *const *env, const char *first, ...)
@@ -230,4 +238,143 @@ cJSON *cli_load_journal(const char *run_dir)
 	assert_false(info.torn_tail);
 	free(path);
 	return arr;
+}
+
+char *cli_put(const char *dir, const char *rel, const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, rel);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+char *cli_slurp_in(const char *dir, const char *rel)
+{
+	char *path = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(path);
+
+	free(path);
+	return s;
+}
+
+void cli_expect_status(const struct cli_proc *p, int want)
+{
+	if (want != CLI_ANY_STATUS && p->status != want)
+		fail_msg("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", p->status, want, p->out,
+		         p->err);
+}
+
+bool cli_journal_has(const char *run_dir, const char *needle)
+{
+	char *s = cli_slurp_in(run_dir, "journal.jsonl");
+	bool found = s && strstr(s, needle);
+
+	free(s);
+	return found;
+}
+
+/* For cli_wait_run: ctx[0] becomes the first run folder below ctx[1]. */
+static bool has_run(void *ctx)
+{
+	char **found = ctx;
+	DIR *d = opendir(found[1]);
+	struct dirent *de;
+
+	while (d && !found[0] && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			found[0] = xasprintf("%s/%s", found[1], de->d_name);
+	if (d)
+		closedir(d);
+	return found[0] != NULL;
+}
+
+char *cli_wait_run(const char *runs_dir, int seconds)
+{
+	char *found[2] = {NULL, (char *)runs_dir};
+
+	if (!cli_wait_until(has_run, found, seconds))
+		fail_msg("no run folder below %s within %d s", runs_dir, seconds);
+	return found[0];
+}
+
+struct journal_wait {
+	const char *run, *needle;
+};
+
+static bool journal_has(void *ctx)
+{
+	const struct journal_wait *w = ctx;
+
+	return cli_journal_has(w->run, w->needle);
+}
+
+void cli_wait_journal(const char *run_dir, const char *needle, int seconds)
+{
+	struct journal_wait w = {run_dir, needle};
+
+	if (!cli_wait_until(journal_has, &w, seconds))
+		fail_msg("the journal of %s never held %s within %d s", run_dir, needle, seconds);
+}
+
+void cli_fx_init(struct cli_fx *fx)
+{
+	memset(fx, 0, sizeof(*fx));
+	fx->tmp = cli_tmpdir();
+	fx->runs = xasprintf("%s/runs", fx->tmp);
+}
+
+/* What the last run left, before another. */
+static void fx_forget_run(struct cli_fx *fx)
+{
+	cli_proc_free(&fx->p);
+	memset(&fx->p, 0, sizeof(fx->p));
+	cJSON_Delete(fx->events);
+	fx->events = NULL;
+	free(fx->run);
+	fx->run = NULL;
+}
+
+/* The status of the run just ended, then its folder and journal. */
+static void fx_check_run(struct cli_fx *fx, int want)
+{
+	cli_expect_status(&fx->p, want);
+	fx->run = cli_only_run(fx->runs);
+	fx->events = cli_load_journal(fx->run);
+}
+
+void cli_fx_run(struct cli_fx *fx, int want, const char *const *env, const char *first, ...)
+{
+	const char *argv[64];
+	va_list ap;
+	int n;
+
+	fx_forget_run(fx);
+	va_start(ap, first);
+	build_argv(argv, first, ap);
+	va_end(ap);
+	for (n = 0; argv[n]; n++)
+		;
+	/* --runs-dir DIR goes first: the rest, with its NULL, moves two places on. */
+	memmove(argv + 3, argv + 1, (size_t)n * sizeof(*argv));
+	argv[1] = "--runs-dir";
+	argv[2] = fx->runs;
+	fx->p = run_argv(argv, env);
+	fx_check_run(fx, want);
+}
+
+void cli_fx_wait(struct cli_fx *fx, struct cli_bg *b, int want)
+{
+	fx_forget_run(fx);
+	fx->p = cli_wait(b);
+	fx_check_run(fx, want);
+}
+
+void cli_fx_release(struct cli_fx *fx)
+{
+	fx_forget_run(fx);
+	cli_rm_rf(fx->tmp);
+	free(fx->tmp);
+	free(fx->runs);
 }

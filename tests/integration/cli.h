@@ -46,4 +46,46 @@ struct cJSON *cli_load_journal(const char *run_dir);
  */
 bool cli_wait_until(bool (*pred)(void *ctx), void *ctx, int seconds);
 
+/* Writes TEXT to DIR/REL (made or emptied first); returns the path, which the caller
+ * frees. Fails the test if it cannot. */
+char *cli_put(const char *dir, const char *rel, const char *text);
+/* DIR/REL's content, or NULL if it cannot be read; caller frees. */
+char *cli_slurp_in(const char *dir, const char *rel);
+
+/* For cli_expect_status and cli_fx_run: any exit status will do (the test looks). */
+#define CLI_ANY_STATUS (-2)
+/* Fails the test, showing what the binary printed, unless it exited with `want`. */
+void cli_expect_status(const struct cli_proc *p, int want);
+
+/* Whether the journal of RUN_DIR holds NEEDLE (its text, as journaled). */
+bool cli_journal_has(const char *run_dir, const char *needle);
+/* Waits up to `seconds` for a run folder below RUNS_DIR (a run started in the
+ * background) and returns it (caller frees); fails the test when none came. */
+char *cli_wait_run(const char *runs_dir, int seconds);
+/* Waits up to `seconds` until the journal of RUN_DIR holds NEEDLE; fails the test if it
+ * does not. */
+void cli_wait_journal(const char *run_dir, const char *needle, int seconds);
+
+/*
+ * A test's run of the binary in a folder of its own and what it left behind: the
+ * arrange-run-check frame the integration tests share. cli_fx_init makes the folder;
+ * cli_fx_run runs the binary with the arguments (NULL-terminated) and --runs-dir
+ * fx->runs, fails the test (with the output) unless the exit status is `want`, and loads
+ * the one run folder and its journal; cli_fx_release removes the folder and frees all.
+ * cli_fx_run may be called again (a --resume): it forgets the earlier run first.
+ * cli_fx_wait does what cli_fx_run does after it ran, for a run started with cli_spawn
+ * (with --runs-dir fx->runs): waits for it (as cli_wait) and checks and loads.
+ */
+struct cli_fx {
+	char *tmp;            /* the test's folder */
+	char *runs;           /* tmp/runs */
+	struct cli_proc p;    /* the last run's output and status */
+	char *run;            /* its run folder */
+	struct cJSON *events; /* its journal */
+};
+void cli_fx_init(struct cli_fx *fx);
+void cli_fx_run(struct cli_fx *fx, int want, const char *const *env, const char *first, ...);
+void cli_fx_wait(struct cli_fx *fx, struct cli_bg *b, int want);
+void cli_fx_release(struct cli_fx *fx);
+
 #endif

@@ -54,12 +54,8 @@ static char *write_script_with(const char *dir, const char *verdicts)
 	    " \"verifier\": {\"append\": %s}\n"
 	    "}\n",
 	    verdicts);
-	char *path = xasprintf("%s/script.json", dir);
-	FILE *f = fopen(path, "w");
+	char *path = cli_put(dir, "script.json", text);
 
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
 	free(text);
 	return path;
 }
@@ -75,75 +71,40 @@ static char *write_script(const char *dir)
 }
 
 struct fx {
-	char *dir, *runs, *ws, *script, *run;
-	struct cli_proc p;
+	struct cli_fx c;
+	char *ws, *script;
 };
 
 /* Runs the script with `config`; `seed` (may be NULL) names a file the workspace holds
- * before the run. */
+ * before the run. The run must pass. */
 static void run(struct fx *fx, const char *config, const char *seed)
 {
-	char *cfg = NULL;
+	char *cfg;
 
-	fx->dir = cli_tmpdir();
-	fx->runs = xasprintf("%s/runs", fx->dir);
-	fx->ws = xasprintf("%s/ws", fx->dir);
+	cli_fx_init(&fx->c);
+	fx->ws = xasprintf("%s/ws", fx->c.tmp);
 	assert_int_equal(mkdir(fx->ws, 0755), 0);
-	if (seed) {
-		char *p = xasprintf("%s/%s", fx->ws, seed);
-		FILE *f = fopen(p, "w");
-		assert_non_null(f);
-		fputs("from before the run\n", f);
-		fclose(f);
-		free(p);
-	}
-	fx->script = write_script(fx->dir);
-	cfg = xasprintf("%s/config", fx->dir);
-	{
-		FILE *f = fopen(cfg, "w");
-		assert_non_null(f);
-		fputs(config ? config : "", f);
-		fclose(f);
-	}
-	fx->p = cli_run(NULL, "--headless", "--json", "--yes", "--provider", "sim", "--script",
-	                fx->script, "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace",
-	                fx->ws, "--config", cfg, "Append a line", NULL);
+	if (seed)
+		free(cli_put(fx->ws, seed, "from before the run\n"));
+	fx->script = write_script(fx->c.tmp);
+	cfg = cli_put(fx->c.tmp, "config", config ? config : "");
+	cli_fx_run(&fx->c, 0, NULL, "--headless", "--json", "--yes", "--provider", "sim",
+	           "--script", fx->script, "--sim-delay", "0", "--workspace", fx->ws, "--config",
+	           cfg, "Append a line", NULL);
 	free(cfg);
-	fx->run = cli_only_run(fx->runs);
-	assert_non_null(fx->run);
 }
 
 static void fx_free(struct fx *fx)
 {
-	cli_proc_free(&fx->p);
-	cli_rm_rf(fx->dir);
-	free(fx->dir);
-	free(fx->runs);
+	cli_fx_release(&fx->c);
 	free(fx->ws);
 	free(fx->script);
-	free(fx->run);
-}
-
-static char *ws_file(const struct fx *fx, const char *rel)
-{
-	char *p = xasprintf("%s/%s", fx->ws, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
-}
-
-static char *run_file(const struct fx *fx, const char *rel)
-{
-	char *p = xasprintf("%s/%s", fx->run, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
 }
 
 /* Any request body kept for the verifier's call of attempt `attempt` holding `needle`. */
 static bool verifier_request_has(const struct fx *fx, int attempt, const char *needle)
 {
-	char *dir = xasprintf("%s/requests", fx->run);
+	char *dir = xasprintf("%s/requests", fx->c.run);
 	char *suffix = xasprintf("-verifier-append-%d.json", attempt);
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -168,20 +129,18 @@ static bool verifier_request_has(const struct fx *fx, int attempt, const char *n
 static void test_retries_start_clean(void **state)
 {
 	struct fx fx = {0};
-	cJSON *j, *ev;
+	cJSON *ev;
 	int changes = 0, restores = 0;
 	char *s;
 
 	(void)state;
 	run(&fx, NULL, NULL);
-	assert_int_equal(fx.p.status, 0);
-	s = ws_file(&fx, "notes.txt");
+	s = cli_slurp_in(fx.ws, "notes.txt");
 	assert_non_null(s);
 	assert_string_equal(s, "line\n"); /* one line, not three */
 	free(s);
 
-	j = cli_load_journal(fx.run);
-	cJSON_ArrayForEach(ev, j)
+	cJSON_ArrayForEach(ev, fx.c.events)
 	{
 		const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
 		if (!strcmp(type, "step.changes")) {
@@ -207,12 +166,11 @@ static void test_retries_start_clean(void **state)
 	}
 	assert_int_equal(changes, 3);
 	assert_int_equal(restores, 2);
-	cJSON_Delete(j);
 
 	/* --json carries the event as it was journaled. */
-	assert_non_null(strstr(fx.p.out, "\"type\":\"step.changes\""));
+	assert_non_null(strstr(fx.c.p.out, "\"type\":\"step.changes\""));
 
-	s = run_file(&fx, "report.md");
+	s = cli_slurp_in(fx.c.run, "report.md");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "Attempt 3 changed the workspace: 1 file changed, +1 -0"));
 	assert_non_null(strstr(s, "`notes.txt` added (+1 −0)"));
@@ -223,10 +181,10 @@ static void test_retries_start_clean(void **state)
 	assert_true(verifier_request_has(&fx, 3, "+line"));
 
 	/* The store is in the run folder; the workspace holds no trace of it. */
-	s = run_file(&fx, "checkpoints.git/HEAD");
+	s = cli_slurp_in(fx.c.run, "checkpoints.git/HEAD");
 	assert_non_null(s);
 	free(s);
-	s = ws_file(&fx, ".git/HEAD");
+	s = cli_slurp_in(fx.ws, ".git/HEAD");
 	assert_null(s);
 	fx_free(&fx);
 }
@@ -238,13 +196,12 @@ static void test_off(void **state)
 
 	(void)state;
 	run(&fx, "[policy]\ncheckpoints = off\n", NULL);
-	assert_int_equal(fx.p.status, 0);
-	s = ws_file(&fx, "notes.txt");
+	s = cli_slurp_in(fx.ws, "notes.txt");
 	assert_non_null(s);
 	assert_string_equal(s, "line\nline\nline\n"); /* what issue 18 was about */
 	free(s);
-	assert_null(strstr(fx.p.out, "\"type\":\"step.changes\""));
-	s = run_file(&fx, "checkpoints.git/HEAD");
+	assert_null(strstr(fx.c.p.out, "\"type\":\"step.changes\""));
+	s = cli_slurp_in(fx.c.run, "checkpoints.git/HEAD");
 	assert_null(s);
 	fx_free(&fx);
 }
@@ -258,60 +215,20 @@ static void test_exclude(void **state)
 
 	(void)state;
 	run(&fx, "[checkpoints]\nexclude = *.log\n", "build.log");
-	assert_int_equal(fx.p.status, 0);
-	s = ws_file(&fx, "notes.txt");
+	s = cli_slurp_in(fx.ws, "notes.txt");
 	assert_non_null(s);
 	assert_string_equal(s, "line\n");
 	free(s);
-	s = ws_file(&fx, "build.log");
+	s = cli_slurp_in(fx.ws, "build.log");
 	assert_non_null(s);
 	assert_string_equal(s, "from before the run\n");
 	free(s);
-	s = run_file(&fx, "report.md");
+	s = cli_slurp_in(fx.c.run, "report.md");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "Left out of the checkpoints on purpose"));
 	assert_non_null(strstr(s, "`build.log`"));
 	free(s);
 	fx_free(&fx);
-}
-
-/* The journal of `run` holds `needle` (for cli_wait_until). */
-struct journal_has {
-	const char *run, *needle;
-};
-
-static bool journal_has(void *ctx)
-{
-	const struct journal_has *h = ctx;
-	char *p = xasprintf("%s/journal.jsonl", h->run), *s = testdir_slurp(p);
-	bool found = s && strstr(s, h->needle);
-
-	free(s);
-	free(p);
-	return found;
-}
-
-/* ctx[0] = the run folder below ctx[1] once there is one (for cli_wait_until). */
-static bool has_run(void *ctx)
-{
-	char **found = ctx;
-	DIR *d = opendir(found[1]);
-	struct dirent *de;
-
-	while (d && !found[0] && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			found[0] = xasprintf("%s/%s", found[1], de->d_name);
-	if (d)
-		closedir(d);
-	return found[0] != NULL;
-}
-
-static char *slurp_in(const char *dir, const char *rel)
-{
-	char *p = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
 }
 
 /*
@@ -321,46 +238,43 @@ static char *slurp_in(const char *dir, const char *rel)
  */
 static void test_resume_restores_before_the_retry(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
-	char *script, *verdicts = xasprintf("[%s]", ACCEPT), *found[2] = {NULL, runs}, *s;
+	struct cli_fx fx;
+	char *verdicts = xasprintf("[%s]", ACCEPT), *script, *ws, *run, *s;
 	struct cli_bg bg;
 	struct cli_proc p;
-	struct journal_has h;
-	cJSON *j, *ev;
+	const cJSON *ev;
 	int restores = 0, changes = 0;
 
 	(void)state;
+	cli_fx_init(&fx);
+	ws = xasprintf("%s/ws", fx.tmp);
 	assert_int_equal(mkdir(ws, 0755), 0);
-	script = write_script_with(tmp, verdicts);
+	script = write_script_with(fx.tmp, verdicts);
 	/* Slow chunks: the verdict streams for seconds after step.changes is journaled. */
 	bg = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
-	               "--sim-delay", "300", "--runs-dir", runs, "--workspace", ws, "Append a line",
-	               NULL);
-	assert_true(cli_wait_until(has_run, found, 30));
-	h.run = found[0];
-	h.needle = "\"type\":\"step.changes\"";
-	assert_true(cli_wait_until(journal_has, &h, 60));
+	               "--sim-delay", "300", "--runs-dir", fx.runs, "--workspace", ws,
+	               "Append a line", NULL);
+	run = cli_wait_run(fx.runs, 30);
+	cli_wait_journal(run, "\"type\":\"step.changes\"", 60);
 	assert_int_equal(kill(bg.pid, SIGKILL), 0);
 	p = cli_wait(&bg);
 	cli_proc_free(&p);
-	h.needle = "\"type\":\"verify.verdict\",\"step_id\":\"append\",\"attempt\":1,\"stage\":\"model\"";
-	assert_false(journal_has(&h)); /* killed before the verdict: the attempt starts over */
-	s = slurp_in(ws, "notes.txt");
+	/* Killed before the verdict: the attempt starts over. */
+	assert_false(cli_journal_has(run, "\"type\":\"verify.verdict\",\"step_id\":\"append\","
+	                                  "\"attempt\":1,\"stage\":\"model\""));
+	s = cli_slurp_in(ws, "notes.txt");
 	assert_string_equal(s, "line\n");
 	free(s);
 
-	p = cli_run(NULL, "--headless", "--yes", "--resume", found[0], "--provider", "sim",
-	            "--script", script, "--sim-delay", "0", "--runs-dir", runs, "--workspace", ws, NULL);
-	if (p.status != 0)
-		fprintf(stderr, "resume: %s\n%s\n", p.out, p.err);
-	assert_int_equal(p.status, 0);
-	s = slurp_in(ws, "notes.txt");
+	cli_fx_run(&fx, 0, NULL, "--headless", "--yes", "--resume", run, "--provider", "sim",
+	           "--script", script, "--sim-delay", "0", "--workspace", ws, NULL);
+	s = cli_slurp_in(ws, "notes.txt");
 	assert_non_null(s);
 	assert_string_equal(s, "line\n"); /* not two: the resumed attempt started clean */
 	free(s);
 
-	j = cli_load_journal(found[0]);
-	cJSON_ArrayForEach(ev, j)
+	assert_string_equal(fx.run, run);
+	cJSON_ArrayForEach(ev, fx.events)
 	{
 		const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
 		const cJSON *kind = cJSON_GetObjectItem(ev, "kind");
@@ -379,23 +293,19 @@ static void test_resume_restores_before_the_retry(void **state)
 	}
 	assert_int_equal(restores, 1);
 	assert_int_equal(changes, 2);
-	cJSON_Delete(j);
-	cli_proc_free(&p);
-	free(found[0]);
+	cli_fx_release(&fx);
+	free(run);
 	free(script);
 	free(verdicts);
 	free(ws);
-	free(runs);
-	cli_rm_rf(tmp);
-	free(tmp);
 }
 
 /* A replan replaces a failing step by another: the files the removed step changed are
  * restored before its replacement runs, so it does not start on the leftovers. */
 static void test_replaced_step_is_restored(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
-	char *script = xasprintf("%s/script.json", tmp), *run_dir, *s;
+	struct cli_fx fx;
+	char *ws, *script, *s;
 	char *text = xasprintf(
 	    "{\"task\": \"Write notes\",\n"
 	    " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"old\",\n"
@@ -414,31 +324,23 @@ static void test_replaced_step_is_restored(void **state)
 	    " \"verifier\": {\"old\": [%s]}\n"
 	    "}\n",
 	    REJECT);
-	FILE *f;
-	struct cli_proc p;
-	cJSON *j, *ev;
+	const cJSON *ev;
 	int orphan_restores = 0;
 
 	(void)state;
+	cli_fx_init(&fx);
+	ws = xasprintf("%s/ws", fx.tmp);
 	assert_int_equal(mkdir(ws, 0755), 0);
-	f = fopen(script, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
-	              "--sim-delay", "0", "--max-retries", "0", "--max-replans", "1", "--runs-dir",
-	              runs, "--workspace", ws, "Write notes", NULL);
-	if (p.status != 0)
-		fprintf(stderr, "%s\n%s\n", p.out, p.err);
-	assert_int_equal(p.status, 0);
-	s = slurp_in(ws, "old.txt");
+	script = cli_put(fx.tmp, "script.json", text);
+	cli_fx_run(&fx, 0, NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	           "--sim-delay", "0", "--max-retries", "0", "--max-replans", "1", "--workspace",
+	           ws, "Write notes", NULL);
+	s = cli_slurp_in(ws, "old.txt");
 	assert_null(s); /* old's leftovers are gone */
-	s = slurp_in(ws, "new.md");
+	s = cli_slurp_in(ws, "new.md");
 	assert_non_null(s);
 	free(s);
-	run_dir = cli_only_run(runs);
-	j = cli_load_journal(run_dir);
-	cJSON_ArrayForEach(ev, j)
+	cJSON_ArrayForEach(ev, fx.events)
 	{
 		const cJSON *kind = cJSON_GetObjectItem(ev, "kind"), *sid;
 		if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "checkpoint_restore"))
@@ -450,15 +352,10 @@ static void test_replaced_step_is_restored(void **state)
 		orphan_restores++;
 	}
 	assert_int_equal(orphan_restores, 1);
-	cJSON_Delete(j);
-	cli_proc_free(&p);
-	free(run_dir);
+	cli_fx_release(&fx);
 	free(text);
 	free(script);
 	free(ws);
-	free(runs);
-	cli_rm_rf(tmp);
-	free(tmp);
 }
 
 /*
@@ -468,65 +365,53 @@ static void test_replaced_step_is_restored(void **state)
  */
 static void conflict_run(bool yes)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
-	char *verdicts = xasprintf("[%s, %s]", REJECT, ACCEPT), *script, *found[2] = {NULL, runs};
+	struct cli_fx fx;
+	char *verdicts = xasprintf("[%s, %s]", REJECT, ACCEPT), *script, *ws, *notes, *run, *s;
 	struct cli_bg bg;
-	struct cli_proc p;
-	struct journal_has h;
-	char *s, *notes = xasprintf("%s/notes.txt", ws);
 	FILE *f;
 
+	cli_fx_init(&fx);
+	ws = xasprintf("%s/ws", fx.tmp);
+	notes = xasprintf("%s/notes.txt", ws);
 	assert_int_equal(mkdir(ws, 0755), 0);
-	script = write_script_with(tmp, verdicts);
+	script = write_script_with(fx.tmp, verdicts);
 	if (yes)
-		bg = cli_spawn(NULL, "--headless", "--yes", "--gate", "rewind", "--sim-delay", "100",
-		               "--provider", "sim", "--script", script, "--runs-dir", runs,
-		               "--workspace", ws, "Append a line", NULL);
+		bg = cli_spawn(NULL, "--headless", "--yes", "--gate", "rewind", "--sim-delay",
+		               "100", "--provider", "sim", "--script", script, "--runs-dir",
+		               fx.runs, "--workspace", ws, "Append a line", NULL);
 	else
 		bg = cli_spawn(NULL, "--headless", "--gate", "rewind", "--sim-delay", "100",
-		               "--provider", "sim", "--script", script, "--runs-dir", runs,
+		               "--provider", "sim", "--script", script, "--runs-dir", fx.runs,
 		               "--workspace", ws, "Append a line", NULL);
-	assert_true(cli_wait_until(has_run, found, 30));
-	h.run = found[0];
-	h.needle = "\"type\":\"step.changes\"";
-	assert_true(cli_wait_until(journal_has, &h, 60));
+	run = cli_wait_run(fx.runs, 30);
+	cli_wait_journal(run, "\"type\":\"step.changes\"", 60);
 	/* The verdict is still streaming: the retry has not started. */
-	h.needle = "\"type\":\"step.start\",\"step_id\":\"append\",\"attempt\":2";
-	assert_false(journal_has(&h));
+	assert_false(
+	    cli_journal_has(run, "\"type\":\"step.start\",\"step_id\":\"append\",\"attempt\":2"));
 	f = fopen(notes, "a");
 	assert_non_null(f);
 	fputs("theirs\n", f);
 	assert_int_equal(fclose(f), 0);
-	p = cli_wait(&bg);
+	cli_fx_wait(&fx, &bg, yes ? 0 : 3);
 	s = testdir_slurp(notes);
 	assert_non_null(s);
-	h.needle = "\"type\":\"gate.open\",\"gate_id\"";
 	if (!yes) {
-		assert_int_equal(p.status, 3);
-		assert_non_null(strstr(p.out, "rewind gate needs an operator"));
+		assert_non_null(strstr(fx.p.out, "rewind gate needs an operator"));
 		assert_string_equal(s, "line\ntheirs\n"); /* not overwritten, not appended */
-		assert_true(journal_has(&h));
+		assert_true(cli_journal_has(run, "\"type\":\"gate.open\",\"gate_id\""));
 	} else {
-		if (p.status != 0)
-			fprintf(stderr, "%s\n%s\n", p.out, p.err);
-		assert_int_equal(p.status, 0);
 		assert_string_equal(s, "line\ntheirs\nline\n"); /* theirs kept, then the retry */
-		h.needle = "\"gate\":\"rewind\",\"step_id\":\"append\",\"decision\":\"skip\","
-		           "\"by\":\"policy\"";
-		assert_true(journal_has(&h));
-		h.needle = "\"kind\":\"checkpoint_conflict\"";
-		assert_true(journal_has(&h));
+		assert_true(cli_journal_has(run, "\"gate\":\"rewind\",\"step_id\":\"append\","
+		                                 "\"decision\":\"skip\",\"by\":\"policy\""));
+		assert_true(cli_journal_has(run, "\"kind\":\"checkpoint_conflict\""));
 	}
 	free(s);
-	cli_proc_free(&p);
-	free(found[0]);
+	cli_fx_release(&fx);
+	free(run);
 	free(notes);
 	free(script);
 	free(verdicts);
 	free(ws);
-	free(runs);
-	cli_rm_rf(tmp);
-	free(tmp);
 }
 
 static void test_conflict_without_operator(void **state)
@@ -546,8 +431,8 @@ static void test_conflict_with_yes_keeps_theirs(void **state)
  * ("shared") rather than guess, and the step log line says it in words. */
 static void test_parallel_changes_are_marked_shared(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
-	char *script = xasprintf("%s/script.json", tmp), *run_dir;
+	struct cli_fx fx;
+	char *ws, *script;
 #define STEP_TPL(x)                                                                        \
 	"{\"step_id\": \"" x "\", \"name\": \"Write " x "\", \"description\": \"Write " x    \
 	".txt.\", \"acceptance_criteria\": [\"" x ".txt exists\"], \"dependencies\": [],"      \
@@ -567,27 +452,19 @@ static void test_parallel_changes_are_marked_shared(void **state)
 	char *text = xasprintf("{\"task\": \"Write two files\",\n \"planner\": [{\"goal\": "
 	                       "\"{{task}}\", \"steps\": [%s, %s]}],\n \"executor\": {%s, %s}\n}\n",
 	                       sa, sb, ea, eb);
-	struct cli_proc p;
-	FILE *f;
-	cJSON *j, *ev;
+	const cJSON *ev;
 	int changes = 0, shared = 0;
 
 	(void)state;
+	cli_fx_init(&fx);
+	ws = xasprintf("%s/ws", fx.tmp);
 	assert_int_equal(mkdir(ws, 0755), 0);
-	f = fopen(script, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
-	            "--sim-delay", "0", "--parallel", "2", "--runs-dir", runs, "--workspace", ws,
-	            "Write two files", NULL);
-	if (p.status != 0)
-		fprintf(stderr, "%s\n%s\n", p.out, p.err);
-	assert_int_equal(p.status, 0);
-	assert_non_null(strstr(p.out, "changed while another step ran too"));
-	run_dir = cli_only_run(runs);
-	j = cli_load_journal(run_dir);
-	cJSON_ArrayForEach(ev, j)
+	script = cli_put(fx.tmp, "script.json", text);
+	cli_fx_run(&fx, 0, NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
+	           "--sim-delay", "0", "--parallel", "2", "--workspace", ws, "Write two files",
+	           NULL);
+	assert_non_null(strstr(fx.p.out, "changed while another step ran too"));
+	cJSON_ArrayForEach(ev, fx.events)
 	{
 		const cJSON *files, *file;
 		if (strcmp(cJSON_GetObjectItem(ev, "type")->valuestring, "step.changes"))
@@ -598,15 +475,10 @@ static void test_parallel_changes_are_marked_shared(void **state)
 	}
 	assert_int_equal(changes, 2);
 	assert_true(shared >= 2); /* each step's window saw the files change */
-	cJSON_Delete(j);
-	cli_proc_free(&p);
-	free(run_dir);
+	cli_fx_release(&fx);
 	free(text);
 	free(script);
 	free(ws);
-	free(runs);
-	cli_rm_rf(tmp);
-	free(tmp);
 }
 
 int main(void)

@@ -30,17 +30,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static char *write_text(const char *dir, const char *name, const char *text)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
-
 /* A one-step plan whose executor makes the given tool calls (a JSON array of
  * {"name", "input"} objects, one round each) and then reports success with the last
  * tool result, whole, as its findings (the journal keeps only a summary of each). */
@@ -72,7 +61,7 @@ static char *script_with_calls(const char *dir, const char *task, const char *ca
 		"       \"meets_criteria\": true}, \"confidence\": 0.9}}]}\n"
 		"}\n",
 		task, rounds.buf);
-	path = write_text(dir, "script.json", text);
+	path = cli_put(dir, "script.json", text);
 	free(text);
 	strbuf_release(&rounds);
 	return path;
@@ -189,7 +178,7 @@ static void test_allow_listed_glob_still_asks(void **state)
 	int shell_gates = 0, ran = 0;
 
 	(void)state;
-	config = write_text(tmp, "config", "[tools]\nshell_allow = grep\n");
+	config = cli_put(tmp, "config", "[tools]\nshell_allow = grep\n");
 	script = script_with_calls(
 		tmp, "Find the key",
 		"[{\"name\": \"run_shell\", \"input\": {\"command\": \"grep -a -h -o "
@@ -516,7 +505,7 @@ static void test_list_runs_and_journal_print_nothing_raw(void **state)
 	/* A folder named to attack the listing, with a journal that does not load. */
 	bad = xasprintf("%s/evil\x1b]0;x\x07\x1b[2Jname", runs);
 	assert_int_equal(mkdir(bad, 0700), 0);
-	free(write_text(bad, "journal.jsonl", "not json \x1b[31m\n{}\n"));
+	free(cli_put(bad, "journal.jsonl", "not json \x1b[31m\n{}\n"));
 
 	p = cli_run(NULL, "--list-runs", "--runs-dir", runs, NULL);
 	assert_int_equal(p.status, 0);
@@ -547,7 +536,7 @@ static void test_write_file_drops_setuid(void **state)
 	(void)state;
 	ws = xasprintf("%s/ws", tmp);
 	assert_int_equal(mkdir(ws, 0700), 0);
-	target = write_text(ws, "tool.sh", "#!/bin/sh\necho old\n");
+	target = cli_put(ws, "tool.sh", "#!/bin/sh\necho old\n");
 	assert_int_equal(chmod(target, 07777), 0);
 	script = script_with_calls(tmp, "Replace the tool",
 				   "[{\"name\": \"write_file\", \"input\": {\"path\": \"tool.sh\", "

@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "mcp_config.h"
+#include "mcp_errlog.h"
 #include "mcp_trust.h"
 #include "jsonx.h"
 #include "testdir.h"
@@ -36,7 +37,6 @@ static char *script_calling(const char *dir, const char *const *calls)
 		char *s;
 	} rounds = {xstrdup("")};
 	char *text, *path;
-	FILE *f;
 
 	for (size_t i = 0; calls[i]; i++) {
 		char *more = xasprintf("%s%s{\"text\": \"Calling.\", \"tool_calls\": [%s]}",
@@ -56,11 +56,7 @@ static char *script_calling(const char *dir, const char *const *calls)
 	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]}\n"
 	    "}\n",
 	    rounds.s);
-	path = xasprintf("%s/script.json", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
+	path = cli_put(dir, "script.json", text);
 	free(text);
 	free(rounds.s);
 	return path;
@@ -68,14 +64,12 @@ static char *script_calling(const char *dir, const char *const *calls)
 
 static char *config_with(const char *dir, const char *extra)
 {
-	char *path = xasprintf("%s/config", dir);
-	FILE *f = fopen(path, "w");
+	char *text = xasprintf(
+	    "[mcp.t]\ncommand = %s\nallow = [\"read_*\", \"echo\", \"pid\"]\ntimeout = 5\n%s",
+	    MCP_TEST_SERVER, extra ? extra : "");
+	char *path = cli_put(dir, "config", text);
 
-	assert_non_null(f);
-	fprintf(f,
-	        "[mcp.t]\ncommand = %s\nallow = [\"read_*\", \"echo\", \"pid\"]\ntimeout = 5\n%s",
-	        MCP_TEST_SERVER, extra ? extra : "");
-	assert_int_equal(fclose(f), 0);
+	free(text);
 	return path;
 }
 
@@ -97,9 +91,19 @@ static const cJSON *nth(const cJSON *events, const char *type, const char *tool,
 	return NULL;
 }
 
+/* run.end is the journal's last event: the servers' stop notices come before it. */
+static void assert_ends_with_run_end(const cJSON *events)
+{
+	const cJSON *last = cJSON_GetArrayItem(events, cJSON_GetArraySize(events) - 1);
+	const char *type = last ? jsonx_str(last, "type") : NULL;
+
+	if (!type || strcmp(type, "run.end"))
+		fail_msg("the journal ends with %s, not run.end", type ? type : "nothing");
+}
+
 static void test_a_run_calls_the_tools(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_fx fx;
 	const char *const calls[] = {
 	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"hello from mcp\"}}",
 	    "{\"name\": \"t__pid\", \"input\": {}}",
@@ -110,22 +114,19 @@ static void test_a_run_calls_the_tools(void **state)
 	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"last\"}}",
 	    NULL,
 	};
-	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
 	const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-not-for-servers", NULL};
-	struct cli_proc p;
-	char *run, *path, *text;
-	cJSON *events;
-	const cJSON *ev;
+	char *script, *cfg, *path, *text;
+	const cJSON *events, *ev;
 	struct stat st;
 	long pid;
 
 	(void)state;
-	p = cli_run(env, "--headless", "--yes", "--provider", "sim", "--script", script,
-	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
-	if (p.status != 0)
-		fail_msg("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
-	run = cli_only_run(runs);
-	events = cli_load_journal(run);
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	cfg = config_with(fx.tmp, NULL);
+	cli_fx_run(&fx, 0, env, "--headless", "--yes", "--provider", "sim", "--script", script,
+	           "--sim-delay", "0", "--config", cfg, NULL);
+	events = fx.events;
 
 	ev = nth(events, "notice", "mcp_server", 0);
 	assert_non_null(ev);
@@ -134,6 +135,7 @@ static void test_a_run_calls_the_tools(void **state)
 	ev = nth(events, "notice", "mcp_server", 1);
 	assert_non_null(ev);
 	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+	assert_ends_with_run_end(events);
 
 	ev = nth(events, "tool.call", "t__echo", 0);
 	assert_non_null(ev);
@@ -158,7 +160,7 @@ static void test_a_run_calls_the_tools(void **state)
 
 	ev = nth(events, "tool.result", "t__image", 0);
 	assert_non_null(strstr(jsonx_str(ev, "summary"), "saved as mcp-files/t-image-1.png"));
-	path = xasprintf("%s/workspace/mcp-files/t-image-1.png", run);
+	path = xasprintf("%s/workspace/mcp-files/t-image-1.png", fx.run);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 12);
 	free(path);
@@ -171,7 +173,7 @@ static void test_a_run_calls_the_tools(void **state)
 
 	/* The planner was told which tools exist. */
 	ev = nth(events, "llm.call", NULL, 0);
-	path = xasprintf("%s/%s", run, jsonx_str(ev, "request"));
+	path = xasprintf("%s/%s", fx.run, jsonx_str(ev, "request"));
 	text = testdir_slurp(path);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "t__read_note"));
@@ -179,55 +181,46 @@ static void test_a_run_calls_the_tools(void **state)
 	free(path);
 
 	/* The server's stderr is kept; the server ended with the run. */
-	path = xasprintf("%s/mcp/t.log", run);
-	text = testdir_slurp(path);
+	text = cli_slurp_in(fx.run, "mcp/t.log");
 	assert_non_null(text);
 	assert_non_null(strstr(text, "got tools/call"));
 	free(text);
-	free(path);
 	ev = nth(events, "tool.result", "t__pid", 0);
 	pid = atol(jsonx_str(ev, "summary"));
 	assert_true(pid > 1);
 	assert_true(kill((pid_t)pid, 0) == -1 && errno == ESRCH);
 
-	cJSON_Delete(events);
-	cli_proc_free(&p);
-	cli_rm_rf(tmp);
-	free(run);
+	cli_fx_release(&fx);
 	free(script);
 	free(cfg);
-	free(runs);
-	free(tmp);
 }
 
 /* With no operator and no --yes, the mcp gate ends the run (exit 3) and names itself. */
 static void test_gate_without_operator(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_fx fx;
 	const char *const calls[] = {"{\"name\": \"t__fail\", \"input\": {}}", NULL};
-	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
-	struct cli_proc p;
+	char *script, *cfg;
 
 	(void)state;
-	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
-	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
-	assert_int_equal(p.status, 3);
-	if (!strstr(p.out, "the mcp gate needs an operator") ||
-	    !strstr(p.err, "an MCP tool call of step use was rejected"))
-		fail_msg("stdout:\n%s\nstderr:\n%s", p.out, p.err);
-	cli_proc_free(&p);
-	cli_rm_rf(tmp);
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	cfg = config_with(fx.tmp, NULL);
+	cli_fx_run(&fx, 3, NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script",
+	           script, "--sim-delay", "0", "--config", cfg, NULL);
+	if (!strstr(fx.p.out, "the mcp gate needs an operator") ||
+	    !strstr(fx.p.err, "an MCP tool call of step use was rejected"))
+		fail_msg("stdout:\n%s\nstderr:\n%s", fx.p.out, fx.p.err);
+	cli_fx_release(&fx);
 	free(script);
 	free(cfg);
-	free(runs);
-	free(tmp);
 }
 
 /* A tool that errors and one that crashes the server: the verifier's view of both, the
  * restart, and a gate left out of --gate. */
 static void test_errors_and_crash(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_fx fx;
 	const char *const calls[] = {
 	    "{\"name\": \"t__fail\", \"input\": {}}",
 	    "{\"name\": \"t__crash\", \"input\": {}}",
@@ -235,20 +228,18 @@ static void test_errors_and_crash(void **state)
 	    "{\"name\": \"slow__slow\", \"input\": {\"ms\": 3000}}",
 	    NULL,
 	};
-	char *script = script_calling(tmp, calls);
 	char *extra = xasprintf("[mcp.slow]\ncommand = %s\ntimeout = 1\n", MCP_TEST_SERVER);
-	char *cfg = config_with(tmp, extra), *path, *text;
-	struct cli_proc p;
-	char *run;
-	cJSON *events;
-	const cJSON *ev;
+	char *script, *cfg, *text;
+	const cJSON *events, *ev;
 
 	(void)state;
-	p = cli_run(NULL, "--headless", "--gate", "none", "--max-retries", "0", "--max-replans",
-	            "0", "--provider", "sim", "--script", script, "--sim-delay", "0", "--runs-dir",
-	            runs, "--config", cfg, NULL);
-	run = cli_only_run(runs);
-	events = cli_load_journal(run);
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	cfg = config_with(fx.tmp, extra);
+	cli_fx_run(&fx, CLI_ANY_STATUS, NULL, "--headless", "--gate", "none", "--max-retries", "0",
+	           "--max-replans", "0", "--provider", "sim", "--script", script, "--sim-delay",
+	           "0", "--config", cfg, NULL);
+	events = fx.events;
 	ev = nth(events, "tool.result", "t__fail", 0);
 	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
 	assert_string_equal(jsonx_str(ev, "mcp_status"), "tool_error");
@@ -264,51 +255,93 @@ static void test_errors_and_crash(void **state)
 	assert_non_null(strstr(jsonx_str(ev, "summary"), "did not answer tools/call within 1 s"));
 	assert_true(cJSON_GetObjectItem(ev, "duration_ms")->valuedouble < 2500);
 	/* The report lists the servers and their calls. */
-	path = xasprintf("%s/report.md", run);
-	text = testdir_slurp(path);
+	text = cli_slurp_in(fx.run, "report.md");
 	assert_non_null(text);
 	if (!strstr(text, "## MCP servers") ||
-	    !strstr(text, "- t: started (12 tools, protocol 2025-11-25); 3 calls, 2 failed") ||
+	    !strstr(text, "- t: started (12 tools, protocol 2025-11-25); stopped; 3 calls, "
+	                  "2 failed") ||
 	    !strstr(text, "- slow: started (12 tools"))
 		fail_msg("report.md:\n%s", text);
 	free(text);
-	free(path);
 	/* The verifier saw the errors: the deterministic stage does not pass the step. */
 	ev = nth(events, "verify.verdict", NULL, 0);
 	assert_non_null(ev);
 	assert_string_not_equal(jsonx_str(ev, "action"), "pass");
-	assert_true(p.status == 2 || p.status == 0);
-	cJSON_Delete(events);
-	cli_proc_free(&p);
-	cli_rm_rf(tmp);
-	free(run);
+	assert_true(fx.p.status == 2 || fx.p.status == 0);
+	cli_fx_release(&fx);
 	free(script);
 	free(extra);
 	free(cfg);
-	free(runs);
-	free(tmp);
+}
+
+/* A server that floods its stderr (3 MiB at each start) fills its log up to the cap and
+ * no further, with one line saying it was cut, also after a restart; it is never held up
+ * by a full pipe. */
+static void test_stderr_log_is_capped(void **state)
+{
+	struct cli_fx fx;
+	const char *const calls[] = {
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"heard\"}}",
+	    "{\"name\": \"t__crash\", \"input\": {}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"heard after the restart\"}}",
+	    NULL,
+	};
+	char *script, *cfg, *path, *text, *cut;
+	const cJSON *ev;
+	struct stat st;
+
+	(void)state;
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	cfg = config_with(fx.tmp, "args = [\"--flood\", \"3145728\"]\n");
+	cli_fx_run(&fx, CLI_ANY_STATUS, NULL, "--headless", "--gate", "none", "--max-retries", "0",
+	           "--max-replans", "0", "--provider", "sim", "--script", script, "--sim-delay",
+	           "0", "--config", cfg, NULL);
+	ev = nth(fx.events, "tool.result", "t__echo", 0);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "summary"), "heard");
+	ev = nth(fx.events, "tool.result", "t__echo", 1);
+	assert_non_null(ev);
+	assert_string_equal(jsonx_str(ev, "summary"), "heard after the restart");
+
+	path = xasprintf("%s/mcp/t.log", fx.run);
+	assert_int_equal(stat(path, &st), 0);
+	text = testdir_slurp(path);
+	assert_non_null(text);
+	cut = strstr(text, "[pevtui: this server's stderr went on; its log stops here");
+	if (!cut || (size_t)(cut - text) != MCP_ERRLOG_CAP)
+		fail_msg("the log is %lld bytes; the cut line is at %lld, want %zu",
+		         (long long)st.st_size, cut ? (long long)(cut - text) : -1LL,
+		         MCP_ERRLOG_CAP);
+	assert_non_null(strstr(cut, "at its cap of 1 MiB for the run]\n"));
+	assert_null(strstr(cut + 1, "[pevtui:")); /* once, whatever the restarts */
+	assert_int_equal((size_t)st.st_size, MCP_ERRLOG_CAP + strlen(cut));
+	assert_null(strstr(text, "got tools/call")); /* what came after the cap is not kept */
+	free(text);
+	free(path);
+	cli_fx_release(&fx);
+	free(script);
+	free(cfg);
 }
 
 /* The same server over Streamable HTTP on 127.0.0.1, configured with url and headers. */
 static void test_over_http(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_fx fx;
 	const char *const calls[] = {
 	    "{\"name\": \"h__echo\", \"input\": {\"text\": \"hello over http\"}}",
 	    "{\"name\": \"h__change\", \"input\": {}}",
 	    NULL,
 	};
-	char *script = script_calling(tmp, calls), *cfg = xasprintf("%s/config", tmp);
-	char *log = xasprintf("%s/server.log", tmp), buf[32] = {0}, *text;
+	char *script, *cfg, *log, buf[32] = {0}, *text;
 	int in[2], out[2], st;
 	pid_t pid;
-	struct cli_proc p;
-	char *run;
-	cJSON *events;
 	const cJSON *ev;
-	FILE *f;
 
 	(void)state;
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	log = xasprintf("%s/server.log", fx.tmp);
 	assert_int_equal(pipe(in), 0);
 	assert_int_equal(pipe(out), 0);
 	pid = fork();
@@ -327,26 +360,22 @@ static void test_over_http(void **state)
 	close(out[1]);
 	assert_true(read(out[0], buf, sizeof(buf) - 1) > 0);
 	close(out[0]);
-	f = fopen(cfg, "w");
-	fprintf(f,
-	        "[mcp.h]\nurl = http://127.0.0.1:%d/mcp\nheaders = X-Team: tests\n"
-	        "allow = *\n",
-	        atoi(buf));
-	fclose(f);
+	text = xasprintf("[mcp.h]\nurl = http://127.0.0.1:%d/mcp\nheaders = X-Team: tests\n"
+	                 "allow = *\n",
+	                 atoi(buf));
+	cfg = cli_put(fx.tmp, "config", text);
+	free(text);
 	/* Only the mcp gate, which allow = * passes: no operator is needed. */
-	p = cli_run(NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script", script,
-	            "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
-	if (p.status != 0)
-		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
-	run = cli_only_run(runs);
-	events = cli_load_journal(run);
-	ev = nth(events, "tool.result", "h__echo", 0);
+	cli_fx_run(&fx, 0, NULL, "--headless", "--gate", "mcp", "--provider", "sim", "--script",
+	           script, "--sim-delay", "0", "--config", cfg, NULL);
+	ev = nth(fx.events, "tool.result", "h__echo", 0);
 	assert_string_equal(jsonx_str(ev, "summary"), "hello over http");
 	assert_string_equal(jsonx_str(ev, "server"), "h");
-	ev = nth(events, "tool.result", "h__change", 0);
+	ev = nth(fx.events, "tool.result", "h__change", 0);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "ok")));
-	ev = nth(events, "notice", "mcp_server", 1);
+	ev = nth(fx.events, "notice", "mcp_server", 1);
 	assert_string_equal(jsonx_str(ev, "state"), "stopped");
+	assert_ends_with_run_end(fx.events);
 	/* The session was ended when the run ended. */
 	text = testdir_slurp(log);
 	assert_non_null(strstr(text, "got tools/call"));
@@ -355,27 +384,16 @@ static void test_over_http(void **state)
 	close(in[1]);
 	kill(pid, SIGTERM);
 	waitpid(pid, &st, 0);
-	cJSON_Delete(events);
-	cli_proc_free(&p);
-	cli_rm_rf(tmp);
-	free(run);
+	cli_fx_release(&fx);
 	free(script);
 	free(cfg);
 	free(log);
-	free(runs);
-	free(tmp);
 }
 
-struct slow_watch {
-	const char *runs;
-	const char *log;
-};
-
-/* The slow call reached the server (its log says so). */
+/* The slow call reached the server (its log, ctx, says so). */
 static bool slow_started(void *ctx)
 {
-	struct slow_watch *w = ctx;
-	char *text = testdir_slurp(w->log);
+	char *text = testdir_slurp(ctx);
 	bool yes = text && strstr(text, "got tools/call");
 
 	free(text);
@@ -387,18 +405,18 @@ static bool slow_started(void *ctx)
  * sleeping server is ended with the run before it reads it). */
 static void test_stop_cancels_the_call(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp);
+	struct cli_fx fx;
 	const char *const calls[] = {"{\"name\": \"t__slow\", \"input\": {\"ms\": 1500}}", NULL};
-	char *script = script_calling(tmp, calls), *cfg = config_with(tmp, NULL);
-	char *log = xasprintf("%s/t.log", tmp), *fixed, *run;
-	struct slow_watch w = {runs, log};
+	char *script, *cfg, *log, *fixed;
 	struct cli_bg b;
-	struct cli_proc p;
-	cJSON *events;
 	const cJSON *ev;
 	FILE *f;
 
 	(void)state;
+	cli_fx_init(&fx);
+	script = script_calling(fx.tmp, calls);
+	cfg = config_with(fx.tmp, NULL);
+	log = xasprintf("%s/t.log", fx.tmp);
 	/* The server's stderr where the test can read it from the start. */
 	f = fopen(cfg, "a");
 	fprintf(f, "args = [\"-c\", \"exec %s 2>>%s\"]\n", MCP_TEST_SERVER, log);
@@ -407,27 +425,20 @@ static void test_stop_cancels_the_call(void **state)
 	assert_int_equal(system(fixed), 0);
 	free(fixed);
 	b = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script", script,
-	              "--sim-delay", "0", "--runs-dir", runs, "--config", cfg, NULL);
+	              "--sim-delay", "0", "--runs-dir", fx.runs, "--config", cfg, NULL);
 	assert_true(b.pid > 0);
-	assert_true(cli_wait_until(slow_started, &w, 20));
+	assert_true(cli_wait_until(slow_started, log, 20));
 	assert_int_equal(kill(b.pid, SIGINT), 0);
-	p = cli_wait(&b);
-	assert_int_equal(p.status, 3);
-	run = cli_only_run(runs);
-	events = cli_load_journal(run);
-	ev = nth(events, "tool.result", "t__slow", 0);
+	cli_fx_wait(&fx, &b, 3);
+	ev = nth(fx.events, "tool.result", "t__slow", 0);
 	if (!ev || strcmp(jsonx_str(ev, "mcp_status"), "cancelled"))
-		fail_msg("no cancelled t__slow result\nstdout:\n%s\nstderr:\n%s", p.out, p.err);
+		fail_msg("no cancelled t__slow result\nstdout:\n%s\nstderr:\n%s", fx.p.out,
+		         fx.p.err);
 	assert_true(cJSON_GetObjectItem(ev, "duration_ms")->valuedouble < 1500);
-	cJSON_Delete(events);
-	cli_proc_free(&p);
-	cli_rm_rf(tmp);
-	free(run);
+	cli_fx_release(&fx);
 	free(script);
 	free(cfg);
 	free(log);
-	free(runs);
-	free(tmp);
 }
 
 /* --list-tools: built-in and MCP tools with their server and gate policy; --mcp adds a
@@ -529,33 +540,26 @@ static void test_project_file_needs_approval(void **state)
 /* --demo --scenario mcp: the tests' server, installed as pevtui-mcp-demo, with no key. */
 static void test_demo_scenario(void **state)
 {
-	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *run, *path;
-	struct cli_proc p;
-	cJSON *events;
-	const cJSON *ev;
+	struct cli_fx fx;
+	const cJSON *events, *ev;
+	char *path;
 	struct stat st;
 
 	(void)state;
-	p = cli_run(NULL, "--headless", "--demo", "--yes", "--scenario", "mcp", "--sim-delay", "0",
-	            "--runs-dir", runs, NULL);
-	if (p.status != 0)
-		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", p.status, p.out, p.err);
-	run = cli_only_run(runs);
-	events = cli_load_journal(run);
+	cli_fx_init(&fx);
+	cli_fx_run(&fx, 0, NULL, "--headless", "--demo", "--yes", "--scenario", "mcp",
+	           "--sim-delay", "0", NULL);
+	events = fx.events;
 	ev = nth(events, "tool.result", "demo__read_note", 0);
 	assert_string_equal(jsonx_str(ev, "approval"), "allow_list");
 	ev = nth(events, "tool.result", "demo__image", 0);
 	assert_string_equal(jsonx_str(ev, "approval"), "policy");
 	assert_non_null(nth(events, "gate.open", NULL, 2)); /* plan, then two mcp gates */
-	path = xasprintf("%s/workspace/mcp-files/demo-image-1.png", run);
+	assert_ends_with_run_end(events);
+	path = xasprintf("%s/workspace/mcp-files/demo-image-1.png", fx.run);
 	assert_int_equal(stat(path, &st), 0);
 	free(path);
-	cJSON_Delete(events);
-	cli_proc_free(&p);
-	cli_rm_rf(tmp);
-	free(run);
-	free(runs);
-	free(tmp);
+	cli_fx_release(&fx);
 }
 
 int main(void)
@@ -564,6 +568,7 @@ int main(void)
 	    cmocka_unit_test(test_a_run_calls_the_tools),
 	    cmocka_unit_test(test_gate_without_operator),
 	    cmocka_unit_test(test_errors_and_crash),
+	    cmocka_unit_test(test_stderr_log_is_capped),
 	    cmocka_unit_test(test_over_http),
 	    cmocka_unit_test(test_demo_scenario),
 	    cmocka_unit_test(test_list_tools),

@@ -5,7 +5,8 @@
  * Options: --version REV (answer initialize with REV), --page N (tools per page),
  * --http (Streamable HTTP on 127.0.0.1 instead of stdio: the port is printed on stdout;
  * answers are JSON, or an event stream when there is more than one message or with --sse;
- * a session id is given at initialize and required after; DELETE ends it). */
+ * a session id is given at initialize and required after; DELETE ends it),
+ * --flood BYTES (writes BYTES of stderr, in lines, before it serves: a chatty server). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -345,6 +346,17 @@ static int serve_http(void)
 }
 #endif
 
+/* n bytes of stderr, 64 a line. */
+static void flood(long n)
+{
+	char line[64];
+
+	memset(line, 'f', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	for (long k = 0; k < n; k += 64)
+		fwrite(line, 1, n - k < 64 ? (size_t)(n - k) : 64, stderr);
+}
+
 int main(int argc, char **argv)
 {
 	char *line = NULL;
@@ -359,6 +371,8 @@ int main(int argc, char **argv)
 			http_mode = true;
 		else if (!strcmp(argv[i], "--sse"))
 			sse_always = true;
+		else if (!strcmp(argv[i], "--flood") && i + 1 < argc)
+			flood(atol(argv[++i]));
 	}
 	if (http_mode)
 		return serve_http();

@@ -139,3 +139,59 @@ expect_titles() {
 screen_width() {
 	screen | wc -L
 }
+
+# wait_count PATTERN N — polls the journal $j until grep -E finds PATTERN on N lines or more.
+wait_count() {
+	n=0
+	until [ "$(grep -c -E -- "$1" "$j" 2>/dev/null)" -ge "$2" ]; do
+		n=$((n + 1))
+		[ $n -lt 600 ] || fail "the journal never had $2 of: $1"
+		sleep 0.1
+	done
+}
+
+# start_append COLS ROWS GATE COMMAND [log] — the checkpoint tests' run: in the workspace
+# $TMPD/ws (made if missing), step append runs COMMAND with run_shell (its findings say
+# which attempt it was); with `log`, step log, which depends on it, then appends a line
+# to log.txt. pevtui runs the plan in COLS×ROWS with --gate GATE; j is set to its journal
+# once there is one.
+start_append() {
+	sa_cols=$1 sa_rows=$2 sa_gate=$3 sa_cmd=$4
+	mkdir -p "$TMPD/ws"
+	if [ "${5:-}" = log ]; then
+		sa_task="Append two lines"
+		sa_log_step=',
+   {"step_id": "log", "name": "Log", "description": "Append an entry to log.txt.",
+    "acceptance_criteria": ["log.txt holds an entry"], "dependencies": ["append"],
+    "expected_outputs": ["log.txt"], "estimated_complexity": "low"}'
+		sa_log_exec=',
+   "log": [{"rounds": [{"text": "Logging.", "tool_calls": [{"name": "run_shell",
+       "input": {"command": "echo entry >> log.txt"}}]}],
+     "final": {"reasoning": "logged", "actions_taken": ["run_shell"],
+       "step_output": {"findings": "logged", "artifacts": ["log.txt"],
+         "meets_criteria": true}, "confidence": 0.9}}]'
+	else
+		sa_task="Append a line" sa_log_step="" sa_log_exec=""
+	fi
+	cat >"$TMPD/script.json" <<EOS
+{"task": "$sa_task",
+ "planner": [{"goal": "{{task}}", "steps": [
+   {"step_id": "append", "name": "Append", "description": "Append a line to notes.txt.",
+    "acceptance_criteria": ["notes.txt holds a line"], "dependencies": [],
+    "expected_outputs": ["notes.txt"], "estimated_complexity": "low"}$sa_log_step]}],
+ "executor": {
+   "append": [{"rounds": [{"text": "Appending.", "tool_calls": [{"name": "run_shell",
+       "input": {"command": "$sa_cmd"}}]}],
+     "final": {"reasoning": "appended", "actions_taken": ["run_shell"],
+       "step_output": {"findings": "appended in attempt {{attempt}}",
+         "artifacts": ["notes.txt"], "meets_criteria": true}, "confidence": 0.9}}]$sa_log_exec}}
+EOS
+	start "$sa_cols" "$sa_rows" --provider sim --script "$TMPD/script.json" \
+		--gate "$sa_gate" --workspace "$TMPD/ws" "'$sa_task'"
+	n=0
+	until j=$(ls "$TMPD"/runs/*/journal.jsonl 2>/dev/null | head -n 1) && [ -n "$j" ]; do
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "no journal"
+		sleep 0.1
+	done
+}

@@ -4,28 +4,6 @@
 # back, so two appending steps leave one line each, not one per run (issue 18).
 . "$(dirname "$0")/lib.sh"
 
-mkdir "$TMPD/ws"
-cat >"$TMPD/script.json" <<'EOS'
-{"task": "Append two lines",
- "planner": [{"goal": "{{task}}", "steps": [
-   {"step_id": "append", "name": "Append", "description": "Append a line to notes.txt.",
-    "acceptance_criteria": ["notes.txt holds a line"], "dependencies": [],
-    "expected_outputs": ["notes.txt"], "estimated_complexity": "low"},
-   {"step_id": "log", "name": "Log", "description": "Append an entry to log.txt.",
-    "acceptance_criteria": ["log.txt holds an entry"], "dependencies": ["append"],
-    "expected_outputs": ["log.txt"], "estimated_complexity": "low"}]}],
- "executor": {
-   "append": [{"rounds": [{"text": "Appending.", "tool_calls": [{"name": "run_shell",
-       "input": {"command": "echo line >> notes.txt"}}]}],
-     "final": {"reasoning": "appended", "actions_taken": ["run_shell"],
-       "step_output": {"findings": "appended in attempt {{attempt}}",
-         "artifacts": ["notes.txt"], "meets_criteria": true}, "confidence": 0.9}}],
-   "log": [{"rounds": [{"text": "Logging.", "tool_calls": [{"name": "run_shell",
-       "input": {"command": "echo entry >> log.txt"}}]}],
-     "final": {"reasoning": "logged", "actions_taken": ["run_shell"],
-       "step_output": {"findings": "logged", "artifacts": ["log.txt"],
-         "meets_criteria": true}, "confidence": 0.9}}]}}
-EOS
 # The edit changes append's description; its definition differs, so it runs again.
 cat >"$TMPD/editor.sh" <<EOS
 #!/bin/sh
@@ -33,16 +11,6 @@ sed 's/Append a line to notes.txt./Append one line to notes.txt./' "\$1" >"\$1.n
 EOS
 chmod +x "$TMPD/editor.sh"
 TEST_ENV="VISUAL= EDITOR=$TMPD/editor.sh"
-
-# wait_count PATTERN N — polls the journal until PATTERN is on N lines or more.
-wait_count() {
-	n=0
-	until [ "$(grep -c -E -- "$1" "$j" 2>/dev/null)" -ge "$2" ]; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "the journal never had $2 of: $1"
-		sleep 0.1
-	done
-}
 
 # approve NAME — waits for the step gate of step NAME and approves it; returns once the
 # approval is journaled.
@@ -57,14 +25,7 @@ lines() {
 	wc -l <"$TMPD/ws/$1" | tr -d ' '
 }
 
-start 110 32 --provider sim --script "$TMPD/script.json" --gate step \
-	--workspace "$TMPD/ws" "'Append two lines'"
-n=0
-until j=$(ls "$TMPD"/runs/*/journal.jsonl 2>/dev/null | head -n 1) && [ -n "$j" ]; do
-	n=$((n + 1))
-	[ $n -lt 300 ] || fail "no journal"
-	sleep 0.1
-done
+start_append 110 32 step "echo line >> notes.txt" log
 approve Append
 approve Log
 wait_count '"type":"run.end"' 1

@@ -4,34 +4,8 @@
 # the file, d shows what a restore would change, s keeps theirs, a restores (issue 18).
 . "$(dirname "$0")/lib.sh"
 
-mkdir "$TMPD/ws"
-cat >"$TMPD/script.json" <<'EOS'
-{"task": "Append a line",
- "planner": [{"goal": "{{task}}", "steps": [
-   {"step_id": "append", "name": "Append", "description": "Append a line to notes.txt.",
-    "acceptance_criteria": ["notes.txt holds a line"], "dependencies": [],
-    "expected_outputs": ["notes.txt"], "estimated_complexity": "low"}]}],
- "executor": {
-   "append": [{"rounds": [{"text": "Appending.", "tool_calls": [{"name": "run_shell",
-       "input": {"command": "echo line >> notes.txt"}}]}],
-     "final": {"reasoning": "appended", "actions_taken": ["run_shell"],
-       "step_output": {"findings": "appended", "artifacts": ["notes.txt"],
-         "meets_criteria": true}, "confidence": 0.9}}]}}
-EOS
-
-wait_count() {
-	n=0
-	until [ "$(grep -c -E -- "$1" "$j" 2>/dev/null)" -ge "$2" ]; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "the journal never had $2 of: $1"
-		sleep 0.1
-	done
-}
-
-start 110 34 --provider sim --script "$TMPD/script.json" --gate rewind \
-	--workspace "$TMPD/ws" "'Append a line'"
+start_append 110 34 rewind "echo line >> notes.txt"
 wait_for "finished — passed" 60
-j=$(ls "$TMPD"/runs/*/journal.jsonl | head -n 1)
 [ "$(cat "$TMPD/ws/notes.txt")" = "line" ] || fail "the first run did not write one line"
 
 # The operator edits the file the step wrote, then runs the step again.

@@ -6,46 +6,13 @@
 
 mkdir "$TMPD/ws"
 echo "the operator's" >"$TMPD/ws/mine.txt"
-cat >"$TMPD/script.json" <<'EOS'
-{"task": "Append two lines",
- "planner": [{"goal": "{{task}}", "steps": [
-   {"step_id": "append", "name": "Append", "description": "Append a line to notes.txt.",
-    "acceptance_criteria": ["notes.txt holds a line"], "dependencies": [],
-    "expected_outputs": ["notes.txt"], "estimated_complexity": "low"},
-   {"step_id": "log", "name": "Log", "description": "Append an entry to log.txt.",
-    "acceptance_criteria": ["log.txt holds an entry"], "dependencies": ["append"],
-    "expected_outputs": ["log.txt"], "estimated_complexity": "low"}]}],
- "executor": {
-   "append": [{"rounds": [{"text": "Appending.", "tool_calls": [{"name": "run_shell",
-       "input": {"command": "echo line >> notes.txt; echo changed > mine.txt"}}]}],
-     "final": {"reasoning": "appended", "actions_taken": ["run_shell"],
-       "step_output": {"findings": "appended", "artifacts": ["notes.txt"],
-         "meets_criteria": true}, "confidence": 0.9}}],
-   "log": [{"rounds": [{"text": "Logging.", "tool_calls": [{"name": "run_shell",
-       "input": {"command": "echo entry >> log.txt"}}]}],
-     "final": {"reasoning": "logged", "actions_taken": ["run_shell"],
-       "step_output": {"findings": "logged", "artifacts": ["log.txt"],
-         "meets_criteria": true}, "confidence": 0.9}}]}}
-EOS
-
-wait_count() {
-	n=0
-	until [ "$(grep -c -E -- "$1" "$j" 2>/dev/null)" -ge "$2" ]; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "the journal never had $2 of: $1"
-		sleep 0.1
-	done
-}
-
-start 120 32 --provider sim --script "$TMPD/script.json" --gate step \
-	--workspace "$TMPD/ws" "'Append two lines'"
+start_append 120 32 step "echo line >> notes.txt; echo changed > mine.txt" log
 wait_for "Gate: Before step: Append"
 # Live and not paused: refused, nothing asked.
 keys u
 wait_for "pause the run first \\(p\\)"
 keys a
 wait_for "Gate: Before step: Log"
-j=$(ls "$TMPD"/runs/*/journal.jsonl | head -n 1)
 [ "$(cat "$TMPD/ws/notes.txt")" = line ] || fail "append did not write notes.txt"
 
 # Paused, nothing running (log waits at its gate): on the goal line, to before the run.

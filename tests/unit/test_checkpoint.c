@@ -22,92 +22,10 @@
 #include <git2.h>
 
 #include "checkpoint.h"
+#include "cpfix.h"
 #include "strbuf.h"
 #include "testdir.h"
 #include "xalloc.h"
-
-struct fx {
-	char *top; /* holds run/, ws/ and outside/ */
-	char *run, *ws, *outside;
-	struct checkpoints *cp;
-};
-
-static char *at(const struct fx *fx, const char *rel)
-{
-	return xasprintf("%s/%s", fx->ws, rel);
-}
-
-static void put(const struct fx *fx, const char *rel, const char *text)
-{
-	char *p = at(fx, rel);
-	FILE *f = fopen(p, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(p);
-}
-
-static char *get(const struct fx *fx, const char *rel)
-{
-	char *p = at(fx, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
-}
-
-static bool exists(const struct fx *fx, const char *rel)
-{
-	char *p = at(fx, rel);
-	struct stat st;
-	bool ok = lstat(p, &st) == 0;
-
-	free(p);
-	return ok;
-}
-
-static int setup(void **state)
-{
-	struct fx *fx = xcalloc(1, sizeof(*fx));
-	char *err = NULL;
-
-	fx->top = testdir_new("checkpoint");
-	assert_non_null(fx->top);
-	fx->run = xasprintf("%s/run", fx->top);
-	fx->ws = xasprintf("%s/ws", fx->top);
-	fx->outside = xasprintf("%s/outside", fx->top);
-	assert_int_equal(mkdir(fx->run, 0700), 0);
-	assert_int_equal(mkdir(fx->ws, 0700), 0);
-	assert_int_equal(mkdir(fx->outside, 0700), 0);
-	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
-	assert_null(err);
-	assert_non_null(fx->cp);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-
-	checkpoint_close(fx->cp);
-	testdir_remove(fx->top);
-	free(fx->top);
-	free(fx->run);
-	free(fx->ws);
-	free(fx->outside);
-	free(fx);
-	return 0;
-}
-
-static void take(struct fx *fx, char id[CP_ID_LEN + 1], struct strvec *warnings)
-{
-	char *err = NULL;
-
-	assert_true(checkpoint_take(fx->cp, id, warnings, &err));
-	assert_null(err);
-	assert_int_equal(strlen(id), CP_ID_LEN);
-}
 
 static const struct cp_file *find(const struct cp_changes *c, const char *path)
 {
@@ -118,7 +36,7 @@ static const struct cp_file *find(const struct cp_changes *c, const char *path)
 }
 
 /* Whether the workspace's file system records when a file was born (statx btime). */
-static bool fs_has_birth_time(const struct fx *fx)
+static bool fs_has_birth_time(const struct cpfix *fx)
 {
 	struct statx sx;
 
@@ -129,10 +47,10 @@ static bool fs_has_birth_time(const struct fx *fx)
  * beside it leaves it (it was born before the checkpoint). */
 static void test_restore_keeps_an_old_empty_folder(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1];
 	struct cp_changes c;
-	char *err = NULL, *dir = at(fx, "empty");
+	char *err = NULL, *dir = cpfix_at(fx, "empty");
 	struct stat st;
 
 	assert_int_equal(mkdir(dir, 0755), 0);
@@ -146,51 +64,51 @@ static void test_restore_keeps_an_old_empty_folder(void **state)
 			break;
 		nanosleep(&tick, NULL);
 	}
-	take(fx, b1, NULL);
-	put(fx, "empty/made.txt", "by the attempt\n");
-	take(fx, a1, NULL);
+	cpfix_take(fx, b1, NULL);
+	cpfix_put(fx, "empty/made.txt", "by the attempt\n");
+	cpfix_take(fx, a1, NULL);
 	assert_true(checkpoint_diff(fx->cp, b1, a1, 1 << 20, &c, &err));
 	checkpoint_series_note(fx->cp, "s1", b1, a1, &c);
 	cp_changes_release(&c);
 	assert_true(checkpoint_series_restore(fx->cp, "s1", NULL, NULL, &err));
-	assert_false(exists(fx, "empty/made.txt"));
-	assert_true(exists(fx, "empty"));
+	assert_false(cpfix_exists(fx, "empty/made.txt"));
+	assert_true(cpfix_exists(fx, "empty"));
 	free(dir);
 }
 
 static void test_store_in_run_folder(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char *p = xasprintf("%s/checkpoints.git/HEAD", fx->run);
 	char id[CP_ID_LEN + 1];
 
-	take(fx, id, NULL);
+	cpfix_take(fx, id, NULL);
 	assert_int_equal(access(p, F_OK), 0);
 	free(p);
 }
 
 static void test_added_modified_deleted(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
 	const struct cp_file *f;
 	char *err = NULL;
 	char *p;
 
-	put(fx, "keep.txt", "same\n");
-	put(fx, "mod.txt", "one\ntwo\nthree\n");
-	put(fx, "gone.txt", "bye\n");
-	take(fx, a, NULL);
-	put(fx, "mod.txt", "one\nTWO\nthree\nfour\n");
-	p = at(fx, "gone.txt");
+	cpfix_put(fx, "keep.txt", "same\n");
+	cpfix_put(fx, "mod.txt", "one\ntwo\nthree\n");
+	cpfix_put(fx, "gone.txt", "bye\n");
+	cpfix_take(fx, a, NULL);
+	cpfix_put(fx, "mod.txt", "one\nTWO\nthree\nfour\n");
+	p = cpfix_at(fx, "gone.txt");
 	unlink(p);
 	free(p);
-	p = at(fx, "sub");
+	p = cpfix_at(fx, "sub");
 	mkdir(p, 0755);
 	free(p);
-	put(fx, "sub/new.txt", "hello\n");
-	take(fx, b, NULL);
+	cpfix_put(fx, "sub/new.txt", "hello\n");
+	cpfix_take(fx, b, NULL);
 
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_null(err);
@@ -224,16 +142,16 @@ static void test_added_modified_deleted(void **state)
 		    checkpoint_restore_paths(fx->cp, a, &paths, NULL, &restored, NULL, &err));
 		assert_null(err);
 		assert_int_equal(restored.n, 3);
-		s = get(fx, "mod.txt");
+		s = cpfix_get(fx, "mod.txt");
 		assert_string_equal(s, "one\ntwo\nthree\n");
 		free(s);
-		s = get(fx, "gone.txt");
+		s = cpfix_get(fx, "gone.txt");
 		assert_string_equal(s, "bye\n");
 		free(s);
-		assert_false(exists(fx, "sub/new.txt"));
+		assert_false(cpfix_exists(fx, "sub/new.txt"));
 		/* The folder the attempt made goes too, where the file system tells when a
 		 * folder was born; without that it is kept (it could be the operator's). */
-		assert_int_equal(exists(fx, "sub"), !fs_has_birth_time(fx));
+		assert_int_equal(cpfix_exists(fx, "sub"), !fs_has_birth_time(fx));
 		strvec_clear(&paths);
 		strvec_clear(&restored);
 	}
@@ -247,18 +165,18 @@ static void test_added_modified_deleted(void **state)
 
 static void test_modes(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
 	struct strvec paths = STRVEC_INIT;
-	char *err = NULL, *p = at(fx, "run.sh");
+	char *err = NULL, *p = cpfix_at(fx, "run.sh");
 	struct stat st;
 
-	put(fx, "run.sh", "#!/bin/sh\necho hi\n");
+	cpfix_put(fx, "run.sh", "#!/bin/sh\necho hi\n");
 	assert_int_equal(chmod(p, 0755), 0);
-	take(fx, a, NULL);
+	cpfix_take(fx, a, NULL);
 	assert_int_equal(chmod(p, 0644), 0);
-	take(fx, b, NULL);
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.v[0].change, CP_MODIFIED);
@@ -275,10 +193,10 @@ static void test_modes(void **state)
 
 static void test_symlink_outside(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	char *secret = xasprintf("%s/secret.txt", fx->outside);
-	char *link = at(fx, "escape");
+	char *link = cpfix_at(fx, "escape");
 	struct cp_changes c;
 	struct strvec paths = STRVEC_INIT;
 	char *err = NULL, *s;
@@ -290,11 +208,11 @@ static void test_symlink_outside(void **state)
 	fputs("outside\n", f);
 	fclose(f);
 	assert_int_equal(symlink(secret, link), 0);
-	take(fx, a, NULL);
+	cpfix_take(fx, a, NULL);
 	/* The link changes where it points; the file outside must never be written. */
 	unlink(link);
 	assert_int_equal(symlink("elsewhere", link), 0);
-	take(fx, b, NULL);
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.v[0].old_mode, 0120000);
@@ -304,8 +222,8 @@ static void test_symlink_outside(void **state)
 
 	/* A regular file in a is restored over a link: the link is replaced, not followed. */
 	unlink(link);
-	put(fx, "escape", "was a file\n");
-	take(fx, b, NULL);
+	cpfix_put(fx, "escape", "was a file\n");
+	cpfix_take(fx, b, NULL);
 	unlink(link);
 	assert_int_equal(symlink(secret, link), 0);
 	strvec_push(&paths, "escape");
@@ -314,7 +232,7 @@ static void test_symlink_outside(void **state)
 	s = testdir_slurp(secret);
 	assert_string_equal(s, "outside\n");
 	free(s);
-	s = get(fx, "escape");
+	s = cpfix_get(fx, "escape");
 	assert_string_equal(s, "was a file\n");
 	free(s);
 
@@ -330,14 +248,14 @@ static void test_symlink_outside(void **state)
 
 	/* A folder on the way that became a link is not followed either. */
 	{
-		char *dir = at(fx, "d");
+		char *dir = cpfix_at(fx, "d");
 		char id[CP_ID_LEN + 1];
 		struct strvec one = STRVEC_INIT;
 		char *outfile = xasprintf("%s/x.txt", fx->outside);
 		mkdir(dir, 0755);
-		put(fx, "d/x.txt", "inside\n");
-		take(fx, id, NULL);
-		char *xf = at(fx, "d/x.txt");
+		cpfix_put(fx, "d/x.txt", "inside\n");
+		cpfix_take(fx, id, NULL);
+		char *xf = cpfix_at(fx, "d/x.txt");
 		unlink(xf);
 		free(xf);
 		rmdir(dir);
@@ -359,7 +277,7 @@ static void test_symlink_outside(void **state)
 
 static void test_refuses_escaping_paths(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1];
 	struct strvec paths = STRVEC_INIT;
 	char *err = NULL;
@@ -368,7 +286,7 @@ static void test_refuses_escaping_paths(void **state)
 
 	assert_non_null(f);
 	fclose(f);
-	take(fx, a, NULL);
+	cpfix_take(fx, a, NULL);
 	strvec_push(&paths, "../victim");
 	strvec_push(&paths, "/etc/passwd");
 	assert_false(checkpoint_restore_paths(fx->cp, a, &paths, NULL, NULL, NULL, &err));
@@ -401,10 +319,11 @@ static void fingerprint(const char *dir, struct strbuf *out)
 
 static void test_git_workspace_untouched(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
-	char *gitdir = at(fx, ".git"), *hooks = at(fx, ".git/hooks"), *nested = at(fx, "lib");
-	char *nested_git = at(fx, "lib/.git");
+	char *gitdir = cpfix_at(fx, ".git"), *hooks = cpfix_at(fx, ".git/hooks");
+	char *nested = cpfix_at(fx, "lib");
+	char *nested_git = cpfix_at(fx, "lib/.git");
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 	struct cp_changes c;
 	struct strvec paths = STRVEC_INIT;
@@ -415,17 +334,17 @@ static void test_git_workspace_untouched(void **state)
 	mkdir(gitdir, 0755);
 	mkdir(hooks, 0755);
 	mkdir(nested, 0755);
-	put(fx, "lib/.git", "gitdir: ../.git/modules/lib\n");
-	put(fx, ".git/HEAD", "ref: refs/heads/main\n");
-	put(fx, ".git/config", "[core]\n\tbare = false\n");
-	put(fx, ".git/index", "DIRC\001\002binary");
-	put(fx, ".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
-	put(fx, "file.txt", "v1\n");
-	put(fx, "lib/code.c", "int x;\n");
+	cpfix_put(fx, "lib/.git", "gitdir: ../.git/modules/lib\n");
+	cpfix_put(fx, ".git/HEAD", "ref: refs/heads/main\n");
+	cpfix_put(fx, ".git/config", "[core]\n\tbare = false\n");
+	cpfix_put(fx, ".git/index", "DIRC\001\002binary");
+	cpfix_put(fx, ".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
+	cpfix_put(fx, "file.txt", "v1\n");
+	cpfix_put(fx, "lib/code.c", "int x;\n");
 	fingerprint(gitdir, &before);
-	take(fx, a, NULL);
-	put(fx, "file.txt", "v2\n");
-	take(fx, b, NULL);
+	cpfix_take(fx, a, NULL);
+	cpfix_put(fx, "file.txt", "v2\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_string_equal(c.v[0].path, "file.txt");
@@ -436,13 +355,13 @@ static void test_git_workspace_untouched(void **state)
 	fingerprint(gitdir, &after);
 	assert_string_equal(before.buf, after.buf);
 	{
-		char *s = get(fx, "lib/.git");
+		char *s = cpfix_get(fx, "lib/.git");
 		assert_string_equal(s, "gitdir: ../.git/modules/lib\n");
 		free(s);
 	}
 	/* Nothing named .git is ever in a checkpoint: changing one changes nothing. */
-	put(fx, ".git/HEAD", "ref: refs/heads/other\n");
-	take(fx, b, NULL);
+	cpfix_put(fx, ".git/HEAD", "ref: refs/heads/other\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 0);
 	cp_changes_release(&c);
@@ -457,18 +376,18 @@ static void test_git_workspace_untouched(void **state)
 
 static void test_gitignore(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
-	char *err = NULL, *d = at(fx, "build");
+	char *err = NULL, *d = cpfix_at(fx, "build");
 
-	put(fx, ".gitignore", "*.log\nbuild/\n");
+	cpfix_put(fx, ".gitignore", "*.log\nbuild/\n");
 	mkdir(d, 0755);
-	take(fx, a, NULL);
-	put(fx, "debug.log", "noise\n");
-	put(fx, "build/out.o", "obj\n");
-	put(fx, "real.txt", "kept\n");
-	take(fx, b, NULL);
+	cpfix_take(fx, a, NULL);
+	cpfix_put(fx, "debug.log", "noise\n");
+	cpfix_put(fx, "build/out.o", "obj\n");
+	cpfix_put(fx, "real.txt", "kept\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_string_equal(c.v[0].path, "real.txt");
@@ -478,17 +397,17 @@ static void test_gitignore(void **state)
 
 static void test_too_large(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct strvec warnings = STRVEC_INIT, paths = STRVEC_INIT;
 	struct cp_changes c;
 	char *err = NULL, *s;
 
 	checkpoint_set_limits(fx->cp, 10, 0);
-	put(fx, "small.txt", "tiny\n");
-	take(fx, a, NULL);
-	put(fx, "big.bin", "far more than ten bytes\n");
-	take(fx, b, &warnings);
+	cpfix_put(fx, "small.txt", "tiny\n");
+	cpfix_take(fx, a, NULL);
+	cpfix_put(fx, "big.bin", "far more than ten bytes\n");
+	cpfix_take(fx, b, &warnings);
 	assert_int_equal(warnings.n, 1);
 	assert_non_null(strstr(warnings.v[0], "big.bin"));
 	assert_non_null(strstr(warnings.v[0], "limit"));
@@ -498,7 +417,7 @@ static void test_too_large(void **state)
 	/* Left out of b is not deleted in b: restoring b never removes it. */
 	strvec_push(&paths, "big.bin");
 	assert_true(checkpoint_restore_paths(fx->cp, b, &paths, NULL, NULL, NULL, &err));
-	s = get(fx, "big.bin");
+	s = cpfix_get(fx, "big.bin");
 	assert_non_null(s);
 	free(s);
 	strvec_clear(&paths);
@@ -507,17 +426,17 @@ static void test_too_large(void **state)
 
 static void test_binary(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
-	char *err = NULL, *p = at(fx, "blob.bin");
+	char *err = NULL, *p = cpfix_at(fx, "blob.bin");
 	FILE *f;
 
-	take(fx, a, NULL);
+	cpfix_take(fx, a, NULL);
 	f = fopen(p, "wb");
 	fwrite("\0\1\2\3\0", 1, 5, f);
 	fclose(f);
-	take(fx, b, NULL);
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_true(c.v[0].binary);
@@ -531,40 +450,40 @@ static void test_binary(void **state)
  * the same file is left alone and reported. */
 static void test_series(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1], b2[CP_ID_LEN + 1], a2[CP_ID_LEN + 1];
 	struct cp_changes c;
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	char *err = NULL, *s;
 
-	put(fx, "notes.txt", "start\n");
-	put(fx, "shared.txt", "base\n");
-	take(fx, b1, NULL);
-	put(fx, "notes.txt", "start\nline\n");
-	put(fx, "shared.txt", "mine\n");
-	take(fx, a1, NULL);
+	cpfix_put(fx, "notes.txt", "start\n");
+	cpfix_put(fx, "shared.txt", "base\n");
+	cpfix_take(fx, b1, NULL);
+	cpfix_put(fx, "notes.txt", "start\nline\n");
+	cpfix_put(fx, "shared.txt", "mine\n");
+	cpfix_take(fx, a1, NULL);
 	assert_true(checkpoint_diff(fx->cp, b1, a1, 1 << 20, &c, &err));
 	checkpoint_series_note(fx->cp, "s1", b1, a1, &c);
 	cp_changes_release(&c);
 
-	put(fx, "shared.txt", "theirs\n"); /* another step, in parallel */
+	cpfix_put(fx, "shared.txt", "theirs\n"); /* another step, in parallel */
 	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
 	assert_null(err);
 	assert_int_equal(restored.n, 1);
 	assert_string_equal(restored.v[0], "notes.txt");
 	assert_int_equal(conflicts.n, 1);
 	assert_string_equal(conflicts.v[0], "shared.txt");
-	s = get(fx, "notes.txt");
+	s = cpfix_get(fx, "notes.txt");
 	assert_string_equal(s, "start\n");
 	free(s);
-	s = get(fx, "shared.txt");
+	s = cpfix_get(fx, "shared.txt");
 	assert_string_equal(s, "theirs\n");
 	free(s);
 
 	/* Second attempt appends again: restored again, to one line. */
-	take(fx, b2, NULL);
-	put(fx, "notes.txt", "start\nline\n");
-	take(fx, a2, NULL);
+	cpfix_take(fx, b2, NULL);
+	cpfix_put(fx, "notes.txt", "start\nline\n");
+	cpfix_take(fx, a2, NULL);
 	assert_true(checkpoint_diff(fx->cp, b2, a2, 1 << 20, &c, &err));
 	checkpoint_series_note(fx->cp, "s1", b2, a2, &c);
 	cp_changes_release(&c);
@@ -572,7 +491,7 @@ static void test_series(void **state)
 	strvec_clear(&conflicts);
 	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
 	assert_int_equal(conflicts.n, 0);
-	s = get(fx, "notes.txt");
+	s = cpfix_get(fx, "notes.txt");
 	assert_string_equal(s, "start\n");
 	free(s);
 
@@ -589,17 +508,17 @@ static void test_series(void **state)
  */
 static void test_restore_keeps_old_files_and_modes(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1];
 	struct cp_changes c;
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	char *err = NULL, *s, *p;
 	struct stat st;
 
-	put(fx, ".gitignore", "*.log\n");
-	put(fx, "notes.log", "the operator's\n");
-	put(fx, "secret.env", "k=v\n");
-	p = at(fx, "secret.env");
+	cpfix_put(fx, ".gitignore", "*.log\n");
+	cpfix_put(fx, "notes.log", "the operator's\n");
+	cpfix_put(fx, "secret.env", "k=v\n");
+	p = cpfix_at(fx, "secret.env");
 	assert_int_equal(chmod(p, 0600), 0);
 	/* The operator's files are older than the checkpoint: wait for the file clock to
 	 * move past them (a state, bounded), as it has for any file made before a run. */
@@ -613,11 +532,11 @@ static void test_restore_keeps_old_files_and_modes(void **state)
 			break;
 		nanosleep(&tick, NULL);
 	}
-	take(fx, b1, NULL);
-	put(fx, ".gitignore", "build/\n"); /* the attempt: notes.log is no longer ignored */
-	put(fx, "secret.env", "k=changed\n");
-	put(fx, "made.txt", "by the attempt\n");
-	take(fx, a1, NULL);
+	cpfix_take(fx, b1, NULL);
+	cpfix_put(fx, ".gitignore", "build/\n"); /* the attempt: notes.log is no longer ignored */
+	cpfix_put(fx, "secret.env", "k=changed\n");
+	cpfix_put(fx, "made.txt", "by the attempt\n");
+	cpfix_take(fx, a1, NULL);
 	assert_true(checkpoint_diff(fx->cp, b1, a1, 1 << 20, &c, &err));
 	assert_non_null(find(&c, "notes.log")); /* looks added */
 	checkpoint_series_note(fx->cp, "s1", b1, a1, &c);
@@ -625,16 +544,16 @@ static void test_restore_keeps_old_files_and_modes(void **state)
 
 	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
 	assert_null(err);
-	s = get(fx, "notes.log");
+	s = cpfix_get(fx, "notes.log");
 	assert_string_equal(s, "the operator's\n");
 	free(s);
-	assert_false(exists(fx, "made.txt"));
-	s = get(fx, "secret.env");
+	assert_false(cpfix_exists(fx, "made.txt"));
+	s = cpfix_get(fx, "secret.env");
 	assert_string_equal(s, "k=v\n");
 	free(s);
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	s = get(fx, ".gitignore");
+	s = cpfix_get(fx, ".gitignore");
 	assert_string_equal(s, "*.log\n");
 	free(s);
 	free(p);
@@ -645,16 +564,16 @@ static void test_restore_keeps_old_files_and_modes(void **state)
 /* Two steps' attempts overlap: what changed meanwhile is neither's to restore. */
 static void test_parallel_overlap(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char ab[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
 	struct cp_changes c;
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	char *err = NULL, *s;
 
 	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
-	put(fx, "a-alone.txt", "A wrote this alone\n");
+	cpfix_put(fx, "a-alone.txt", "A wrote this alone\n");
 	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
-	put(fx, "b.txt", "B wrote this while A ran\n");
+	cpfix_put(fx, "b.txt", "B wrote this while A ran\n");
 	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
 	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
 	assert_true(checkpoint_diff(fx->cp, ab, aa, 1 << 20, &c, &err));
@@ -671,8 +590,8 @@ static void test_parallel_overlap(void **state)
 	assert_string_equal(restored.v[0], "a-alone.txt");
 	assert_int_equal(conflicts.n, 1);
 	assert_string_equal(conflicts.v[0], "b.txt");
-	assert_false(exists(fx, "a-alone.txt"));
-	s = get(fx, "b.txt");
+	assert_false(cpfix_exists(fx, "a-alone.txt"));
+	s = cpfix_get(fx, "b.txt");
 	assert_string_equal(s, "B wrote this while A ran\n");
 	free(s);
 	strvec_clear(&restored);
@@ -686,44 +605,44 @@ static void test_overlap_paths(void **state)
 {
 	static const char *const want[] = {"d/x.txt", "d/gone/y.txt", "f", "f/z.txt", "g",
 	                                   "g/w.txt", "l", "m.sh", "new/deep/n.txt"};
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char id[4][CP_ID_LEN + 1];
 	char *err = NULL, *p;
-	char *dirs[] = {at(fx, "d"), at(fx, "d/gone"), at(fx, "g"), at(fx, "new"),
-	                at(fx, "new/deep")};
-	char *f = at(fx, "f"), *g = at(fx, "g"), *l = at(fx, "l"), *m = at(fx, "m.sh");
+	char *dirs[] = {cpfix_at(fx, "d"), cpfix_at(fx, "d/gone"), cpfix_at(fx, "g"), cpfix_at(fx, "new"),
+	                cpfix_at(fx, "new/deep")};
+	char *f = cpfix_at(fx, "f"), *g = cpfix_at(fx, "g"), *l = cpfix_at(fx, "l"), *m = cpfix_at(fx, "m.sh");
 
 	assert_int_equal(mkdir(dirs[0], 0700), 0);
 	assert_int_equal(mkdir(dirs[1], 0700), 0);
 	assert_int_equal(mkdir(dirs[2], 0700), 0);
-	put(fx, "d/x.txt", "x\n");
-	put(fx, "d/keep.txt", "keep\n");
-	put(fx, "d/gone/y.txt", "y\n");
-	put(fx, "f", "a file\n");
-	put(fx, "g/w.txt", "w\n");
-	put(fx, "m.sh", "echo\n");
+	cpfix_put(fx, "d/x.txt", "x\n");
+	cpfix_put(fx, "d/keep.txt", "keep\n");
+	cpfix_put(fx, "d/gone/y.txt", "y\n");
+	cpfix_put(fx, "f", "a file\n");
+	cpfix_put(fx, "g/w.txt", "w\n");
+	cpfix_put(fx, "m.sh", "echo\n");
 	assert_int_equal(chmod(m, 0600), 0);
-	put(fx, "same.txt", "same\n");
+	cpfix_put(fx, "same.txt", "same\n");
 	assert_true(checkpoint_take_step(fx->cp, "A", true, id[0], NULL, &err));
 	assert_true(checkpoint_take_step(fx->cp, "B", true, id[1], NULL, &err));
-	put(fx, "d/x.txt", "x changed\n");
-	p = at(fx, "d/gone/y.txt");
+	cpfix_put(fx, "d/x.txt", "x changed\n");
+	p = cpfix_at(fx, "d/gone/y.txt");
 	assert_int_equal(unlink(p), 0);
 	free(p);
 	assert_int_equal(rmdir(dirs[1]), 0);
 	assert_int_equal(unlink(f), 0);
 	assert_int_equal(mkdir(f, 0700), 0);
-	put(fx, "f/z.txt", "z\n");
-	p = at(fx, "g/w.txt");
+	cpfix_put(fx, "f/z.txt", "z\n");
+	p = cpfix_at(fx, "g/w.txt");
 	assert_int_equal(unlink(p), 0);
 	free(p);
 	assert_int_equal(rmdir(g), 0);
-	put(fx, "g", "now a file\n");
+	cpfix_put(fx, "g", "now a file\n");
 	assert_int_equal(symlink("same.txt", l), 0);
 	assert_int_equal(chmod(m, 0700), 0);
 	assert_int_equal(mkdir(dirs[3], 0700), 0);
 	assert_int_equal(mkdir(dirs[4], 0700), 0);
-	put(fx, "new/deep/n.txt", "n\n");
+	cpfix_put(fx, "new/deep/n.txt", "n\n");
 	assert_true(checkpoint_take_step(fx->cp, "A", false, id[2], NULL, &err));
 	assert_true(checkpoint_take_step(fx->cp, "B", false, id[3], NULL, &err));
 	assert_null(err);
@@ -747,22 +666,17 @@ static void test_overlap_paths(void **state)
  * to restore — B's retry must not write back what A's retry undid. */
 static void test_restore_beside_a_running_step(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char ab[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
 	struct cp_changes c;
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	char *err = NULL;
 
-	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
-	put(fx, "x.txt", "A's rejected work\n");
-	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
-	assert_true(checkpoint_diff(fx->cp, ab, aa, 1 << 20, &c, &err));
-	checkpoint_series_note(fx->cp, "A", ab, aa, &c);
-	cp_changes_release(&c);
+	cpfix_attempt(fx, "A", "x.txt", "A's rejected work\n", ab, aa);
 
 	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
 	assert_true(checkpoint_series_restore(fx->cp, "A", &restored, &conflicts, &err));
-	assert_false(exists(fx, "x.txt")); /* A's retry starts clean */
+	assert_false(cpfix_exists(fx, "x.txt")); /* A's retry starts clean */
 	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
 	assert_true(checkpoint_diff(fx->cp, bb, ba, 1 << 20, &c, &err));
 	assert_non_null(find(&c, "x.txt")); /* B's window saw the restore */
@@ -772,7 +686,7 @@ static void test_restore_beside_a_running_step(void **state)
 	strvec_clear(&restored);
 	strvec_clear(&conflicts);
 	assert_true(checkpoint_series_restore(fx->cp, "B", &restored, &conflicts, &err));
-	assert_false(exists(fx, "x.txt"));
+	assert_false(cpfix_exists(fx, "x.txt"));
 	assert_int_equal(conflicts.n, 1);
 	assert_string_equal(conflicts.v[0], "x.txt");
 	strvec_clear(&restored);
@@ -781,7 +695,7 @@ static void test_restore_beside_a_running_step(void **state)
 
 static void test_unknown_id(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	struct cp_changes c;
 	char *err = NULL;
 
@@ -794,18 +708,18 @@ static void test_unknown_id(void **state)
 /* Reopening the store (a resumed run) finds the earlier checkpoints. */
 static void test_reopen(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
 	char *err = NULL;
 
-	put(fx, "x.txt", "1\n");
-	take(fx, a, NULL);
+	cpfix_put(fx, "x.txt", "1\n");
+	cpfix_take(fx, a, NULL);
 	checkpoint_close(fx->cp);
 	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
 	assert_non_null(fx->cp);
-	put(fx, "x.txt", "2\n");
-	take(fx, b, NULL);
+	cpfix_put(fx, "x.txt", "2\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	cp_changes_release(&c);
@@ -815,22 +729,22 @@ static void test_reopen(void **state)
  * the cache trusts a file's stat only with its change time (which no one can set back). */
 static void test_same_stat_rewrite_seen(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1], c_id[CP_ID_LEN + 1];
 	struct cp_changes c;
-	char *err = NULL, *p = at(fx, "same.txt");
+	char *err = NULL, *p = cpfix_at(fx, "same.txt");
 	struct stat st;
 	struct timespec times[2];
 
-	put(fx, "same.txt", "aaaa\n");
-	take(fx, a, NULL);
-	take(fx, b, NULL); /* the file is in the cache now */
+	cpfix_put(fx, "same.txt", "aaaa\n");
+	cpfix_take(fx, a, NULL);
+	cpfix_take(fx, b, NULL); /* the file is in the cache now */
 	assert_int_equal(stat(p, &st), 0);
-	put(fx, "same.txt", "bbbb\n");
+	cpfix_put(fx, "same.txt", "bbbb\n");
 	times[0] = st.st_atim;
 	times[1] = st.st_mtim;
 	assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
-	take(fx, c_id, NULL);
+	cpfix_take(fx, c_id, NULL);
 	assert_true(checkpoint_diff(fx->cp, b, c_id, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.v[0].change, CP_MODIFIED);
@@ -843,7 +757,7 @@ static void test_same_stat_rewrite_seen(void **state)
 
 /* Loose objects in the store; with `age`, each file's times are set to OLD_TIME first.
  * *fresh (may be NULL): how many had another time. */
-static size_t count_objects(const struct fx *fx, bool age, size_t *fresh)
+static size_t count_objects(const struct cpfix *fx, bool age, size_t *fresh)
 {
 	char *objects = xasprintf("%s/checkpoints.git/objects", fx->run);
 	DIR *d = opendir(objects);
@@ -890,24 +804,24 @@ static size_t count_objects(const struct fx *fx, bool age, size_t *fresh)
  * object written). One changed file costs its blob, the trees on its way and the commit. */
 static void test_unchanged_stores_nothing_again(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
-	char *d = at(fx, "sub");
+	char *d = cpfix_at(fx, "sub");
 	size_t n, fresh;
 
 	assert_int_equal(mkdir(d, 0700), 0);
-	put(fx, "top.txt", "top\n");
-	put(fx, "sub/one.txt", "one\n");
-	put(fx, "sub/two.txt", "two\n");
-	take(fx, a, NULL);
+	cpfix_put(fx, "top.txt", "top\n");
+	cpfix_put(fx, "sub/one.txt", "one\n");
+	cpfix_put(fx, "sub/two.txt", "two\n");
+	cpfix_take(fx, a, NULL);
 	n = count_objects(fx, true, NULL);
 	assert_int_equal(n, 6); /* 3 blobs, 2 trees, 1 commit */
-	take(fx, b, NULL);
+	cpfix_take(fx, b, NULL);
 	assert_string_equal(b, a);
 	assert_int_equal(count_objects(fx, true, &fresh), n);
 	assert_int_equal(fresh, 0); /* not even a commit */
-	put(fx, "top.txt", "changed\n");
-	take(fx, b, NULL);
+	cpfix_put(fx, "top.txt", "changed\n");
+	cpfix_take(fx, b, NULL);
 	assert_string_not_equal(b, a);
 	assert_int_equal(count_objects(fx, false, &fresh), n + 3);
 	assert_int_equal(fresh, 3); /* the blob, the root tree, the commit */
@@ -918,16 +832,16 @@ static void test_unchanged_stores_nothing_again(void **state)
  * shows: text stays text for the verifier and the operator. */
 static void test_gitattributes_not_obeyed(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
 	char *err = NULL;
 
-	put(fx, ".gitattributes", "* binary -diff\n");
-	put(fx, "claim.txt", "old\n");
-	take(fx, a, NULL);
-	put(fx, "claim.txt", "new\n");
-	take(fx, b, NULL);
+	cpfix_put(fx, ".gitattributes", "* binary -diff\n");
+	cpfix_put(fx, "claim.txt", "old\n");
+	cpfix_take(fx, a, NULL);
+	cpfix_put(fx, "claim.txt", "new\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_false(c.v[0].binary);
@@ -964,7 +878,7 @@ static void check_tree(git_repository *repo, const git_oid *id)
 
 static void test_trees_are_gits(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char id[CP_ID_LEN + 1];
 	char *store = xasprintf("%s/checkpoints.git", fx->run), *p;
 	git_repository *repo = NULL;
@@ -973,23 +887,23 @@ static void test_trees_are_gits(void **state)
 
 	for (const char *const *d = (const char *const[]){"sub", "sub.d", "sub/deep", NULL}; *d;
 	     d++) {
-		p = at(fx, *d);
+		p = cpfix_at(fx, *d);
 		assert_int_equal(mkdir(p, 0700), 0);
 		free(p);
 	}
-	put(fx, "a", "a\n");
-	put(fx, "sub-z", "z\n");
-	put(fx, "sub/x", "x\n");
-	put(fx, "sub/deep/y", "y\n");
-	put(fx, "sub.d/w", "w\n");
-	put(fx, "sub0", "0\n");
-	p = at(fx, "sub-z");
+	cpfix_put(fx, "a", "a\n");
+	cpfix_put(fx, "sub-z", "z\n");
+	cpfix_put(fx, "sub/x", "x\n");
+	cpfix_put(fx, "sub/deep/y", "y\n");
+	cpfix_put(fx, "sub.d/w", "w\n");
+	cpfix_put(fx, "sub0", "0\n");
+	p = cpfix_at(fx, "sub-z");
 	assert_int_equal(chmod(p, 0755), 0);
 	free(p);
-	p = at(fx, "link");
+	p = cpfix_at(fx, "link");
 	assert_int_equal(symlink("sub/x", p), 0);
 	free(p);
-	take(fx, id, NULL);
+	cpfix_take(fx, id, NULL);
 	git_libgit2_init();
 	assert_int_equal(git_repository_open_bare(&repo, store), 0);
 	assert_int_equal(git_oid_fromstr(&oid, id), 0);
@@ -1005,7 +919,7 @@ static void test_trees_are_gits(void **state)
  * is neither compared nor restored, and the checkpoint names it. */
 static void test_exclude(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct strvec pats = STRVEC_INIT, restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	struct cp_changes c;
@@ -1015,7 +929,7 @@ static void test_exclude(void **state)
 	         (const char *const[]){"node_modules", "sub", "sub/build", "build", "docs",
 	                               "docs/tmp", NULL};
 	     *d; d++) {
-		char *p = at(fx, *d);
+		char *p = cpfix_at(fx, *d);
 		assert_int_equal(mkdir(p, 0700), 0);
 		free(p);
 	}
@@ -1024,22 +938,22 @@ static void test_exclude(void **state)
 	strvec_push(&pats, "/build");
 	strvec_push(&pats, "docs/tmp");
 	checkpoint_set_exclude(fx->cp, &pats);
-	put(fx, "node_modules/dep.js", "1\n");
-	put(fx, "x.log", "1\n");
-	put(fx, "sub/y.log", "1\n");
-	put(fx, "build/out", "1\n");
-	put(fx, "sub/build/kept", "1\n");
-	put(fx, "docs/tmp/t", "1\n");
-	put(fx, "docs/kept.md", "1\n");
-	put(fx, "sub/node_modules", "a file, not a folder\n");
-	take(fx, a, NULL);
+	cpfix_put(fx, "node_modules/dep.js", "1\n");
+	cpfix_put(fx, "x.log", "1\n");
+	cpfix_put(fx, "sub/y.log", "1\n");
+	cpfix_put(fx, "build/out", "1\n");
+	cpfix_put(fx, "sub/build/kept", "1\n");
+	cpfix_put(fx, "docs/tmp/t", "1\n");
+	cpfix_put(fx, "docs/kept.md", "1\n");
+	cpfix_put(fx, "sub/node_modules", "a file, not a folder\n");
+	cpfix_take(fx, a, NULL);
 	for (const char *const *f =
 	         (const char *const[]){"node_modules/dep.js", "x.log", "sub/y.log", "build/out",
 	                               "sub/build/kept", "docs/tmp/t", "docs/kept.md",
 	                               "sub/node_modules", NULL};
 	     *f; f++)
-		put(fx, *f, "2\n");
-	take(fx, b, NULL);
+		cpfix_put(fx, *f, "2\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_null(err);
 	assert_int_equal(c.n, 3);
@@ -1066,10 +980,10 @@ static void test_exclude(void **state)
 		checkpoint_restore_paths(fx->cp, a, &paths, NULL, &restored, &conflicts, &err);
 		free(err);
 		err = NULL;
-		s = get(fx, "x.log");
+		s = cpfix_get(fx, "x.log");
 		assert_string_equal(s, "2\n");
 		free(s);
-		s = get(fx, "docs/kept.md");
+		s = cpfix_get(fx, "docs/kept.md");
 		assert_string_equal(s, "1\n");
 		free(s);
 		strvec_clear(&paths);
@@ -1085,7 +999,7 @@ static void test_exclude(void **state)
  * '/'). */
 static void test_odd_names(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	const char *names[] = {"line\nbreak.txt", "bad\xff\xfe.txt", "-dash", "with space"};
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct strvec paths = STRVEC_INIT, restored = STRVEC_INIT, conflicts = STRVEC_INIT;
@@ -1093,11 +1007,11 @@ static void test_odd_names(void **state)
 	char *err = NULL;
 
 	for (size_t i = 0; i < 4; i++)
-		put(fx, names[i], "before\n");
-	take(fx, a, NULL);
+		cpfix_put(fx, names[i], "before\n");
+	cpfix_take(fx, a, NULL);
 	for (size_t i = 0; i < 4; i++)
-		put(fx, names[i], "after\n");
-	take(fx, b, NULL);
+		cpfix_put(fx, names[i], "after\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 4);
 	for (size_t i = 0; i < 4; i++) {
@@ -1108,7 +1022,7 @@ static void test_odd_names(void **state)
 	assert_true(checkpoint_restore_paths(fx->cp, a, &paths, NULL, &restored, &conflicts, &err));
 	assert_int_equal(restored.n, 4);
 	for (size_t i = 0; i < 4; i++) {
-		char *t = get(fx, names[i]);
+		char *t = cpfix_get(fx, names[i]);
 		assert_string_equal(t, "before\n");
 		free(t);
 	}
@@ -1121,13 +1035,13 @@ static void test_odd_names(void **state)
  * names it, and the store is no worse for it (an earlier checkpoint still reads). */
 static void test_workspace_vanished(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	struct cp_changes c;
 	char *err = NULL, *moved = xasprintf("%s.gone", fx->ws);
 
-	put(fx, "x.txt", "x\n");
-	take(fx, a, NULL);
+	cpfix_put(fx, "x.txt", "x\n");
+	cpfix_take(fx, a, NULL);
 	assert_int_equal(rename(fx->ws, moved), 0);
 	assert_false(checkpoint_take(fx->cp, b, NULL, &err));
 	assert_non_null(err);
@@ -1136,7 +1050,7 @@ static void test_workspace_vanished(void **state)
 	free(err);
 	err = NULL;
 	assert_int_equal(rename(moved, fx->ws), 0);
-	take(fx, b, NULL);
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 0);
 	cp_changes_release(&c);
@@ -1147,7 +1061,7 @@ static void test_workspace_vanished(void **state)
  * coarse clock (by the count each carries, not by a walk through the history). */
 static void test_compare_order(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char id[5][CP_ID_LEN + 1];
 	char *err = NULL;
 	int order;
@@ -1155,8 +1069,8 @@ static void test_compare_order(void **state)
 	for (int i = 0; i < 5; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "f%d.txt", i);
-		put(fx, name, "x\n");
-		take(fx, id[i], NULL);
+		cpfix_put(fx, name, "x\n");
+		cpfix_take(fx, id[i], NULL);
 	}
 	for (int i = 0; i < 5; i++)
 		for (int k = 0; k < 5; k++) {
@@ -1170,16 +1084,16 @@ static void test_compare_order(void **state)
  * from another process is. */
 static void test_own_temp_left_out(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	char *mine = xasprintf(".pevtui-tmp-%ld-7", (long)getpid());
 	struct cp_changes c;
 	char *err = NULL;
 
-	take(fx, a, NULL);
-	put(fx, mine, "half-written\n");
-	put(fx, ".pevtui-tmp-1-7", "someone else's\n");
-	take(fx, b, NULL);
+	cpfix_take(fx, a, NULL);
+	cpfix_put(fx, mine, "half-written\n");
+	cpfix_put(fx, ".pevtui-tmp-1-7", "someone else's\n");
+	cpfix_take(fx, b, NULL);
 	assert_true(checkpoint_diff(fx->cp, a, b, 1 << 20, &c, &err));
 	assert_int_equal(c.n, 1);
 	assert_string_equal(c.v[0].path, ".pevtui-tmp-1-7");
@@ -1190,32 +1104,32 @@ static void test_own_temp_left_out(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_store_in_run_folder, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_restore_keeps_an_old_empty_folder, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_added_modified_deleted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_symlink_outside, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_refuses_escaping_paths, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_git_workspace_untouched, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_gitignore, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_binary, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_series, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_restore_keeps_old_files_and_modes, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_parallel_overlap, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_overlap_paths, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_restore_beside_a_running_step, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unknown_id, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_same_stat_rewrite_seen, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unchanged_stores_nothing_again, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_gitattributes_not_obeyed, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_trees_are_gits, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_exclude, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_odd_names, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_workspace_vanished, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_compare_order, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_own_temp_left_out, setup, teardown),
+	    CPFIX_TEST(test_store_in_run_folder),
+	    CPFIX_TEST(test_restore_keeps_an_old_empty_folder),
+	    CPFIX_TEST(test_added_modified_deleted),
+	    CPFIX_TEST(test_modes),
+	    CPFIX_TEST(test_symlink_outside),
+	    CPFIX_TEST(test_refuses_escaping_paths),
+	    CPFIX_TEST(test_git_workspace_untouched),
+	    CPFIX_TEST(test_gitignore),
+	    CPFIX_TEST(test_too_large),
+	    CPFIX_TEST(test_binary),
+	    CPFIX_TEST(test_series),
+	    CPFIX_TEST(test_restore_keeps_old_files_and_modes),
+	    CPFIX_TEST(test_parallel_overlap),
+	    CPFIX_TEST(test_overlap_paths),
+	    CPFIX_TEST(test_restore_beside_a_running_step),
+	    CPFIX_TEST(test_unknown_id),
+	    CPFIX_TEST(test_reopen),
+	    CPFIX_TEST(test_same_stat_rewrite_seen),
+	    CPFIX_TEST(test_unchanged_stores_nothing_again),
+	    CPFIX_TEST(test_gitattributes_not_obeyed),
+	    CPFIX_TEST(test_trees_are_gits),
+	    CPFIX_TEST(test_exclude),
+	    CPFIX_TEST(test_odd_names),
+	    CPFIX_TEST(test_workspace_vanished),
+	    CPFIX_TEST(test_compare_order),
+	    CPFIX_TEST(test_own_temp_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,101 +15,31 @@
 #include <sys/stat.h>
 
 #include "checkpoint.h"
+#include "cpfix.h"
 #include "events.h"
 #include "series_rebuild.h"
 #include "strbuf.h"
 #include "testdir.h"
 #include "xalloc.h"
 
-struct fx {
-	char *top, *run, *ws;
-	struct checkpoints *cp;
-};
-
-static void put(const struct fx *fx, const char *rel, const char *text)
-{
-	char *p = xasprintf("%s/%s", fx->ws, rel);
-	FILE *f = fopen(p, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(p);
-}
-
-static char *get(const struct fx *fx, const char *rel)
-{
-	char *p = xasprintf("%s/%s", fx->ws, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
-}
-
-static int setup(void **state)
-{
-	struct fx *fx = xcalloc(1, sizeof(*fx));
-	char *err = NULL;
-
-	fx->top = testdir_new("cp-series");
-	assert_non_null(fx->top);
-	fx->run = xasprintf("%s/run", fx->top);
-	fx->ws = xasprintf("%s/ws", fx->top);
-	assert_int_equal(mkdir(fx->run, 0700), 0);
-	assert_int_equal(mkdir(fx->ws, 0700), 0);
-	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
-	assert_null(err);
-	assert_non_null(fx->cp);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-
-	checkpoint_close(fx->cp);
-	testdir_remove(fx->top);
-	free(fx->top);
-	free(fx->run);
-	free(fx->ws);
-	free(fx);
-	return 0;
-}
-
-/* One attempt of `step` writing rel = text, noted in the series; ids out. */
-static void attempt(struct fx *fx, const char *step, const char *rel, const char *text,
-                    char before[CP_ID_LEN + 1], char after[CP_ID_LEN + 1])
-{
-	struct cp_changes c;
-	char *err = NULL;
-
-	assert_true(checkpoint_take_step(fx->cp, step, true, before, NULL, &err));
-	put(fx, rel, text);
-	assert_true(checkpoint_take_step(fx->cp, step, false, after, NULL, &err));
-	assert_true(checkpoint_diff(fx->cp, before, after, 1 << 16, &c, &err));
-	checkpoint_series_note(fx->cp, step, before, after, &c);
-	cp_changes_release(&c);
-	assert_null(err);
-}
-
 /* A restore empties the series: restoring again does nothing, and a path someone changed
  * after the restore is theirs, not the step's. */
 static void test_restore_empties_the_series(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b[CP_ID_LEN + 1], a[CP_ID_LEN + 1];
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	char *err = NULL, *s;
 
-	put(fx, "notes.txt", "start\n");
-	attempt(fx, "s1", "notes.txt", "start\nline\n", b, a);
+	cpfix_put(fx, "notes.txt", "start\n");
+	cpfix_attempt(fx, "s1", "notes.txt", "start\nline\n", b, a);
 	assert_true(checkpoint_series_has(fx->cp, "s1"));
 	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
 	assert_int_equal(restored.n, 1);
 	assert_false(checkpoint_series_has(fx->cp, "s1"));
-	put(fx, "notes.txt", "the operator's\n");
+	cpfix_put(fx, "notes.txt", "the operator's\n");
 	assert_false(checkpoint_series_restore(fx->cp, "s1", NULL, NULL, &err));
-	s = get(fx, "notes.txt");
+	s = cpfix_get(fx, "notes.txt");
 	assert_string_equal(s, "the operator's\n");
 	free(s);
 	strvec_clear(&restored);
@@ -119,14 +49,14 @@ static void test_restore_empties_the_series(void **state)
 /* A step that left the plan: restored by the next restore of orphans, once. */
 static void test_orphan(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b[CP_ID_LEN + 1], a[CP_ID_LEN + 1];
 	struct cp_restored *r = NULL;
 	char *err = NULL;
 	size_t n;
 
-	attempt(fx, "old", "made.txt", "by a step the replan removed\n", b, a);
-	attempt(fx, "kept", "kept.txt", "by a step that stays\n", b, a);
+	cpfix_attempt(fx, "old", "made.txt", "by a step the replan removed\n", b, a);
+	cpfix_attempt(fx, "kept", "kept.txt", "by a step that stays\n", b, a);
 	assert_int_equal(checkpoint_series_restore_orphans(fx->cp, &r, &err), 0);
 	checkpoint_series_orphan(fx->cp, "old");
 	n = checkpoint_series_restore_orphans(fx->cp, &r, &err);
@@ -137,8 +67,8 @@ static void test_orphan(void **state)
 	assert_string_equal(r[0].restored.v[0], "made.txt");
 	assert_int_equal(r[0].conflicts.n, 0);
 	cp_restored_free(r, n);
-	assert_null(get(fx, "made.txt"));
-	char *s = get(fx, "kept.txt");
+	assert_null(cpfix_get(fx, "made.txt"));
+	char *s = cpfix_get(fx, "kept.txt");
 	assert_string_equal(s, "by a step that stays\n");
 	free(s);
 	assert_int_equal(checkpoint_series_restore_orphans(fx->cp, &r, &err), 0);
@@ -167,7 +97,7 @@ static void feed(struct series_rebuild *sr, const char *fmt, ...)
  * attempt, which attempts overlapped another step's, and which steps left the plan. */
 static void test_rebuild(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1], b2[CP_ID_LEN + 1], a2[CP_ID_LEN + 1];
 	char b3[CP_ID_LEN + 1], a3[CP_ID_LEN + 1];
 	struct series_rebuild *sr = series_rebuild_new(fx->cp);
@@ -178,9 +108,9 @@ static void test_rebuild(void **state)
 	size_t n;
 
 	/* What the first process did; its memory is then lost (checkpoint_series_end). */
-	attempt(fx, "A", "a.txt", "A's work\n", b1, a1);
-	attempt(fx, "B", "b.txt", "B's work\n", b2, a2);
-	attempt(fx, "gone", "gone.txt", "left behind\n", b3, a3);
+	cpfix_attempt(fx, "A", "a.txt", "A's work\n", b1, a1);
+	cpfix_attempt(fx, "B", "b.txt", "B's work\n", b2, a2);
+	cpfix_attempt(fx, "gone", "gone.txt", "left behind\n", b3, a3);
 	checkpoint_series_end(fx->cp, "A");
 	checkpoint_series_end(fx->cp, "B");
 	checkpoint_series_end(fx->cp, "gone");
@@ -220,13 +150,13 @@ static void test_rebuild(void **state)
 	assert_int_equal(r[0].shared.n, 1);
 	assert_string_equal(r[0].shared.v[0], "gone.txt");
 	cp_restored_free(r, n);
-	s = get(fx, "gone.txt");
+	s = cpfix_get(fx, "gone.txt");
 	assert_non_null(s);
 	free(s);
 	/* A restores its file (it ran alone). */
 	assert_true(checkpoint_series_restore(fx->cp, "A", &restored, &conflicts, &err));
 	assert_int_equal(restored.n, 1);
-	assert_null(get(fx, "a.txt"));
+	assert_null(cpfix_get(fx, "a.txt"));
 	strvec_clear(&restored);
 	strvec_clear(&conflicts);
 	/* B's attempt overlapped gone's: b.txt is not B's alone. */
@@ -243,17 +173,17 @@ static void test_rebuild(void **state)
  * only what came after. */
 static void test_rebuild_restored_series(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1], b2[CP_ID_LEN + 1], a2[CP_ID_LEN + 1];
 	struct series_rebuild *sr = series_rebuild_new(fx->cp);
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	char *err = NULL, *s;
 
-	attempt(fx, "s", "first.txt", "attempt 1\n", b1, a1);
+	cpfix_attempt(fx, "s", "first.txt", "attempt 1\n", b1, a1);
 	assert_true(checkpoint_series_restore(fx->cp, "s", NULL, NULL, &err));
-	attempt(fx, "s", "second.txt", "attempt 2\n", b2, a2);
+	cpfix_attempt(fx, "s", "second.txt", "attempt 2\n", b2, a2);
 	checkpoint_series_end(fx->cp, "s");
-	put(fx, "first.txt", "the operator's, after the restore\n");
+	cpfix_put(fx, "first.txt", "the operator's, after the restore\n");
 
 	feed(sr, EV("step.start") ",\"step_id\":\"s\",\"attempt\":1}");
 	feed(sr, EV("step.changes") ",\"step_id\":\"s\",\"before\":\"%s\",\"after\":\"%s\"}", b1,
@@ -269,7 +199,7 @@ static void test_rebuild_restored_series(void **state)
 	assert_int_equal(restored.n, 1);
 	assert_string_equal(restored.v[0], "second.txt");
 	assert_int_equal(conflicts.n, 0);
-	s = get(fx, "first.txt");
+	s = cpfix_get(fx, "first.txt");
 	assert_string_equal(s, "the operator's, after the restore\n");
 	free(s);
 	strvec_clear(&restored);
@@ -280,7 +210,7 @@ static void test_rebuild_restored_series(void **state)
  * diff says what a restore would write, and a restore over it does so. */
 static void test_conflict_diff_and_restore_over(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b[CP_ID_LEN + 1], a[CP_ID_LEN + 1], full[CP_ID_LEN + 1];
 	struct cp_restored r;
 	struct strbuf diff = STRBUF_INIT;
@@ -288,9 +218,9 @@ static void test_conflict_diff_and_restore_over(void **state)
 	char *err = NULL, *s;
 	bool cut = false;
 
-	put(fx, "notes.txt", "start\n");
-	attempt(fx, "s1", "notes.txt", "start\nline\n", b, a);
-	put(fx, "notes.txt", "start\ntheirs\n");
+	cpfix_put(fx, "notes.txt", "start\n");
+	cpfix_attempt(fx, "s1", "notes.txt", "start\nline\n", b, a);
+	cpfix_put(fx, "notes.txt", "start\ntheirs\n");
 	assert_true(checkpoint_series_restore_step(fx->cp, "s1", &r, &err));
 	assert_int_equal(r.restored.n, 0);
 	assert_int_equal(r.conflicts.n, 1);
@@ -306,7 +236,7 @@ static void test_conflict_diff_and_restore_over(void **state)
 	err = NULL;
 	assert_true(checkpoint_restore_over(fx->cp, "s1", b, "notes.txt", &restored, &err));
 	assert_int_equal(restored.n, 1);
-	s = get(fx, "notes.txt");
+	s = cpfix_get(fx, "notes.txt");
 	assert_string_equal(s, "start\n");
 	free(s);
 	cp_restored_release(&r);
@@ -329,11 +259,11 @@ static void test_conflict_diff_and_restore_over(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_restore_empties_the_series, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rebuild, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rebuild_restored_series, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_conflict_diff_and_restore_over, setup, teardown),
+	    CPFIX_TEST(test_restore_empties_the_series),
+	    CPFIX_TEST(test_orphan),
+	    CPFIX_TEST(test_rebuild),
+	    CPFIX_TEST(test_rebuild_restored_series),
+	    CPFIX_TEST(test_conflict_diff_and_restore_over),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
