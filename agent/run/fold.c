@@ -293,11 +293,19 @@ int fold_find_step(const struct run_state *rs, const char *id)
 	return -1;
 }
 
+/* Events of one step come in runs (start, calls, tools, output, verdicts, end): the step
+ * of the last event is tried first, which spares a scan of the plan per event. */
 static struct fstep *find_step(struct run_state *rs, const char *id)
 {
-	int i = fold_find_step(rs, id);
+	int i;
 
-	return i < 0 ? NULL : &rs->steps[i];
+	if (id && rs->step_hint < rs->n_steps && !strcmp(rs->steps[rs->step_hint].id, id))
+		return &rs->steps[rs->step_hint];
+	i = fold_find_step(rs, id);
+	if (i < 0)
+		return NULL;
+	rs->step_hint = (size_t)i;
+	return &rs->steps[i];
 }
 
 const struct fgate *fold_find_gate(const struct run_state *rs, unsigned long id)
