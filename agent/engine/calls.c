@@ -173,7 +173,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 	    (cc.request = requests_name(e->requests, llm_role_name(req->role), req->step_id,
 					req->attempt))) {
 		/* A provider that sends nothing (simulated): the request as the engine built it. */
-		char *body = requests_body_of(req);
+		char *body = requests_body_of(e->requests, req);
 
 		keep_request(&cc, body, strlen(body));
 		free(body);

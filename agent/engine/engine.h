@@ -264,7 +264,10 @@ struct pev {
 
 	/* the pool (pool_lock) */
 	pthread_mutex_t pool_lock;
-	pthread_cond_t pool_cond; /* new job, shutdown, shell answers, cancellations */
+	pthread_cond_t pool_cond; /* shutdown, shell and rewind answers, cancellations */
+	/* A new job or shutdown: only idle workers wait on it, so a job wakes one of them
+	 * and not every thread of the pool. */
+	pthread_cond_t queue_cond;
 	pthread_t *threads;
 	int n_threads;
 	struct job *queue, **queue_tail;

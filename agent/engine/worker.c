@@ -77,7 +77,7 @@ void pool_submit(struct pev *e, struct job *j)
 	j->next = NULL;
 	*e->queue_tail = j;
 	e->queue_tail = &j->next;
-	pthread_cond_broadcast(&e->pool_cond);
+	pthread_cond_signal(&e->queue_cond);
 	pthread_mutex_unlock(&e->pool_lock);
 }
 
@@ -136,7 +136,7 @@ static void *pool_main(void *arg)
 
 		pthread_mutex_lock(&e->pool_lock);
 		while (!e->queue && !e->pool_stop)
-			pthread_cond_wait(&e->pool_cond, &e->pool_lock);
+			pthread_cond_wait(&e->queue_cond, &e->pool_lock);
 		if (!e->queue) {
 			pthread_mutex_unlock(&e->pool_lock);
 			return NULL;
@@ -177,6 +177,7 @@ void pool_stop(struct pev *e)
 	pthread_mutex_lock(&e->pool_lock);
 	e->pool_stop = true;
 	pthread_cond_broadcast(&e->pool_cond);
+	pthread_cond_broadcast(&e->queue_cond);
 	pthread_mutex_unlock(&e->pool_lock);
 	for (int t = 0; t < e->n_threads; t++)
 		pthread_join(e->threads[t], NULL);

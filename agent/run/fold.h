@@ -157,6 +157,8 @@ struct run_state {
 
 	struct fchange *changes;  /* every step.changes, oldest first */
 	size_t n_changes, cap_changes;
+
+	size_t step_hint;         /* fold.c's own: where the last event's step was found */
 };
 
 void fold_init(struct run_state *rs);

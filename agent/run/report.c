@@ -44,6 +44,7 @@ struct report {
 	cJSON *final; /* run.final of the current segment (metrics, final_check) */
 	struct step_log *steps;
 	size_t n_steps, cap_steps;
+	size_t step_hint; /* where step_get found the last one */
 	struct strvec unknown_models[3]; /* per role: models without a known price */
 	struct strbuf gates;
 	struct strbuf notices;
@@ -108,9 +109,16 @@ static struct step_log *step_get(struct report *r, const char *id)
 {
 	struct step_log *s;
 
-	for (size_t i = 0; i < r->n_steps; i++)
-		if (!strcmp(r->steps[i].id, id))
+	/* A step's events come in runs: try the last one found before scanning. */
+	if (r->step_hint < r->n_steps && !strcmp(r->steps[r->step_hint].id, id))
+		return &r->steps[r->step_hint];
+	for (size_t i = 0; i < r->n_steps; i++) {
+		if (!strcmp(r->steps[i].id, id)) {
+			r->step_hint = i;
 			return &r->steps[i];
+		}
+	}
+	r->step_hint = r->n_steps;
 	r->steps = xgrow(r->steps, &r->cap_steps, r->n_steps + 1, sizeof(*r->steps));
 	s = &r->steps[r->n_steps++];
 	s->id = xstrdup(id);

@@ -162,15 +162,16 @@ void audit_add_duration(struct strbuf *sb, double s)
 static char *cut_text(const char *s, int cols, size_t *cut)
 {
 	char *c = textsan_clean(s ? s : "", s ? strlen(s) : 0, 0);
-	size_t keep, total = 0, kept = 0;
+	size_t keep, total = 0, kept = 0, len;
 	uint32_t cp;
 
 	*cut = 0;
 	if (textsan_width(c) <= cols)
 		return c;
 	keep = textsan_fit(c, cols - 1, NULL);
-	for (size_t i = 0; c[i];) {
-		size_t n = textsan_decode(c + i, strlen(c + i), &cp);
+	len = strlen(c); /* once: a length per character made a long text quadratic */
+	for (size_t i = 0; i < len;) {
+		size_t n = textsan_decode(c + i, len - i, &cp);
 
 		total++;
 		if (i < keep)

@@ -22,6 +22,10 @@
 #include "tool.h"
 #include "xalloc.h"
 
+struct memo {
+	char *src, *text;
+};
+
 struct requests {
 	char *dir; /* RUN_DIR/requests, NULL when not kept */
 	char *run_dir;
@@ -33,6 +37,8 @@ struct requests {
 	bool capped;
 	char *trouble;      /* the first reason requests were not kept, until told */
 	bool told;
+	struct memo *memo;  /* tools' schemas as requests_body_of prints them */
+	size_t n_memo, cap_memo;
 };
 
 /* The highest SEQ and the bytes of the requests a resumed run kept already. */
@@ -86,6 +92,11 @@ void requests_close(struct requests *rq)
 	if (!rq)
 		return;
 	pthread_mutex_destroy(&rq->lock);
+	for (size_t i = 0; i < rq->n_memo; i++) {
+		free(rq->memo[i].src);
+		free(rq->memo[i].text);
+	}
+	free(rq->memo);
 	free(rq->trouble);
 	free(rq->dir);
 	free(rq->run_dir);
@@ -202,88 +213,207 @@ bool requests_write(struct requests *rq, const char *name, const char *body, siz
 
 /* ---- a body for providers that send none ---- */
 
-static cJSON *json_or_string(const char *s)
-{
-	cJSON *v = s ? cJSON_Parse(s) : NULL;
+/*
+ * The body is written straight into one buffer, byte for byte what cJSON_PrintUnformatted
+ * printed of the tree this used to build (the kept files do not change), without building
+ * and freeing that tree for every call. A tool's schema is parsed and printed once per
+ * run: it is the same text in every executor call.
+ */
 
-	return v ? v : cJSON_CreateString(s ? s : "");
+/* A string as cJSON prints it: '"', '\\' and the C0 controls escaped, nothing else. */
+static void put_str(struct strbuf *sb, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	strbuf_addc(sb, '"');
+	for (;;) {
+		const unsigned char *run = p;
+		char esc[6] = {'\\'};
+		size_t n = 2;
+
+		while (*p > 31 && *p != '"' && *p != '\\')
+			p++;
+		if (p > run)
+			strbuf_add(sb, run, (size_t)(p - run));
+		if (!*p)
+			break;
+		switch (*p) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 15];
+			n = 6;
+			break;
+		}
+		strbuf_add(sb, esc, n);
+		p++;
+	}
+	strbuf_addc(sb, '"');
 }
 
-static cJSON *message(const struct llm_msg *m)
+/* ,"key":"value" (or without the comma); a NULL value leaves the member out, as
+ * cJSON_AddStringToObject did. */
+static void put_member(struct strbuf *sb, bool comma, const char *key, const char *value)
 {
-	cJSON *o = cJSON_CreateObject(), *arr;
+	if (!value)
+		return;
+	if (comma)
+		strbuf_addc(sb, ',');
+	put_str(sb, key);
+	strbuf_addc(sb, ':');
+	put_str(sb, value);
+}
+
+/* JSON text as cJSON reprints it, or, when it does not parse, as a string. Caller frees. */
+static char *json_or_string(const char *s)
+{
+	cJSON *v = s ? cJSON_Parse(s) : NULL;
+	struct strbuf sb;
+	char *p;
+
+	if (!v) {
+		strbuf_init(&sb);
+		put_str(&sb, s);
+		return strbuf_detach(&sb);
+	}
+	p = cJSON_PrintUnformatted(v);
+	cJSON_Delete(v);
+	if (!p)
+		fatal("requests: out of memory");
+	/* cJSON's allocator may not be ours: hand back memory free() takes. */
+	{
+		char *q = xstrdup(p);
+
+		cJSON_free(p);
+		return q;
+	}
+}
+
+/* A tool's schema as printed, kept in rq (up to MEMO_MAX of them) for the next call. */
+#define MEMO_MAX 256
+static void put_schema(struct requests *rq, struct strbuf *sb, const char *schema)
+{
+	const char *text = NULL;
+	char *made;
+
+	if (rq && schema) {
+		if (pthread_mutex_lock(&rq->lock))
+			fatal("requests: cannot lock");
+		for (size_t i = 0; i < rq->n_memo && !text; i++)
+			if (!strcmp(rq->memo[i].src, schema))
+				text = rq->memo[i].text; /* freed only by requests_close */
+		pthread_mutex_unlock(&rq->lock);
+		if (text) {
+			strbuf_adds(sb, text);
+			return;
+		}
+	}
+	made = json_or_string(schema);
+	strbuf_adds(sb, made);
+	if (rq && schema) {
+		if (pthread_mutex_lock(&rq->lock))
+			fatal("requests: cannot lock");
+		if (rq->n_memo < MEMO_MAX) {
+			rq->memo =
+			    xgrow(rq->memo, &rq->cap_memo, rq->n_memo + 1, sizeof(*rq->memo));
+			rq->memo[rq->n_memo].src = xstrdup(schema);
+			rq->memo[rq->n_memo++].text = made;
+			made = NULL;
+		}
+		pthread_mutex_unlock(&rq->lock);
+	}
+	free(made);
+}
+
+static void put_message(struct strbuf *sb, const struct llm_msg *m)
+{
+	char *v;
 
 	switch (m->kind) {
 	case LLM_MSG_USER:
-		cJSON_AddStringToObject(o, "role", "user");
-		cJSON_AddStringToObject(o, "content", m->text ? m->text : "");
+		strbuf_adds(sb, "{\"role\":\"user\"");
+		put_member(sb, true, "content", m->text ? m->text : "");
 		break;
 	case LLM_MSG_ASSISTANT:
-		cJSON_AddStringToObject(o, "role", "assistant");
-		cJSON_AddStringToObject(o, "content", m->text ? m->text : "");
+		strbuf_adds(sb, "{\"role\":\"assistant\"");
+		put_member(sb, true, "content", m->text ? m->text : "");
 		if (m->n_calls) {
-			arr = cJSON_AddArrayToObject(o, "tool_calls");
+			strbuf_adds(sb, ",\"tool_calls\":[");
 			for (size_t c = 0; c < m->n_calls; c++) {
-				cJSON *tc = cJSON_CreateObject();
-
-				cJSON_AddStringToObject(tc, "id", m->calls[c].id ? m->calls[c].id : "");
-				cJSON_AddStringToObject(tc, "name",
-							m->calls[c].name ? m->calls[c].name : "");
-				cJSON_AddItemToObject(tc, "input", json_or_string(m->calls[c].input_json));
-				cJSON_AddItemToArray(arr, tc);
+				strbuf_adds(sb, c ? ",{" : "{");
+				put_member(sb, false, "id", m->calls[c].id ? m->calls[c].id : "");
+				put_member(sb, true, "name",
+					   m->calls[c].name ? m->calls[c].name : "");
+				strbuf_adds(sb, ",\"input\":");
+				v = json_or_string(m->calls[c].input_json);
+				strbuf_adds(sb, v);
+				free(v);
+				strbuf_addc(sb, '}');
 			}
+			strbuf_addc(sb, ']');
 		}
 		break;
 	case LLM_MSG_TOOL_RESULTS:
-		cJSON_AddStringToObject(o, "role", "tool");
-		arr = cJSON_AddArrayToObject(o, "results");
+		strbuf_adds(sb, "{\"role\":\"tool\",\"results\":[");
 		for (size_t r = 0; r < m->n_results; r++) {
-			cJSON *tr = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(tr, "call_id",
-						m->results[r].call_id ? m->results[r].call_id : "");
-			cJSON_AddStringToObject(tr, "content",
-						m->results[r].content ? m->results[r].content : "");
-			cJSON_AddBoolToObject(tr, "is_error", m->results[r].is_error);
-			cJSON_AddItemToArray(arr, tr);
+			strbuf_adds(sb, r ? ",{" : "{");
+			put_member(sb, false, "call_id",
+				   m->results[r].call_id ? m->results[r].call_id : "");
+			put_member(sb, true, "content",
+				   m->results[r].content ? m->results[r].content : "");
+			strbuf_adds(sb, m->results[r].is_error ? ",\"is_error\":true}"
+							       : ",\"is_error\":false}");
 		}
+		strbuf_addc(sb, ']');
+		break;
+	default:
+		strbuf_addc(sb, '{');
 		break;
 	}
-	return o;
+	strbuf_addc(sb, '}');
 }
 
-char *requests_body_of(const struct llm_request *req)
+char *requests_body_of(struct requests *rq, const struct llm_request *req)
 {
-	cJSON *o = cJSON_CreateObject(), *arr;
-	char *p, *s;
+	struct strbuf sb;
 
-	cJSON_AddStringToObject(o, "pevtui_note",
-				"nothing went over the wire (simulated provider): this is the "
-				"request as the engine built it");
-	cJSON_AddStringToObject(o, "model", req->model ? req->model : "");
-	cJSON_AddNumberToObject(o, "max_tokens", req->max_tokens);
+	strbuf_init(&sb);
+	strbuf_adds(&sb, "{\"pevtui_note\":\"nothing went over the wire (simulated provider): "
+			 "this is the request as the engine built it\"");
+	put_member(&sb, true, "model", req->model ? req->model : "");
+	strbuf_addf(&sb, ",\"max_tokens\":%d", req->max_tokens);
 	if (req->want_json)
-		cJSON_AddBoolToObject(o, "want_json", true);
-	cJSON_AddStringToObject(o, "system", req->system ? req->system : "");
-	arr = cJSON_AddArrayToObject(o, "tools");
+		strbuf_adds(&sb, ",\"want_json\":true");
+	put_member(&sb, true, "system", req->system ? req->system : "");
+	strbuf_adds(&sb, ",\"tools\":[");
 	for (size_t t = 0; t < req->n_tools; t++) {
-		cJSON *to = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(to, "name", req->tools[t]->name);
-		cJSON_AddStringToObject(to, "description", req->tools[t]->description);
-		cJSON_AddItemToObject(to, "input_schema", json_or_string(req->tools[t]->schema_json));
-		cJSON_AddItemToArray(arr, to);
+		strbuf_adds(&sb, t ? ",{" : "{");
+		/* cJSON_AddStringToObject left a NULL name or description out */
+		put_member(&sb, false, "name", req->tools[t]->name);
+		put_member(&sb, req->tools[t]->name != NULL, "description",
+			   req->tools[t]->description);
+		if (req->tools[t]->name || req->tools[t]->description)
+			strbuf_addc(&sb, ',');
+		strbuf_adds(&sb, "\"input_schema\":");
+		put_schema(rq, &sb, req->tools[t]->schema_json);
+		strbuf_addc(&sb, '}');
 	}
-	arr = cJSON_AddArrayToObject(o, "messages");
-	for (size_t m = 0; m < req->n_msgs; m++)
-		cJSON_AddItemToArray(arr, message(&req->msgs[m]));
-	p = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!p)
-		fatal("requests: out of memory");
-	s = xstrdup(p);
-	cJSON_free(p);
-	return s;
+	strbuf_adds(&sb, "],\"messages\":[");
+	for (size_t m = 0; m < req->n_msgs; m++) {
+		if (m)
+			strbuf_addc(&sb, ',');
+		put_message(&sb, &req->msgs[m]);
+	}
+	strbuf_adds(&sb, "]}");
+	return strbuf_detach(&sb);
 }
 
 /* ---- reading back ---- */

@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "events.h"
 #include "fold.h"
@@ -85,6 +87,41 @@ static void test_parse_ts(void **state)
 	assert_true(fold_parse_ts("2026-13-01T10:00:00Z") == 0);
 	assert_true(fold_parse_ts("2026-01-01T10:00") == 0);
 	assert_true(fold_parse_ts(NULL) == 0);
+}
+
+/* The journal's spelling is read without sscanf and timegm: the same value as they give,
+ * day by day over leap years and centuries, a day past the month's end included. */
+static void test_parse_ts_as_timegm(void **state)
+{
+	static const char *const secs[] = {"00.000", "59.999", "07.25", "60.5", "01"};
+
+	(void)state;
+	for (int y = 1970; y <= 2404; y += (y < 2030 ? 1 : 37)) {
+		for (int mo = 1; mo <= 12; mo++) {
+			for (int d = 1; d <= 31; d++) {
+				struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
+						.tm_hour = (d * 7) % 24, .tm_min = (d * 13) % 60};
+				const char *sec = secs[d % 5];
+				char ts[64];
+				double want = (double)timegm(&tm) + strtod(sec, NULL);
+
+				snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%sZ", y, mo, d,
+					 tm.tm_hour, tm.tm_min, sec);
+				assert_true(fold_parse_ts(ts) == want);
+			}
+		}
+	}
+	assert_true(fold_parse_ts("9999-12-31T23:59:59.999Z") > 0);
+	assert_true(fold_parse_ts("1969-12-31T23:59:59.999Z") == 0);
+	assert_true(fold_parse_ts("2026-01-01T24:00:00.000Z") == 0);
+	assert_true(fold_parse_ts("2026-01-01T10:60:00.000Z") == 0);
+	assert_true(fold_parse_ts("2026-01-32T10:00:00.000Z") == 0);
+	assert_true(fold_parse_ts("2026-00-01T10:00:00.000Z") == 0);
+	assert_true(fold_parse_ts("2026-01-01T10:00:61.000Z") == 0);
+	/* other spellings still read the general way */
+	assert_true(fold_parse_ts("2026-1-1T10:00:00Z") == fold_parse_ts("2026-01-01T10:00:00Z"));
+	assert_true(fold_parse_ts("2026-01-01T10:00:5.5Z") ==
+		    fold_parse_ts("2026-01-01T10:00:05.500Z"));
 }
 
 static void test_state_names(void **state)
@@ -683,6 +720,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_ts),
+		cmocka_unit_test(test_parse_ts_as_timegm),
 		cmocka_unit_test(test_state_names),
 		cmocka_unit_test(test_run_start_and_proposal),
 		cmocka_unit_test(test_old_journal_without_step_state),

@@ -303,7 +303,7 @@ static void test_body_of(void **state)
 	const struct tool_def *const *all = tool_registry(&nt);
 	struct llm_request req = {.model = "sim-executor", .system = "sys", .msgs = msgs,
 				  .n_msgs = 3, .tools = all, .n_tools = 1, .max_tokens = 10};
-	char *b = requests_body_of(&req);
+	char *b = requests_body_of(NULL, &req);
 	cJSON *o = cJSON_Parse(b), *m;
 
 	(void)state;
@@ -322,6 +322,99 @@ static void test_body_of(void **state)
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "tools")), 1);
 	cJSON_Delete(o);
 	free(b);
+}
+
+/* The body is written by hand: byte for byte what cJSON prints of the same tree, tricky
+ * text, a schema cJSON reprints differently, input that is not JSON and a kept schema
+ * (the second call) included. */
+static void test_body_of_as_cjson(void **state)
+{
+	static const char odd[] =
+	    "q\" b\\ \b\f\n\r\t \x01\x1f \x7f \xc3\xa9 \xe2\x80\xa8 end";
+	struct tool_def tool = {
+	    .name = "t",
+	    .description = odd,
+	    .schema_json = " { \"a\" : 1.0, \"b\":[ true ,null], \"c\":\"\\u00e9\" } "};
+	struct tool_def bad = {.name = "u", .description = "d", .schema_json = "{not json"};
+	const struct tool_def *tools[] = {&tool, &bad};
+	struct llm_tool_call call = {"c1", "t", "{\"x\": 2e0}"}, call2 = {"c2", "t", "nope"};
+	struct llm_tool_call calls[] = {call, call2};
+	struct llm_tool_result tr[] = {{"c1", (char *)odd, true}, {"c2", "", false}};
+	struct llm_msg msgs[3] = {
+	    {.kind = LLM_MSG_USER, .text = (char *)odd},
+	    {.kind = LLM_MSG_ASSISTANT, .text = "a", .calls = calls, .n_calls = 2},
+	    {.kind = LLM_MSG_TOOL_RESULTS, .results = tr, .n_results = 2}};
+	struct llm_request req = {.model = "m", .system = odd, .msgs = msgs, .n_msgs = 3,
+				  .tools = tools, .n_tools = 2, .max_tokens = 77,
+				  .want_json = true};
+	char *dir = testdir_new("requests-body");
+	struct requests *rq = requests_open(dir, true, 0);
+	cJSON *o = cJSON_CreateObject(), *arr, *m, *x;
+	char *want, *got;
+
+	(void)state;
+	cJSON_AddStringToObject(o, "pevtui_note",
+				"nothing went over the wire (simulated provider): this is the "
+				"request as the engine built it");
+	cJSON_AddStringToObject(o, "model", "m");
+	cJSON_AddNumberToObject(o, "max_tokens", 77);
+	cJSON_AddBoolToObject(o, "want_json", true);
+	cJSON_AddStringToObject(o, "system", odd);
+	arr = cJSON_AddArrayToObject(o, "tools");
+	for (int i = 0; i < 2; i++) {
+		x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "name", tools[i]->name);
+		cJSON_AddStringToObject(x, "description", tools[i]->description);
+		m = cJSON_Parse(tools[i]->schema_json);
+		cJSON_AddItemToObject(x, "input_schema",
+				      m ? m : cJSON_CreateString(tools[i]->schema_json));
+		cJSON_AddItemToArray(arr, x);
+	}
+	arr = cJSON_AddArrayToObject(o, "messages");
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "user");
+	cJSON_AddStringToObject(m, "content", odd);
+	cJSON_AddItemToArray(arr, m);
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "assistant");
+	cJSON_AddStringToObject(m, "content", "a");
+	x = cJSON_AddArrayToObject(m, "tool_calls");
+	for (int i = 0; i < 2; i++) {
+		cJSON *c = cJSON_CreateObject(), *in = cJSON_Parse(calls[i].input_json);
+
+		cJSON_AddStringToObject(c, "id", calls[i].id);
+		cJSON_AddStringToObject(c, "name", calls[i].name);
+		cJSON_AddItemToObject(c, "input",
+				      in ? in : cJSON_CreateString(calls[i].input_json));
+		cJSON_AddItemToArray(x, c);
+	}
+	cJSON_AddItemToArray(arr, m);
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "tool");
+	x = cJSON_AddArrayToObject(m, "results");
+	for (int i = 0; i < 2; i++) {
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(r, "call_id", tr[i].call_id);
+		cJSON_AddStringToObject(r, "content", tr[i].content);
+		cJSON_AddBoolToObject(r, "is_error", tr[i].is_error);
+		cJSON_AddItemToArray(x, r);
+	}
+	cJSON_AddItemToArray(arr, m);
+	want = cJSON_PrintUnformatted(o);
+	for (int round = 0; round < 2; round++) {
+		got = requests_body_of(round ? rq : NULL, &req);
+		assert_string_equal(got, want);
+		free(got);
+	}
+	got = requests_body_of(rq, &req); /* the schemas kept by the call before */
+	assert_string_equal(got, want);
+	free(got);
+	cJSON_free(want);
+	cJSON_Delete(o);
+	requests_close(rq);
+	assert_true(testdir_remove(dir));
+	free(dir);
 }
 
 /* ---- attempts' copies ---- */
@@ -425,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_no_key_in_kept_bodies),
 		cmocka_unit_test(test_body_of),
+		cmocka_unit_test(test_body_of_as_cjson),
 		cmocka_unit_test(test_artifact_copies),
 		cmocka_unit_test(test_tool_outputs),
 	};
