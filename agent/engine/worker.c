@@ -16,6 +16,7 @@
 #include "budget.h"
 #include "bus.h"
 #include "checkpoint.h"
+#include "journal.h"
 #include "jsonx.h"
 #include "mcp_hub.h"
 #include "result.h"
@@ -790,15 +791,40 @@ static void resolve_conflicts(struct job *j, const struct cp_restored *v, size_t
 }
 
 /*
+ * The "before" checkpoint is journaled, and forced to the disk, before the attempt's tools
+ * can change anything: if the process dies in the attempt, --resume knows what to compare
+ * the workspace with. Every event is written by the publishing thread, so
+ * the attempt's first tool.call can only come after this line.
+ */
+static void publish_before(struct job *j, int attempt, const char *before,
+			   const struct strvec *series)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "before", before);
+	if (series->n) {
+		cJSON *a = cJSON_AddArrayToObject(f, "restored_series");
+		for (size_t i = 0; i < series->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(series->v[i]));
+	}
+	bus_publish(j->e->bus, EV_STEP_CHECKPOINT, f);
+	journal_sync(j->e->journal);
+}
+
+/*
  * Before an attempt: the files that steps a replan removed changed are put back, then
  * those the step's own earlier attempts changed (a retry, or a re-run after a pass, an
  * edit, a stale input or a replan), as they were before the attempt that first changed
  * them, so the attempt starts clean; a file someone else changed since goes to the rewind
- * gate (or is left alone and named). Then the "before" checkpoint; before[0] is NUL when
- * there is none (checkpoints off or failing). `series` gets the ids of the series restored
- * (step.changes' `restored_series`: --resume rebuilds the series from it).
+ * gate (or is left alone and named). Then the "before" checkpoint, journaled as
+ * step.checkpoint; before[0] is NUL when there is none (checkpoints off or failing).
+ * `series` gets the ids of the series restored (step.changes' and step.checkpoint's
+ * `restored_series`: --resume rebuilds the series from it).
  */
-static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct strvec *series)
+static void checkpoint_before(struct job *j, int attempt, char before[CP_ID_LEN + 1],
+			      struct strvec *series)
 {
 	struct pev *e = j->e;
 	struct strvec warnings = STRVEC_INIT;
@@ -836,6 +862,8 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct 
 	if (!checkpoint_take_step(e->checkpoints, j->step.id, true, before, &warnings, &err)) {
 		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
 		before[0] = '\0';
+	} else {
+		publish_before(j, attempt, before, series);
 	}
 	cp_tell_warnings(j, &warnings);
 	free(err);
@@ -943,7 +971,7 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
-	checkpoint_before(j, before, &series);
+	checkpoint_before(j, attempt, before, &series);
 	text = execute_attempt(j, attempt, &log, &cut_off, &err);
 	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
 	have_changes = checkpoint_after(j, attempt, before, &series, &changes);

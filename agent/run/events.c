@@ -41,6 +41,7 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_RUN_REOPEN] = "run.reopen",
 	[EV_RUN_RESUME] = "run.resume",
 	[EV_STEP_CHANGES] = "step.changes",
+	[EV_STEP_CHECKPOINT] = "step.checkpoint",
 };
 
 const char *event_type_name(enum event_type t)
