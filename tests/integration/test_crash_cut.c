@@ -315,6 +315,7 @@ static void test_cut_attempt_is_restored(void **state)
 	assert_non_null(strstr(s, "- Attempt 1 (cut off by a stop; found on --resume) changed the "
 	                          "workspace: 1 file changed, +1 -0\n  - `notes.txt` added"));
 	assert_non_null(strstr(s, "- Attempt 2 (cut off by a stop"));
+	assert_non_null(strstr(s, "| cut off by a stop |")); /* the attempts' table */
 	free(s);
 	free(arg);
 	arg = xasprintf("%s:append", fx.run);
