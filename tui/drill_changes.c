@@ -54,7 +54,10 @@ static bool one(struct linestore *page, struct checkpoints *cp, const struct fch
 	if (!checkpoint_diff(cp, fc->before, fc->after, DRILL_CHANGES_MAX, &ch, err))
 		return false;
 	stat = cp_changes_stat(&ch);
-	add_clean(page, VL_HEADER, xasprintf("Attempt %d: %s", fc->attempt, stat));
+	add_clean(page, VL_HEADER,
+	          xasprintf("Attempt %d%s: %s", fc->attempt,
+	                    fc->cut ? " (cut off by a stop; its changes found on --resume)" : "",
+	                    stat));
 	free(stat);
 	add_clean(
 	    page, DRILL_DIM,

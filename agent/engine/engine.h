@@ -25,6 +25,7 @@ struct budget;
 struct checkpoints;
 struct cp_changes;
 struct requests;
+struct series_rebuild;
 struct cJSON;
 struct journal;
 struct shell_ask;
@@ -251,6 +252,9 @@ struct pev {
 	char *checkpoint_err;
 	atomic_bool checkpoint_err_told;
 	struct strvec checkpoint_told; /* checkpoint warnings already published (acct lock) */
+	struct cut_attempt *cut; /* resume: attempts the stop cut off (crash_cut.c); the
+				  * list is the engine thread's, `told` is under acct */
+	size_t n_cut;
 
 	/* the inbox (lock) */
 	pthread_t thread;
@@ -416,6 +420,12 @@ void engine_publish_verdict(struct pev *e, const char *id, int attempt, const ch
 			    const struct verdict *v, size_t not_judged_from);
 
 /* worker.c */
+/* step.changes' fields for what attempt `attempt` of step_id changed between checkpoints
+ * `before` and `after` (`series`: restored before it, may be NULL); a file is `shared`
+ * when checkpoint_path_shared says so. Caller owns the object. */
+struct cJSON *worker_changes_fields(struct pev *e, const char *step_id, int attempt,
+				    const char *before, const char *after,
+				    const struct strvec *series, const struct cp_changes *ch);
 void pool_start(struct pev *e);
 void pool_stop(struct pev *e);
 void pool_submit(struct pev *e, struct job *j);
@@ -475,5 +485,27 @@ void finish_job_done(struct pev *e, struct job *j);
 
 /* rebuild.c */
 bool rebuild_from_journal(struct pev *e, char **err);
+
+/* crash_cut.c — attempts a stop (kill -9, power loss) cut off between their two
+ * checkpoints: --resume puts what they changed in their steps' series. */
+struct cut_attempt {
+	char *step_id;
+	int attempt;
+	char *before;    /* the checkpoint journaled before it (step.checkpoint) */
+	bool overlapped; /* another step's attempt ran beside it */
+	bool settled;    /* its step.changes was journaled on this resume */
+	bool told;       /* the restore before its step's next attempt said so */
+};
+/* rebuild: the cut attempts the journal leaves unsettled, copied from `sr`. */
+void crashcut_collect(struct pev *e, struct series_rebuild *sr);
+/* Engine thread, on resume before any step runs: a checkpoint of the workspace as the stop
+ * left it; each cut attempt's changes from its `before` to it noted in its step's series
+ * and journaled as a step.changes marked `cut`. A checkpoint the store lacks is a warning
+ * and the run goes on (those files stay as the stop left them). */
+void crashcut_settle(struct pev *e);
+/* Any thread: the attempt number of step_id's settled cut attempt, once (0: none, or
+ * already told), for the notice of the restore before its next attempt. */
+int crashcut_take_told(struct pev *e, const char *step_id);
+void crashcut_release(struct pev *e);
 
 #endif

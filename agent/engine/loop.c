@@ -518,6 +518,8 @@ static void start(struct pev *e)
 	publish_run_start(e, EV_RUN_RESUME);
 	bus_notice(e->bus, "info", NULL, "resuming run %s from its journal: %s", e->run_id,
 		   e->resume_summary ? e->resume_summary : "nothing was settled yet");
+	/* Before any step runs again: what the attempts the stop cut off changed. */
+	crashcut_settle(e);
 	planning_start(e);
 }
 
@@ -841,6 +843,7 @@ void pev_free(struct pev *e)
 	checkpoint_close(e->checkpoints);
 	free(e->checkpoint_err);
 	strvec_clear(&e->checkpoint_told);
+	crashcut_release(e);
 	free(e->threads);
 	free(e->task);
 	free(e->scenario);

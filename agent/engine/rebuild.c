@@ -1,7 +1,8 @@
 /* rebuild — the engine's state from a journal, for --resume: the journal is folded by the
  * same fold as the screen, the report and the headless printer (agent/run/fold.c), and
  * the engine takes its plan, step states, results, critiques, spend and open proposal
- * from the run state. An attempt that was in flight starts over. */
+ * from the run state. An attempt that was in flight starts over (crash_cut.c settles what
+ * it changed). */
 #include "config.h"
 
 #include "engine.h"
@@ -199,6 +200,8 @@ bool rebuild_from_journal(struct pev *e, char **err)
 	if (vc.series) {
 		const char *why;
 		size_t missing = series_rebuild_missing(vc.series, &why);
+
+		crashcut_collect(e, vc.series);
 		if (missing) {
 			char *with = xasprintf("%s; the checkpoint store lacks what %zu attempt%s "
 					       "changed (%s): those files are not restored before a "

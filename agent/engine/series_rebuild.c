@@ -1,5 +1,6 @@
 /* series_rebuild — each step's checkpoint series from the journal's step.start,
- * step.changes, step.end, step.state and plan.adopted events, for --resume. */
+ * step.checkpoint, step.changes, step.end, step.state and plan.adopted events, and the
+ * attempts a stop cut off, for --resume. */
 #include "config.h"
 
 #include "series_rebuild.h"
@@ -20,12 +21,17 @@
 struct live {
 	char *id;
 	bool overlapped; /* another step's attempt ran in the same window */
+	char *before;    /* from its step.checkpoint, NULL before one */
+	int attempt;
+	bool cleared; /* its step.checkpoint's restored_series were applied */
 };
 
 struct series_rebuild {
 	struct checkpoints *cp;
 	struct live *live;
 	size_t n_live, cap_live;
+	struct series_cut *cuts; /* cut off by a stop, not settled yet */
+	size_t n_cuts, cap_cuts;
 	struct strvec passed; /* steps whose latest step.end is a pass */
 	struct strvec plan;   /* the step ids of the plan adopted last */
 	size_t missing;
@@ -40,13 +46,34 @@ struct series_rebuild *series_rebuild_new(struct checkpoints *cp)
 	return sr;
 }
 
+static void cut_release(struct series_cut *c)
+{
+	free(c->step_id);
+	free(c->before);
+}
+
+static void cuts_clear(struct series_rebuild *sr)
+{
+	for (size_t i = 0; i < sr->n_cuts; i++)
+		cut_release(&sr->cuts[i]);
+	sr->n_cuts = 0;
+}
+
+static void live_release(struct live *l)
+{
+	free(l->id);
+	free(l->before);
+}
+
 void series_rebuild_free(struct series_rebuild *sr)
 {
 	if (!sr)
 		return;
 	for (size_t i = 0; i < sr->n_live; i++)
-		free(sr->live[i].id);
+		live_release(&sr->live[i]);
 	free(sr->live);
+	cuts_clear(sr);
+	free(sr->cuts);
 	strvec_clear(&sr->passed);
 	strvec_clear(&sr->plan);
 	free(sr->first_err);
@@ -76,15 +103,59 @@ static void live_end(struct series_rebuild *sr, const char *id, bool *overlapped
 		*overlapped = l && l->overlapped;
 	if (!l)
 		return;
-	free(l->id);
+	live_release(l);
 	*l = sr->live[--sr->n_live];
 }
 
 static void live_clear(struct series_rebuild *sr)
 {
 	for (size_t i = 0; i < sr->n_live; i++)
-		free(sr->live[i].id);
+		live_release(&sr->live[i]);
 	sr->n_live = 0;
+}
+
+/* The process ended (a stop: its windows were never closed): each attempt that had its
+ * checkpoint before it journaled was cut off; the others had changed nothing yet. */
+static void live_cut_all(struct series_rebuild *sr)
+{
+	for (size_t i = 0; i < sr->n_live; i++) {
+		struct live *l = &sr->live[i];
+		if (!l->before)
+			continue;
+		sr->cuts = xgrow(sr->cuts, &sr->cap_cuts, sr->n_cuts + 1, sizeof(*sr->cuts));
+		sr->cuts[sr->n_cuts++] = (struct series_cut){
+		    .step_id = xstrdup(l->id),
+		    .attempt = l->attempt,
+		    .before = xstrdup(l->before),
+		    .overlapped = l->overlapped,
+		};
+	}
+	live_clear(sr);
+}
+
+/* The cut attempt of `id` that started at `before` is settled (or superseded by a later
+ * attempt, when before is NULL): forgotten. Returns whether it overlapped another. */
+static bool cut_take(struct series_rebuild *sr, const char *id, const char *before)
+{
+	bool overlapped = false;
+
+	for (size_t i = sr->n_cuts; i-- > 0;) {
+		struct series_cut *c = &sr->cuts[i];
+		if (strcmp(c->step_id, id) || (before && strcmp(c->before, before)))
+			continue;
+		overlapped = overlapped || c->overlapped;
+		cut_release(c);
+		memmove(c, c + 1, (sr->n_cuts - i - 1) * sizeof(*c));
+		sr->n_cuts--;
+	}
+	return overlapped;
+}
+
+size_t series_rebuild_cut(struct series_rebuild *sr, const struct series_cut **v)
+{
+	live_cut_all(sr); /* the journal ends here: what is still open was cut off */
+	*v = sr->cuts;
+	return sr->n_cuts;
 }
 
 /* A new attempt of id: a window of its that never closed (its job was cancelled before
@@ -95,8 +166,7 @@ static void live_start(struct series_rebuild *sr, const char *id)
 	for (size_t i = 0; i < sr->n_live; i++)
 		sr->live[i].overlapped = true;
 	sr->live = xgrow(sr->live, &sr->cap_live, sr->n_live + 1, sizeof(*sr->live));
-	sr->live[sr->n_live].id = xstrdup(id);
-	sr->live[sr->n_live].overlapped = sr->n_live > 0;
+	sr->live[sr->n_live] = (struct live){.id = xstrdup(id), .overlapped = sr->n_live > 0};
 	sr->n_live++;
 }
 
@@ -123,19 +193,56 @@ static bool is_passed(const struct series_rebuild *sr, const char *id)
 	return false;
 }
 
-static void on_changes(struct series_rebuild *sr, const cJSON *o, const char *id)
+/* The series restored before an attempt (its step.checkpoint or step.changes says which)
+ * are empty from there on. */
+static void clear_restored(struct series_rebuild *sr, const cJSON *o)
 {
-	const char *before = jsonx_str(o, "before"), *after = jsonx_str(o, "after");
 	const cJSON *it;
-	bool overlapped = false;
-	char *err = NULL;
 
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "restored_series"))
 	{
 		if (cJSON_IsString(it))
 			checkpoint_series_clear(sr->cp, it->valuestring);
 	}
-	live_end(sr, id, &overlapped);
+}
+
+/* The checkpoint before the attempt, taken before its tools ran. */
+static void on_checkpoint(struct series_rebuild *sr, const cJSON *o, const char *id)
+{
+	const char *before = jsonx_str(o, "before");
+	double attempt = 0;
+	struct live *l;
+
+	if (!live_find(sr, id))
+		live_start(sr, id); /* a journal without its step.start: the window opens here */
+	l = live_find(sr, id);
+	clear_restored(sr, o);
+	l->cleared = true;
+	free(l->before);
+	l->before = before && *before ? xstrdup(before) : NULL;
+	jsonx_num(o, "attempt", &attempt);
+	l->attempt = attempt >= 1 && attempt <= 1e6 ? (int)attempt : 0;
+}
+
+static void on_changes(struct series_rebuild *sr, const cJSON *o, const char *id)
+{
+	const char *before = jsonx_str(o, "before"), *after = jsonx_str(o, "after");
+	const struct live *l = live_find(sr, id);
+	bool overlapped = false, cut = false;
+	double shared = 0;
+	char *err = NULL;
+
+	/* Its step.checkpoint cleared them already; later notes must not be undone. */
+	if (!l || !l->cleared)
+		clear_restored(sr, o);
+	jsonx_bool(o, "cut", &cut);
+	if (l) {
+		live_end(sr, id, &overlapped);
+	} else if (cut) {
+		/* Settled on a resume after its process was gone: the window closed with it. */
+		overlapped = cut_take(sr, id, before);
+		overlapped = overlapped || (jsonx_num(o, "shared", &shared) && shared > 0);
+	}
 	if (!before || !after)
 		return;
 	if (!checkpoint_series_note_ids(sr->cp, id, before, after, overlapped, &err)) {
@@ -177,12 +284,18 @@ void series_rebuild_event(struct series_rebuild *sr, const struct event *ev)
 	cJSON *o;
 	const char *id = ev->step_id;
 
-	if (ev->type == EV_RUN_END || ev->type == EV_RUN_RESUME) {
-		live_clear(sr); /* no attempt outlives its process, nor a run's end */
+	if (ev->type == EV_RUN_RESUME) {
+		live_cut_all(sr); /* no attempt outlives its process */
+		return;
+	}
+	if (ev->type == EV_RUN_END) {
+		live_clear(sr); /* a run ends once its attempts are back: none was cut */
+		cuts_clear(sr); /* nor is one cut before it settled after it */
 		return;
 	}
 	if (ev->type != EV_STEP_START && ev->type != EV_STEP_CHANGES && ev->type != EV_STEP_END &&
-	    ev->type != EV_STEP_STATE && ev->type != EV_PLAN_ADOPTED)
+	    ev->type != EV_STEP_STATE && ev->type != EV_PLAN_ADOPTED &&
+	    ev->type != EV_STEP_CHECKPOINT)
 		return;
 	o = cJSON_Parse(ev->json);
 	if (!o)
@@ -190,9 +303,16 @@ void series_rebuild_event(struct series_rebuild *sr, const struct event *ev)
 	switch (ev->type) {
 	case EV_STEP_START:
 		if (id) {
+			/* A later attempt: the process that started it went on without the cut
+			 * one's changes (the store lacked its checkpoint). */
+			cut_take(sr, id, NULL);
 			live_start(sr, id);
 			set_passed(sr, id, false);
 		}
+		break;
+	case EV_STEP_CHECKPOINT:
+		if (id)
+			on_checkpoint(sr, o, id);
 		break;
 	case EV_STEP_CHANGES:
 		if (id)
@@ -214,7 +334,10 @@ void series_rebuild_event(struct series_rebuild *sr, const struct event *ev)
 				set_passed(sr, id, false);
 		}
 		break;
-	case EV_PLAN_ADOPTED: on_adopted(sr, o); break;
+	case EV_PLAN_ADOPTED:
+		on_adopted(sr, o);
+		cuts_clear(sr);
+		break;
 	default: break;
 	}
 	cJSON_Delete(o);

@@ -16,6 +16,7 @@
 #include "budget.h"
 #include "bus.h"
 #include "checkpoint.h"
+#include "journal.h"
 #include "jsonx.h"
 #include "mcp_hub.h"
 #include "result.h"
@@ -791,15 +792,53 @@ static void resolve_conflicts(struct job *j, const struct cp_restored *v, size_t
 }
 
 /*
+ * The "before" checkpoint is journaled, and forced to the disk, before the attempt's tools
+ * can change anything: if the process dies in the attempt, --resume knows what to compare
+ * the workspace with (crash_cut.c). Every event is written by the publishing thread, so
+ * the attempt's first tool.call can only come after this line.
+ */
+static void publish_before(struct job *j, int attempt, const char *before,
+			   const struct strvec *series)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	cJSON_AddNumberToObject(f, "attempt", attempt);
+	cJSON_AddStringToObject(f, "before", before);
+	if (series->n) {
+		cJSON *a = cJSON_AddArrayToObject(f, "restored_series");
+		for (size_t i = 0; i < series->n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(series->v[i]));
+	}
+	bus_publish(j->e->bus, EV_STEP_CHECKPOINT, f);
+	journal_sync(j->e->journal);
+}
+
+/* What to say of a step's files put back before its attempt: a step whose attempt a stop
+ * cut off (crash_cut.c) is told so, once. Caller frees. */
+static char *restored_why(struct job *j)
+{
+	int cut = crashcut_take_told(j->e, j->step.id);
+
+	if (cut > 0)
+		return xasprintf("starts again from where it first started, undoing its attempt "
+				 "%d that the stop cut off",
+				 cut);
+	return xstrdup("starts again from where it first started");
+}
+
+/*
  * Before an attempt: the files that steps a replan removed changed are put back, then
  * those the step's own earlier attempts changed (a retry, or a re-run after a pass, an
  * edit, a stale input or a replan), as they were before the attempt that first changed
  * them, so the attempt starts clean; a file someone else changed since goes to the rewind
- * gate (or is left alone and named). Then the "before" checkpoint; before[0] is NUL when
- * there is none (checkpoints off or failing). `series` gets the ids of the series restored
- * (step.changes' `restored_series`: --resume rebuilds the series from it).
+ * gate (or is left alone and named). Then the "before" checkpoint, journaled as
+ * step.checkpoint; before[0] is NUL when there is none (checkpoints off or failing).
+ * `series` gets the ids of the series restored (step.changes' and step.checkpoint's
+ * `restored_series`: --resume rebuilds the series from it).
  */
-static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct strvec *series)
+static void checkpoint_before(struct job *j, int attempt, char before[CP_ID_LEN + 1],
+			      struct strvec *series)
 {
 	struct pev *e = j->e;
 	struct strvec warnings = STRVEC_INIT;
@@ -819,9 +858,10 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct 
 		tell_restored(j, all[i].step_id, &all[i].restored, "left the plan");
 	}
 	if (checkpoint_series_restore_step(e->checkpoints, j->step.id, &own, &err)) {
+		char *why = restored_why(j);
 		strvec_push(series, j->step.id);
-		tell_restored(j, j->step.id, &own.restored,
-			      "starts again from where it first started");
+		tell_restored(j, j->step.id, &own.restored, why);
+		free(why);
 		all = xrealloc(all, (n + 1) * sizeof(*all));
 		all[n++] = own;
 	} else {
@@ -837,6 +877,8 @@ static void checkpoint_before(struct job *j, char before[CP_ID_LEN + 1], struct 
 	if (!checkpoint_take_step(e->checkpoints, j->step.id, true, before, &warnings, &err)) {
 		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
 		before[0] = '\0';
+	} else {
+		publish_before(j, attempt, before, series);
 	}
 	cp_tell_warnings(j, &warnings);
 	free(err);
@@ -851,9 +893,8 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	struct pev *e = j->e;
 	struct strvec warnings = STRVEC_INIT;
 	char after[CP_ID_LEN + 1];
-	char *err = NULL, *stat;
-	cJSON *f, *files;
-	int shared = 0;
+	char *err = NULL;
+	cJSON *f;
 
 	if (!e->checkpoints || !before[0])
 		return false;
@@ -868,12 +909,24 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	cp_tell_warnings(j, &warnings);
 	strvec_clear(&warnings);
 	checkpoint_series_note(e->checkpoints, j->step.id, before, after, ch);
-	f = cJSON_CreateObject();
-	cJSON_AddStringToObject(f, "step_id", j->step.id);
+	f = worker_changes_fields(e, j->step.id, attempt, before, after, series, ch);
+	bus_publish(e->bus, EV_STEP_CHANGES, f);
+	return true;
+}
+
+cJSON *worker_changes_fields(struct pev *e, const char *step_id, int attempt, const char *before,
+			     const char *after, const struct strvec *series,
+			     const struct cp_changes *ch)
+{
+	cJSON *f = cJSON_CreateObject(), *files;
+	int shared = 0;
+	char *stat;
+
+	cJSON_AddStringToObject(f, "step_id", step_id);
 	cJSON_AddNumberToObject(f, "attempt", attempt);
 	cJSON_AddStringToObject(f, "before", before);
 	cJSON_AddStringToObject(f, "after", after);
-	if (series->n) {
+	if (series && series->n) {
 		cJSON *a = cJSON_AddArrayToObject(f, "restored_series");
 		for (size_t i = 0; i < series->n; i++)
 			cJSON_AddItemToArray(a, cJSON_CreateString(series->v[i]));
@@ -885,7 +938,7 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 		cJSON_AddStringToObject(o, "path", cf->path);
 		cJSON_AddStringToObject(o, "change", cp_change_name(cf->change));
 		/* Under --parallel: changed while another step's attempt ran too. */
-		if (checkpoint_path_shared(e->checkpoints, j->step.id, cf->path)) {
+		if (checkpoint_path_shared(e->checkpoints, step_id, cf->path)) {
 			cJSON_AddBoolToObject(o, "shared", true);
 			shared++;
 		}
@@ -907,8 +960,7 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	stat = cp_changes_stat(ch);
 	cJSON_AddStringToObject(f, "stat", stat);
 	free(stat);
-	bus_publish(e->bus, EV_STEP_CHANGES, f);
-	return true;
+	return f;
 }
 
 /* The diff as the verifier gets it: bounded, with a note when it was cut. */
@@ -944,7 +996,7 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
-	checkpoint_before(j, before, &series);
+	checkpoint_before(j, attempt, before, &series);
 	text = execute_attempt(j, attempt, &log, &cut_off, &err);
 	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
 	have_changes = checkpoint_after(j, attempt, before, &series, &changes);

@@ -41,6 +41,7 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_RUN_REOPEN] = "run.reopen",
 	[EV_RUN_RESUME] = "run.resume",
 	[EV_STEP_CHANGES] = "step.changes",
+	[EV_STEP_CHECKPOINT] = "step.checkpoint",
 };
 
 const char *event_type_name(enum event_type t)
@@ -598,11 +599,13 @@ char *event_changes_summary(const cJSON *o, int max_names)
 	const cJSON *stat = cJSON_GetObjectItemCaseSensitive(o, "stat");
 	const cJSON *more = cJSON_GetObjectItemCaseSensitive(o, "files_more");
 	const cJSON *shared = cJSON_GetObjectItemCaseSensitive(o, "shared");
+	const cJSON *cut = cJSON_GetObjectItemCaseSensitive(o, "cut");
 	struct strbuf sb;
 	int n = 0, total = cJSON_GetArraySize(files);
 
 	if (total == 0)
-		return xstrdup("workspace: unchanged");
+		return xstrdup(cJSON_IsTrue(cut) ? "workspace: unchanged by the attempt a stop cut off"
+						 : "workspace: unchanged");
 	strbuf_init(&sb);
 	strbuf_addf(&sb, "workspace: %s (",
 		    cJSON_IsString(stat) ? stat->valuestring : "changed");
@@ -629,5 +632,7 @@ char *event_changes_summary(const cJSON *o, int max_names)
 			    "; %d changed while another step ran too (which one changed %s is "
 			    "not known)",
 			    shared->valueint, shared->valueint == 1 ? "it" : "them");
+	if (cJSON_IsTrue(cut))
+		strbuf_adds(&sb, " — by an attempt a stop cut off, found on --resume");
 	return strbuf_detach(&sb);
 }

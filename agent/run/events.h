@@ -30,6 +30,7 @@ enum event_type {
 	EV_RUN_REOPEN,       /* a finished run starts a new segment (edit, re-run, resume) */
 	EV_RUN_RESUME,       /* --resume: the policy in force from here */
 	EV_STEP_CHANGES,     /* what one attempt changed in the workspace (checkpoints) */
+	EV_STEP_CHECKPOINT,  /* the checkpoint before an attempt, before its tools run */
 	EV__COUNT
 };
 
@@ -58,8 +59,9 @@ struct event *event_dup(const struct event *ev);
 void event_free(struct event *ev); /* NULL ok */
 
 /* One line for a step.changes event (its parsed object): "workspace: 1 file changed, +1
- * -0 (notes.txt)", the first `max_names` paths named, or "workspace: unchanged". Raw
- * text from the journal: clean it before drawing. Caller frees. */
+ * -0 (notes.txt)", the first `max_names` paths named, or "workspace: unchanged"; an
+ * attempt a stop cut off (`cut`) says so. Raw text from the journal: clean it before
+ * drawing. Caller frees. */
 char *event_changes_summary(const struct cJSON *changes, int max_names);
 
 /* Current time as RFC 3339 UTC with milliseconds, into buf (>= 32 bytes). */

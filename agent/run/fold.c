@@ -787,6 +787,7 @@ static void on_step_changes(struct ctx *c)
 	ch->plus = jlong(c->o, "plus", 0, 1000000000000L, 0);
 	ch->minus = jlong(c->o, "minus", 0, 1000000000000L, 0);
 	ch->stat = xstrdup(jsonx_str(c->o, "stat"));
+	jsonx_bool(c->o, "cut", &ch->cut);
 	strbuf_init(&kinds);
 	if (cJSON_IsArray(files)) {
 		cJSON_ArrayForEach(it, files)

@@ -91,6 +91,7 @@ struct fchange {
 	struct strvec paths;        /* the paths listed, in the event's order */
 	char *kinds;                /* one letter per listed path: A added, M modified, D deleted */
 	char *stat;                 /* "1 file changed, +1 -0" */
+	bool cut;                   /* a stop cut the attempt off; found on --resume */
 };
 
 struct fgate {

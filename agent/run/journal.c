@@ -103,6 +103,15 @@ void journal_on_event(void *ctx, const struct event *ev)
 		j->on_fail(j->fail_ctx, j->error);
 }
 
+void journal_sync(struct journal *j)
+{
+	/* The fd is set once at open and closed only after the workers stopped. */
+	if (j && j->fd >= 0 && fdatasync(j->fd) != 0) {
+		/* the line is in the file for a crash of the process; only a power loss may
+		 * lose it, as it may lose any event without this call */
+	}
+}
+
 const char *journal_error(const struct journal *j)
 {
 	return j ? j->error : NULL;

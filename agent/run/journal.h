@@ -22,6 +22,12 @@ void journal_on_event(void *ctx, const struct event *ev);
 /* The callback for that failure; called on the thread that published the event. */
 void journal_on_failure(struct journal *j, void (*fn)(void *ctx, const char *error),
 			void *ctx);
+/*
+ * Forces what was appended so far to the disk (fdatasync), for an event that must outlive
+ * a power loss before what follows it changes the world (step.checkpoint, before the
+ * attempt's tools run). Any thread; NULL ok. Errors are ignored: the line was written.
+ */
+void journal_sync(struct journal *j);
 /* The first write error as a sentence, or NULL. Owned by the journal. */
 const char *journal_error(const struct journal *j);
 

@@ -161,7 +161,10 @@ static void on_step_changes(struct report *r, const char *sid, const cJSON *o)
 
 	jsonx_num(o, "attempt", &attempt);
 	jsonx_num(o, "files_more", &more);
-	strbuf_addf(&s->text, "- Attempt %.0f changed the workspace: ", attempt);
+	strbuf_addf(&s->text, "- Attempt %.0f %schanged the workspace: ", attempt,
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cut"))
+			? "(cut off by a stop; found on --resume) "
+			: "");
 	add_clean(&s->text, str_or(o, "stat", "?"), true);
 	strbuf_adds(&s->text, "\n");
 	cJSON_ArrayForEach(it, files) {

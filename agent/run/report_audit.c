@@ -64,6 +64,7 @@ struct audit {
 	struct call last; /* the call of the last tool.result (id NULL when none) */
 	bool last_found;
 	double last_result_ts;
+	double last_ts; /* of the event before the one being applied */
 
 	struct gate_open *gates;
 	size_t n_gates, cap_gates;
@@ -334,6 +335,15 @@ static void on_step_end(struct audit *a, const cJSON *o, const char *sid, double
 	e->ts = ts;
 	free(e->status);
 	e->status = dupid(status);
+}
+
+/* --resume after a stop: an attempt still open was cut off by it, at the latest when the
+ * journal's last event before the resume was written. */
+static void on_run_resume(struct audit *a)
+{
+	for (size_t i = 0; i < a->n_att; i++)
+		if (!a->att[i].outcome)
+			close_attempt(&a->att[i], a->last_ts, xstrdup("cut off by a stop"));
 }
 
 static void on_run_end(struct audit *a, const cJSON *o, double ts)
@@ -812,7 +822,10 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 		a->segments++;
 		on_policy(a, o, ts, true);
 		break;
-	case EV_RUN_RESUME: on_policy(a, o, ts, false); break;
+	case EV_RUN_RESUME:
+		on_run_resume(a);
+		on_policy(a, o, ts, false);
+		break;
 	case EV_RUN_REOPEN:
 		a->segments++;
 		a->ended = 0;
@@ -849,6 +862,8 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 	case EV_OPERATOR_COMMAND: on_operator_command(a, o, ts); break;
 	default: break;
 	}
+	if (ts > 0)
+		a->last_ts = ts;
 }
 
 /* ---- story lines ------------------------------------------------------------------------ */

@@ -50,7 +50,9 @@ static bool visit(void *ctx, const struct event *ev)
 		if (sc->step && !strcmp(sc->step, ev->step_id))
 			sc->step_seen = true;
 	}
-	if (ev->type == EV_STEP_CHANGES) {
+	/* step.checkpoint names the "before" as the attempt starts: an attempt a stop cut off
+	 * (no step.changes yet) is rewound too. */
+	if (ev->type == EV_STEP_CHANGES || ev->type == EV_STEP_CHECKPOINT) {
 		cJSON *o = cJSON_Parse(ev->json);
 		const char *before = jsonx_str(o, "before");
 

@@ -82,8 +82,9 @@ bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char
 		if (!checkpoint_diff(cp, fc->before, fc->after, max_diff, &ch, err))
 			return false;
 		stat = cp_changes_stat(&ch);
-		strbuf_addf(out, "# step %s, attempt %d: %s (checkpoint %.7s..%.7s)\n", step_id,
-		            fc->attempt, stat, fc->before, fc->after);
+		strbuf_addf(out, "# step %s, attempt %d%s: %s (checkpoint %.7s..%.7s)\n", step_id,
+		            fc->attempt, fc->cut ? ", cut off by a stop" : "", stat, fc->before,
+		            fc->after);
 		free(stat);
 		strbuf_adds(out, ch.diff ? ch.diff : "");
 		if (ch.diff_cut)

@@ -505,6 +505,9 @@ static void jline(struct fixture *fx, const char *clock, const char *type, const
 	free(path);
 }
 
+#define CP_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define CP_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
 static const char plan_a[] =
     "{\"goal\":\"g\",\"steps\":["
     "{\"step_id\":\"read\",\"name\":\"Read the contract\",\"description\":\"Read it\","
@@ -682,6 +685,33 @@ static void test_audit_interrupted(void **state)
 	             "check.");
 }
 
+/* Killed in an attempt, then resumed: the attempt the stop cut off ends when the journal
+ * last heard of the process, and its changes (settled on --resume) are listed. */
+static void test_audit_cut_by_a_stop(void **state)
+{
+	struct fixture *fx = *state;
+	char *adopt = xasprintf("\"revision\":0,\"kept\":[],\"plan\":%s", plan_a);
+
+	jline(fx, "23:59:50", "run.start", "\"run_id\":\"r9\",\"task\":\"t\",\"provider\":\"sim\"");
+	jline(fx, "23:59:51", "plan.adopted", adopt);
+	jline(fx, "23:59:52", "step.start", "\"step_id\":\"read\",\"attempt\":1");
+	jline(fx, "23:59:53", "step.checkpoint",
+	      "\"step_id\":\"read\",\"attempt\":1,\"before\":\"" CP_A "\"");
+	jline(fx, "23:59:55", "run.resume", "\"policy\":{}");
+	jline(fx, "23:59:56", "step.changes",
+	      "\"step_id\":\"read\",\"attempt\":1,\"before\":\"" CP_A "\",\"after\":\"" CP_B
+	      "\",\"files\":[{\"path\":\"notes.md\",\"change\":\"added\",\"plus\":1,"
+	      "\"minus\":0}],\"plus\":1,\"minus\":0,\"stat\":\"1 file changed, +1 -0\","
+	      "\"cut\":true");
+	jline(fx, "23:59:57", "step.start", "\"step_id\":\"read\",\"attempt\":2");
+	render(fx);
+	has_line(fx, "| 1 | 23:59:52 | 23:59:53 | 1.0 s | cut off by a stop | 0 | — |");
+	has_line(fx, "- Attempt 1 (cut off by a stop; found on --resume) changed the workspace: 1 "
+	             "file changed, +1 -0");
+	has_line(fx, "  - `notes.md` added (+1 −0)");
+	free(adopt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +725,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_audit_trail, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_audit_interrupted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_audit_cut_by_a_stop, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
