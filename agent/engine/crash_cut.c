@@ -61,17 +61,9 @@ static void notice(struct pev *e, const char *level, const char *step_id, const 
 /* The checkpoint's warnings (a file left out for its size), each told once a run. */
 static void tell_warnings(struct pev *e, const struct strvec *w)
 {
-	for (size_t i = 0; i < w->n; i++) {
-		bool told = false;
-		pthread_mutex_lock(&e->acct);
-		for (size_t k = 0; k < e->checkpoint_told.n && !told; k++)
-			told = !strcmp(e->checkpoint_told.v[k], w->v[i]);
-		if (!told)
-			strvec_push(&e->checkpoint_told, w->v[i]);
-		pthread_mutex_unlock(&e->acct);
-		if (!told)
+	for (size_t i = 0; i < w->n; i++)
+		if (engine_checkpoint_warning_new(e, w->v[i]))
 			notice(e, "warn", NULL, w->v[i]);
-	}
 }
 
 /* One cut attempt: what changed from its "before" to `now`, noted and journaled. */

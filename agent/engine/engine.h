@@ -20,6 +20,7 @@
 #include "prompts.h"
 #include "provider.h"
 #include "strbuf.h"
+#include "strset.h"
 
 struct budget;
 struct checkpoints;
@@ -251,7 +252,7 @@ struct pev {
 					  * store could not be opened (checkpoint_err says why) */
 	char *checkpoint_err;
 	atomic_bool checkpoint_err_told;
-	struct strvec checkpoint_told; /* checkpoint warnings already published (acct lock) */
+	struct strset checkpoint_told; /* checkpoint warnings already published (acct lock) */
 	struct cut_attempt *cut; /* resume: attempts the stop cut off (crash_cut.c); the
 				  * list is the engine thread's, `told` is under acct */
 	size_t n_cut;
@@ -420,6 +421,9 @@ void engine_publish_verdict(struct pev *e, const char *id, int attempt, const ch
 			    const struct verdict *v, size_t not_judged_from);
 
 /* worker.c */
+/* Any thread: true the first time a checkpoint warning (a file left out for its size, …)
+ * is seen in the run, so it is published once, not at every checkpoint. */
+bool engine_checkpoint_warning_new(struct pev *e, const char *warning);
 /* step.changes' fields for what attempt `attempt` of step_id changed between checkpoints
  * `before` and `after` (`series`: restored before it, may be NULL); a file is `shared`
  * when checkpoint_path_shared says so. Caller owns the object. */

@@ -842,7 +842,7 @@ void pev_free(struct pev *e)
 	requests_close(e->requests);
 	checkpoint_close(e->checkpoints);
 	free(e->checkpoint_err);
-	strvec_clear(&e->checkpoint_told);
+	strset_clear(&e->checkpoint_told);
 	crashcut_release(e);
 	free(e->threads);
 	free(e->task);

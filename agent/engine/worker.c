@@ -640,21 +640,21 @@ static void cp_notice(struct job *j, const char *level, const char *kind, const 
 }
 
 /* Warnings of a checkpoint (a file left out for its size, …), each told once a run. */
+bool engine_checkpoint_warning_new(struct pev *e, const char *warning)
+{
+	bool fresh;
+
+	pthread_mutex_lock(&e->acct);
+	fresh = strset_add(&e->checkpoint_told, warning);
+	pthread_mutex_unlock(&e->acct);
+	return fresh;
+}
+
 static void cp_tell_warnings(struct job *j, const struct strvec *w)
 {
-	struct pev *e = j->e;
-
-	for (size_t i = 0; i < w->n; i++) {
-		bool told = false;
-		pthread_mutex_lock(&e->acct);
-		for (size_t k = 0; k < e->checkpoint_told.n && !told; k++)
-			told = !strcmp(e->checkpoint_told.v[k], w->v[i]);
-		if (!told)
-			strvec_push(&e->checkpoint_told, w->v[i]);
-		pthread_mutex_unlock(&e->acct);
-		if (!told)
+	for (size_t i = 0; i < w->n; i++)
+		if (engine_checkpoint_warning_new(j->e, w->v[i]))
 			cp_notice(j, "warn", "checkpoint", w->v[i]);
-	}
 }
 
 static char *name_paths(const struct strvec *v)
