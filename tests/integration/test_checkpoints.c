@@ -231,6 +231,47 @@ static void test_exclude(void **state)
 	fx_free(&fx);
 }
 
+/* A file over [checkpoints] max_file is left out of all six checkpoints of the three
+ * attempts, is said so once in the run (not at every checkpoint), and is left as it was. */
+static void test_too_large_told_once(void **state)
+{
+	struct fx fx = {0};
+	char big[2049], *cfg, *s;
+	const cJSON *ev;
+	int told = 0;
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cli_fx_init(&fx.c);
+	fx.ws = xasprintf("%s/ws", fx.c.tmp);
+	assert_int_equal(mkdir(fx.ws, 0755), 0);
+	free(cli_put(fx.ws, "big.bin", big));
+	fx.script = write_script(fx.c.tmp);
+	cfg = cli_put(fx.c.tmp, "config", "[checkpoints]\nmax_file = 1024\n");
+	cli_fx_run(&fx.c, 0, NULL, "--headless", "--json", "--yes", "--provider", "sim",
+	           "--script", fx.script, "--sim-delay", "0", "--workspace", fx.ws, "--config",
+	           cfg, "Append a line", NULL);
+	free(cfg);
+	cJSON_ArrayForEach(ev, fx.c.events)
+	{
+		const cJSON *kind = cJSON_GetObjectItem(ev, "kind"),
+		            *msg = cJSON_GetObjectItem(ev, "message");
+		if (cJSON_IsString(kind) && !strcmp(kind->valuestring, "checkpoint") &&
+		    cJSON_IsString(msg) && strstr(msg->valuestring, "big.bin"))
+			told++;
+	}
+	assert_int_equal(told, 1);
+	s = cli_slurp_in(fx.ws, "big.bin");
+	assert_non_null(s);
+	assert_string_equal(s, big);
+	free(s);
+	s = cli_slurp_in(fx.ws, "notes.txt");
+	assert_string_equal(s, "line\n");
+	free(s);
+	fx_free(&fx);
+}
+
 /*
  * The process dies after the attempt changed notes.txt and before its verdict; --resume
  * starts the attempt over, and it starts where the first one did: the series of the step is
@@ -487,6 +528,7 @@ int main(void)
 	    cmocka_unit_test(test_retries_start_clean),
 	    cmocka_unit_test(test_off),
 	    cmocka_unit_test(test_exclude),
+	    cmocka_unit_test(test_too_large_told_once),
 	    cmocka_unit_test(test_parallel_changes_are_marked_shared),
 	    cmocka_unit_test(test_resume_restores_before_the_retry),
 	    cmocka_unit_test(test_replaced_step_is_restored),
