@@ -100,6 +100,10 @@ char *cp_changes_stat(const struct cp_changes *c);
  */
 bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, size_t max_diff,
                      struct cp_changes *out, char **err);
+/* The same for step_id's attempt between its checkpoints `from` and `to`: without the
+ * paths another step alone changed meanwhile (checkpoint_step_writes). */
+bool checkpoint_diff_step(struct checkpoints *cp, const char *step_id, const char *from,
+                          const char *to, size_t max_diff, struct cp_changes *out, char **err);
 
 /*
  * Restores each of `paths` to its state in checkpoint `id`: its content, mode or link,
@@ -138,10 +142,21 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id);
 /*
  * Whether `path` changed while step_id's attempt ran beside another step's (between their
- * checkpoints at the same time): the store cannot tell which of them changed it, so it is
- * not step_id's alone (step.changes marks it "shared"; a restore leaves it).
+ * checkpoints at the same time) that could have changed it too: the store cannot tell
+ * which of them did, so it is not step_id's alone (step.changes marks it "shared"; a
+ * restore leaves it).
  */
 bool checkpoint_path_shared(struct checkpoints *cp, const char *step_id, const char *path);
+
+/*
+ * What step_id's attempt (between its two checkpoints) is about to change, told before
+ * each tool call (attribution.c): the path its own file tool writes, or anything (a shell
+ * command, an MCP call). A path that changes while several attempts run is the one step's
+ * that could have changed it; the others' step.changes leave it out (checkpoint_diff_step).
+ * When several could have, or none said so, it is shared (checkpoint_path_shared).
+ */
+void checkpoint_step_writes(struct checkpoints *cp, const char *step_id, const char *path);
+void checkpoint_step_writes_any(struct checkpoints *cp, const char *step_id);
 
 /*
  * Opens the store of the run in `run_dir` to read it only (checkpoint_diff): nothing is

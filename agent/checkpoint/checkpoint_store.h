@@ -11,6 +11,7 @@
  *   series.c         each step's series of attempts, restored before its next attempt
  *   conflict.c       what the rewind gate needs: a series' conflicts, their diffs, and a
  *                    restore over someone else's change
+ *   attribution.c    whose change a path is when several steps' attempts ran at once
  *   loose.c          writing objects as uncompressed loose files
  *
  * Every function here expects the store's mutex held unless it says otherwise.
@@ -106,7 +107,11 @@ struct checkpoints {
 	struct series *series;
 	size_t n_series, cap_series;
 	struct strvec active;    /* steps with an attempt between its two checkpoints */
-	struct strset shared; /* "STEP\nPATH": changed while STEP ran beside another */
+	/* attribution.c: "STEP\nPATH" keys */
+	struct strset shared;  /* changed while STEP ran beside another that could have too */
+	struct strset foreign; /* changed in STEP's window by the one other step that could */
+	struct strset writes;  /* STEP's attempt said its file tool writes PATH */
+	struct strvec writes_any; /* steps whose attempt ran something that may write anywhere */
 };
 
 
@@ -157,10 +162,22 @@ bool cp_restore_locked(struct checkpoints *cp, const char *id, const struct strv
 /* series.c */
 void cp_series_free(struct series *s);
 struct series *cp_series_find(struct checkpoints *cp, const char *step_id);
+
+/* attribution.c */
 /* Each of `paths` changed while every active step but step_id (NULL: every one) ran: not
  * theirs alone to restore. */
 void cp_shared_beside(struct checkpoints *cp, const char *step_id, const struct strvec *paths);
+void cp_shared_one(struct checkpoints *cp, const char *step_id, const char *path);
 bool cp_is_shared(const struct checkpoints *cp, const char *step_id, const char *path);
+/* Changed in step_id's window by another step alone: not step_id's change at all. */
+bool cp_is_foreign(const struct checkpoints *cp, const char *step_id, const char *path);
+/* `paths` changed since the last checkpoint while the active steps ran: each is the one
+ * step's that could have changed it, or shared by all of them. */
+void cp_attribute(struct checkpoints *cp, const struct strvec *paths);
+/* step_id's new attempt begins: what its last one said and was told is forgotten. */
+void cp_attempt_begins(struct checkpoints *cp, const char *step_id);
+/* ... and its series ends: what was shared with it too. */
+void cp_step_forget(struct checkpoints *cp, const char *step_id);
 bool cp_series_restore_locked(struct checkpoints *cp, struct series *s, struct strvec *restored,
                               struct strvec *conflicts, struct strvec *bases,
                               struct strvec *shared, char **err);

@@ -67,8 +67,28 @@ void cp_diff_append(struct strbuf *sb, const char *text, size_t len, size_t max,
 	strbuf_add(sb, text, len);
 }
 
+static bool diff_locked(struct checkpoints *cp, const char *step_id, const char *from,
+                        const char *to, size_t max_diff, struct cp_changes *out, char **err);
+
 bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, size_t max_diff,
                      struct cp_changes *out, char **err)
+{
+	return checkpoint_diff_step(cp, NULL, from, to, max_diff, out, err);
+}
+
+bool checkpoint_diff_step(struct checkpoints *cp, const char *step_id, const char *from,
+                          const char *to, size_t max_diff, struct cp_changes *out, char **err)
+{
+	bool ok;
+
+	cp_lock(cp);
+	ok = diff_locked(cp, step_id, from, to, max_diff, out, err);
+	cp_unlock(cp);
+	return ok;
+}
+
+static bool diff_locked(struct checkpoints *cp, const char *step_id, const char *from,
+                        const char *to, size_t max_diff, struct cp_changes *out, char **err)
 {
 	struct snap a, b;
 	git_diff_options o;
@@ -78,15 +98,12 @@ bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, s
 
 	memset(out, 0, sizeof(*out));
 	strbuf_init(&text);
-	cp_lock(cp);
 	if (!cp_snap_load(cp, from, &a, err)) {
-		cp_unlock(cp);
 		strbuf_release(&text);
 		return false;
 	}
 	if (!cp_snap_load(cp, to, &b, err)) {
 		cp_snap_release(&a);
-		cp_unlock(cp);
 		strbuf_release(&text);
 		return false;
 	}
@@ -110,7 +127,8 @@ bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, s
 			continue;
 		d = git_patch_get_delta(patch);
 		path = d->new_file.path ? d->new_file.path : d->old_file.path;
-		if (cp_in_vec(&a.left_out, path) || cp_in_vec(&b.left_out, path)) {
+		if (cp_in_vec(&a.left_out, path) || cp_in_vec(&b.left_out, path) ||
+		    (step_id && cp_is_foreign(cp, step_id, path))) {
 			git_patch_free(patch);
 			continue;
 		}
@@ -151,7 +169,6 @@ done:
 	git_diff_free(diff);
 	cp_snap_release(&a);
 	cp_snap_release(&b);
-	cp_unlock(cp);
 	out->diff = strbuf_detach(&text);
 	if (!ok)
 		cp_changes_release(out);

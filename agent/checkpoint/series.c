@@ -17,38 +17,6 @@ void cp_series_free(struct series *s)
 	free(s->v);
 }
 
-/* ---- paths that changed while a step's attempt ran beside another's */
-
-static char *shared_key(const char *step_id, const char *path)
-{
-	return xasprintf("%s\n%s", step_id, path);
-}
-
-static void mark(struct checkpoints *cp, const char *step_id, const char *path)
-{
-	char *key = shared_key(step_id, path);
-
-	strset_add(&cp->shared, key);
-	free(key);
-}
-
-bool cp_is_shared(const struct checkpoints *cp, const char *step_id, const char *path)
-{
-	char *key = shared_key(step_id, path);
-	bool yes = strset_has(&cp->shared, key);
-
-	free(key);
-	return yes;
-}
-
-void cp_shared_beside(struct checkpoints *cp, const char *step_id, const struct strvec *paths)
-{
-	for (size_t a = 0; a < cp->active.n; a++)
-		if (!step_id || strcmp(cp->active.v[a], step_id))
-			for (size_t p = 0; p < paths->n; p++)
-				mark(cp, cp->active.v[a], paths->v[p]);
-}
-
 struct series *cp_series_find(struct checkpoints *cp, const char *step_id)
 {
 	for (size_t i = 0; i < cp->n_series; i++)
@@ -164,13 +132,6 @@ bool checkpoint_series_restore(struct checkpoints *cp, const char *step_id, stru
 	return ok;
 }
 
-static bool of_step(const char *key, void *step_id)
-{
-	size_t n = strlen(step_id);
-
-	return !strncmp(key, step_id, n) && key[n] == '\n';
-}
-
 void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 {
 	struct series *s;
@@ -181,7 +142,7 @@ void checkpoint_series_end(struct checkpoints *cp, const char *step_id)
 		cp_series_free(s);
 		*s = cp->series[--cp->n_series];
 	}
-	strset_remove_if(&cp->shared, of_step, (void *)step_id);
+	cp_step_forget(cp, step_id);
 	cp_unlock(cp);
 }
 
@@ -297,7 +258,7 @@ bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, con
 		series_add(cp, step_id, before, after, &paths);
 		/* Beside another step's attempt: which of them made a path is not known. */
 		for (size_t i = 0; overlapped && i < paths.n; i++)
-			mark(cp, step_id, paths.v[i]);
+			cp_shared_one(cp, step_id, paths.v[i]);
 		ok = true;
 	}
 	git_diff_free(diff);
@@ -306,14 +267,4 @@ bool checkpoint_series_note_ids(struct checkpoints *cp, const char *step_id, con
 	cp_unlock(cp);
 	strvec_clear(&paths);
 	return ok;
-}
-
-bool checkpoint_path_shared(struct checkpoints *cp, const char *step_id, const char *path)
-{
-	bool shared;
-
-	cp_lock(cp);
-	shared = cp_is_shared(cp, step_id, path);
-	cp_unlock(cp);
-	return shared;
 }

@@ -203,6 +203,9 @@ void checkpoint_close(struct checkpoints *cp)
 	free(cp->series);
 	strvec_clear(&cp->active);
 	strset_clear(&cp->shared);
+	strset_clear(&cp->foreign);
+	strset_clear(&cp->writes);
+	strvec_clear(&cp->writes_any);
 	strvec_clear(&cp->last_skipped);
 	strvec_clear(&cp->last_excluded);
 	free(cp->ws_path);

@@ -781,9 +781,10 @@ bool checkpoint_take_step(struct checkpoints *cp, const char *step_id, bool star
 	 * none of them for sure. The previous one is always this process's own then: a step
 	 * becomes active only through a checkpoint taken here. */
 	if (ok && known)
-		cp_shared_beside(cp, NULL, &paths);
+		cp_attribute(cp, &paths);
 	strvec_clear(&paths);
 	if (starting && ok) {
+		cp_attempt_begins(cp, step_id);
 		strvec_push(&cp->active, step_id);
 	} else if (!starting) {
 		for (size_t i = 0; i < cp->active.n; i++)

@@ -420,6 +420,21 @@ static void keep_output(struct job *j, int attempt, int k, const struct strbuf *
 	free(rel);
 }
 
+/* Before a tool call: what it may change in the workspace, so that the checkpoints tell
+ * this step's changes from those of the steps running beside it (attribution.c). */
+static void tell_writes(struct pev *e, const char *step_id, const struct tool_def *t,
+			const cJSON *input)
+{
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(input, "path");
+
+	if (!e->checkpoints || (t && t->writes == TOOL_WRITES_NOTHING))
+		return;
+	if (t && t->writes == TOOL_WRITES_PATH && cJSON_IsString(path))
+		checkpoint_step_writes(e->checkpoints, step_id, path->valuestring);
+	else
+		checkpoint_step_writes_any(e->checkpoints, step_id);
+}
+
 static void run_tool(struct job *j, int attempt, const struct llm_tool_call *call,
 		     struct llm_tool_result *res, struct attempt_log *log)
 {
@@ -457,6 +472,8 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 		mcpcalls_annotate(e, call->name, f);
 	bus_publish(e->bus, EV_TOOL_CALL, f);
 
+	if ((is_mcp || (t && (!t->demo_only || e->demo))) && input && cJSON_IsObject(input))
+		tell_writes(e, step_id, t, input);
 	if (is_mcp && input && cJSON_IsObject(input))
 		ok = mcpcalls_run(j, call->name, input, &out, mcp_fields);
 	else if (!is_mcp && (!t || (t->demo_only && !e->demo)))
@@ -899,7 +916,8 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	if (!e->checkpoints || !before[0])
 		return false;
 	if (!checkpoint_take_step(e->checkpoints, j->step.id, false, after, &warnings, &err) ||
-	    !checkpoint_diff(e->checkpoints, before, after, CHANGES_DIFF_MAX, ch, &err)) {
+	    !checkpoint_diff_step(e->checkpoints, j->step.id, before, after, CHANGES_DIFF_MAX, ch,
+				  &err)) {
 		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
 		cp_tell_warnings(j, &warnings);
 		strvec_clear(&warnings);

@@ -71,11 +71,20 @@ struct tool_env {
 	bool *transient;
 };
 
+/* What a tool may change in the workspace (the checkpoints tell parallel steps' changes
+ * apart by it). The zero value is the safe one. */
+enum tool_writes {
+	TOOL_WRITES_ANY = 0, /* anything (a shell command) */
+	TOOL_WRITES_NOTHING, /* reads only */
+	TOOL_WRITES_PATH,    /* the one file its "path" argument names */
+};
+
 struct tool_def {
 	const char *name;
 	const char *description;
 	const char *schema_json; /* JSON Schema of the input object */
 	bool demo_only;          /* offered only in demo/simulated runs */
+	enum tool_writes writes;
 	/* Name of a tool tried with the same input when this one finally fails (not when
 	 * cancelled); NULL = none. Only one level is followed. */
 	const char *fallback;

@@ -431,6 +431,7 @@ static bool list_files_run(const struct tool_env *env, const struct cJSON *input
 
 const struct tool_def tool_read_file = {
 	.name = "read_file",
+	.writes = TOOL_WRITES_NOTHING,
 	.description = "Read a text file from the workspace. Paths are relative to the "
 		       "workspace; long files are cut at 64 KiB with a note.",
 	.schema_json = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
@@ -442,6 +443,7 @@ const struct tool_def tool_read_file = {
 
 const struct tool_def tool_write_file = {
 	.name = "write_file",
+	.writes = TOOL_WRITES_PATH,
 	.description = "Create or replace a text file in the workspace with the given "
 		       "content. Missing folders are created.",
 	.schema_json = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
@@ -454,6 +456,7 @@ const struct tool_def tool_write_file = {
 
 const struct tool_def tool_list_files = {
 	.name = "list_files",
+	.writes = TOOL_WRITES_NOTHING,
 	.description = "List the files under a workspace folder, recursively and sorted; "
 		       "folders end with \"/\".",
 	.schema_json = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","

@@ -431,6 +431,7 @@ static bool http_get_run(const struct tool_env *env, const struct cJSON *input,
 
 const struct tool_def tool_http_get = {
 	.name = "http_get",
+	.writes = TOOL_WRITES_NOTHING,
 	.description = "Fetch an http:// or https:// URL with GET and return the status and "
 		       "the body as text (up to 1 MB is fetched, 64 KiB shown; binary bodies are "
 		       "not shown). Redirects are followed (at most 5). Addresses on the local "

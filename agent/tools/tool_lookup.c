@@ -129,6 +129,7 @@ out:
 
 const struct tool_def tool_lookup = {
 	.name = "lookup",
+	.writes = TOOL_WRITES_NOTHING,
 	.description = "Look up a fact in the offline demo reference table (simulated runs "
 		       "only; the data is invented). Input: a short query naming the topic.",
 	.schema_json = "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\","

@@ -288,6 +288,7 @@ static bool search_files_run(const struct tool_env *env, const struct cJSON *inp
 
 const struct tool_def tool_search_files = {
 	.name = "search_files",
+	.writes = TOOL_WRITES_NOTHING,
 	.description = "Find lines containing a fixed text in the workspace's text files "
 		       "(not a regular expression). Results are \"path:line: text\", sorted by "
 		       "path; links, binary files and files over 1 MB are skipped.",

@@ -522,6 +522,94 @@ static void test_parallel_changes_are_marked_shared(void **state)
 	free(ws);
 }
 
+/* The journal position (0-based) of the first event of `type` for step `step` whose
+ * `tool` is `tool` (NULL: any), or -1. */
+static int event_at(const cJSON *events, const char *type, const char *step, const char *tool)
+{
+	const cJSON *ev;
+	int i = 0;
+
+	cJSON_ArrayForEach(ev, events)
+	{
+		const cJSON *t = cJSON_GetObjectItem(ev, "type"), *s = cJSON_GetObjectItem(ev, "step_id"),
+		            *tl = cJSON_GetObjectItem(ev, "tool");
+		if (cJSON_IsString(t) && !strcmp(t->valuestring, type) && cJSON_IsString(s) &&
+		    !strcmp(s->valuestring, step) &&
+		    (!tool || (cJSON_IsString(tl) && !strcmp(tl->valuestring, tool))))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/* Whether x's write_file call came while y's attempt was between its checkpoints. */
+static bool written_in_window(const cJSON *events, const char *x, const char *y)
+{
+	int w = event_at(events, "tool.call", x, "write_file");
+
+	return w > event_at(events, "step.checkpoint", y, NULL) &&
+	       w < event_at(events, "step.changes", y, NULL);
+}
+
+/* --parallel: two steps whose attempts overlap each write their own file with write_file,
+ * which says which file it writes: each step's changes are its own file only, and nothing
+ * is shared (with a shell command in the window it would be: see the test above). The
+ * windows overlap for certain only on a machine that keeps up, so the run is made again
+ * (up to five times) until the journal shows both writes inside both windows. */
+static void test_parallel_write_file_is_attributed(void **state)
+{
+	struct cli_fx fx;
+	char *ws = NULL, *script = NULL;
+#define WSTEP(x)                                                                           \
+	"{\"step_id\": \"" x "\", \"name\": \"Write " x "\", \"description\": \"Write " x    \
+	".txt.\", \"acceptance_criteria\": [\"" x ".txt exists\"], \"dependencies\": [],"      \
+	" \"expected_outputs\": [\"" x ".txt\"], \"estimated_complexity\": \"low\"}"
+#define WEXEC(x)                                                                           \
+	"\"" x "\": [{\"rounds\": [{\"text\": \"Writing.\", \"tool_calls\": [{\"name\": "  \
+	"\"write_file\", \"input\": {\"path\": \"./" x ".txt\", \"content\": \"" x "\\n\"}}]}],"  \
+	" \"final\": {\"reasoning\": \"wrote the file as asked, and checked it\", "             \
+	"\"actions_taken\": [\"write_file\"], \"step_output\": {\"findings\": \"done\", "      \
+	"\"artifacts\": [\"" x ".txt\"], \"meets_criteria\": true}, \"confidence\": 0.9}}]"
+	char *text = xasprintf("{\"task\": \"Write two files\",\n \"planner\": [{\"goal\": "
+	                       "\"{{task}}\", \"steps\": [%s, %s]}],\n \"executor\": {%s, %s}\n}\n",
+	                       WSTEP("a"), WSTEP("b"), WEXEC("a"), WEXEC("b"));
+	bool overlapped = false;
+
+	(void)state;
+	for (int run = 0; run < 5 && !overlapped; run++) {
+		if (run) {
+			cli_fx_release(&fx);
+			free(ws);
+			free(script);
+		}
+		cli_fx_init(&fx);
+		ws = xasprintf("%s/ws", fx.tmp);
+		assert_int_equal(mkdir(ws, 0755), 0);
+		script = cli_put(fx.tmp, "script.json", text);
+		cli_fx_run(&fx, 0, NULL, "--headless", "--yes", "--provider", "sim", "--script",
+		           script, "--sim-delay", "40", "--parallel", "2", "--workspace", ws,
+		           "Write two files", NULL);
+		overlapped = written_in_window(fx.events, "a", "b") &&
+		             written_in_window(fx.events, "b", "a");
+	}
+	assert_true(overlapped);
+	assert_null(strstr(fx.p.out, "changed while another step ran too"));
+	for (int k = 0; k < 2; k++) {
+		const char *step = k ? "b" : "a", *file = k ? "b.txt" : "a.txt";
+		const cJSON *ev = cJSON_GetArrayItem(fx.events,
+		                                     event_at(fx.events, "step.changes", step, NULL));
+		const cJSON *files = cJSON_GetObjectItem(ev, "files"), *f0 = cJSON_GetArrayItem(files, 0);
+		assert_int_equal(cJSON_GetArraySize(files), 1);
+		assert_string_equal(cJSON_GetObjectItem(f0, "path")->valuestring, file);
+		assert_null(cJSON_GetObjectItem(f0, "shared"));
+		assert_null(cJSON_GetObjectItem(ev, "shared"));
+	}
+	cli_fx_release(&fx);
+	free(text);
+	free(script);
+	free(ws);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +618,7 @@ int main(void)
 	    cmocka_unit_test(test_exclude),
 	    cmocka_unit_test(test_too_large_told_once),
 	    cmocka_unit_test(test_parallel_changes_are_marked_shared),
+	    cmocka_unit_test(test_parallel_write_file_is_attributed),
 	    cmocka_unit_test(test_resume_restores_before_the_retry),
 	    cmocka_unit_test(test_replaced_step_is_restored),
 	    cmocka_unit_test(test_conflict_without_operator),

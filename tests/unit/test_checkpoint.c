@@ -662,6 +662,103 @@ static void test_overlap_paths(void **state)
 	free(m);
 }
 
+/* Whose change a path is while attempts overlap, by what each step said its tools write:
+ * a file only A said it writes is A's alone (not in B's changes, not shared); one that B
+ * might have written too (B ran a command: anything) is shared; one nobody said they write
+ * (the operator's) is shared; a path said as "./sub//x" is the snapshot's "sub/x". */
+static void test_attribution(void **state)
+{
+	struct cpfix *fx = *state;
+	char ab[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
+	char *err = NULL, *sub = cpfix_at(fx, "sub");
+	struct cp_changes c;
+
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	checkpoint_step_writes(fx->cp, "A", "./sub//a.txt");
+	checkpoint_step_writes(fx->cp, "B", "b.txt");
+	cpfix_put(fx, "sub/a.txt", "A's\n");
+	cpfix_put(fx, "b.txt", "B's\n");
+	cpfix_put(fx, "op.txt", "the operator's\n");
+	/* a checkpoint between (a third step starting) sees them change while A and B ran */
+	assert_true(checkpoint_take_step(fx->cp, "C", true, ab, NULL, &err));
+	checkpoint_step_writes_any(fx->cp, "C");
+	cpfix_put(fx, "sub/a.txt", "A's again\n"); /* now C might have too */
+	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	assert_null(err);
+
+	assert_false(checkpoint_path_shared(fx->cp, "B", "b.txt"));
+	assert_true(checkpoint_path_shared(fx->cp, "A", "op.txt"));
+	assert_true(checkpoint_path_shared(fx->cp, "B", "op.txt"));
+	assert_true(checkpoint_path_shared(fx->cp, "A", "sub/a.txt")); /* C ran a command */
+	assert_true(checkpoint_diff_step(fx->cp, "B", bb, ba, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 3); /* b.txt, op.txt, and sub/a.txt (shared since C) */
+	assert_string_equal(c.v[0].path, "b.txt");
+	assert_string_equal(c.v[1].path, "op.txt");
+	assert_string_equal(c.v[2].path, "sub/a.txt");
+	assert_null(strstr(c.diff, "A's\n"));
+	cp_changes_release(&c);
+	/* B's whole window, without what A alone wrote: checkpoint_diff has it all */
+	assert_true(checkpoint_diff(fx->cp, bb, ba, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 3);
+	cp_changes_release(&c);
+	free(sub);
+}
+
+/* Before C ran its command, a file only A said it writes is not B's change at all. */
+static void test_attribution_foreign(void **state)
+{
+	struct cpfix *fx = *state;
+	char ab[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
+	char *err = NULL;
+	struct cp_changes c;
+
+	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	checkpoint_step_writes(fx->cp, "A", "a.txt");
+	checkpoint_step_writes(fx->cp, "B", "b.txt");
+	cpfix_put(fx, "a.txt", "A's\n");
+	cpfix_put(fx, "b.txt", "B's\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	assert_null(err);
+	assert_false(checkpoint_path_shared(fx->cp, "A", "a.txt"));
+	assert_false(checkpoint_path_shared(fx->cp, "B", "b.txt"));
+	assert_true(checkpoint_diff_step(fx->cp, "A", ab, aa, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1); /* b.txt changed before A's after too, but B alone said so */
+	assert_string_equal(c.v[0].path, "a.txt");
+	cp_changes_release(&c);
+	assert_true(checkpoint_diff_step(fx->cp, "B", bb, ba, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.v[0].path, "b.txt");
+	assert_null(strstr(c.diff, "A's"));
+	checkpoint_series_note(fx->cp, "B", bb, ba, &c);
+	cp_changes_release(&c);
+	/* B's retry restores b.txt only: a.txt is A's */
+	{
+		struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+		char *s;
+		assert_true(checkpoint_series_restore(fx->cp, "B", &restored, &conflicts, &err));
+		assert_int_equal(restored.n, 1);
+		assert_string_equal(restored.v[0], "b.txt");
+		s = cpfix_get(fx, "a.txt");
+		assert_string_equal(s, "A's\n");
+		free(s);
+		strvec_clear(&restored);
+		strvec_clear(&conflicts);
+	}
+	/* a new attempt of B forgets what the last one was told */
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	cpfix_put(fx, "a.txt", "changed again\n");
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	assert_true(checkpoint_diff_step(fx->cp, "B", bb, ba, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.v[0].path, "a.txt"); /* B alone ran: its window's change */
+	cp_changes_release(&c);
+}
+
 /* A's retry undoes x.txt while B runs: B sees that as its own change, but it is not B's
  * to restore — B's retry must not write back what A's retry undid. */
 static void test_restore_beside_a_running_step(void **state)
@@ -1118,6 +1215,8 @@ int main(void)
 	    CPFIX_TEST(test_restore_keeps_old_files_and_modes),
 	    CPFIX_TEST(test_parallel_overlap),
 	    CPFIX_TEST(test_overlap_paths),
+	    CPFIX_TEST(test_attribution),
+	    CPFIX_TEST(test_attribution_foreign),
 	    CPFIX_TEST(test_restore_beside_a_running_step),
 	    CPFIX_TEST(test_unknown_id),
 	    CPFIX_TEST(test_reopen),
