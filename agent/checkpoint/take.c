@@ -32,6 +32,9 @@ struct take {
 	size_t n, cap;
 	struct tree_memo *trees; /* this snapshot's folders, in the order they end */
 	size_t n_trees, cap_trees;
+	/* The walk met something the tree lacks (left out, unreadable, an empty folder): a
+	 * restore judges such a path by the checkpoint's time, so this walk's time counts. */
+	bool partial;
 	char *err;
 };
 
@@ -418,12 +421,13 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 		git_filemode_t mode = 0;
 
 		if (!strcmp(name, ".git") || (t->cp->run_rel && !strcmp(path, t->cp->run_rel)) ||
-		    own_temp(name) ||
-		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		    own_temp(name)) {
 			free(path);
 			continue;
 		}
-		if (left_out_on_purpose(t, path, name, S_ISDIR(st.st_mode), ignores)) {
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    left_out_on_purpose(t, path, name, S_ISDIR(st.st_mode), ignores)) {
+			t->partial = true;
 			free(path);
 			continue;
 		}
@@ -468,6 +472,8 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 		} else {
 			warn(t, "%s is not a file, a link or a folder and was left out", path);
 		}
+		if (ok && !mode)
+			t->partial = true;
 		if (ok && mode) {
 			ents = xgrow(ents, &cap_ents, n_ents + 1, sizeof(*ents));
 			ents[n_ents].name = xstrdup(name);
@@ -659,13 +665,18 @@ static bool same_list(const struct strvec *a, const struct strvec *b)
 }
 
 /* Whether the walk found the workspace as the last checkpoint holds it, that checkpoint
- * being this process's own: same tree, same paths left out. Then it serves again — its
- * time is still true (nothing in it changed since), and a checkpoint costs no write. */
+ * being this process's own: same tree, same paths left out. Then it serves again, and a
+ * checkpoint costs no write — but only when the walk met nothing the tree lacks. A restore
+ * keeps a path the checkpoint lacks if it was there when the checkpoint was taken
+ * (there_before), and an empty folder born before it (prune_parents): an ignored file or an
+ * empty folder made since the last walk was there before this one, so the older time
+ * would have them deleted. With nothing left out, every path older than this walk is in
+ * the tree, and the two times judge alike. */
 static bool as_last(const struct checkpoints *cp, const struct take *t, const git_oid *tree)
 {
 	const struct tree_memo *root = memo_find(cp, "");
 
-	return cp->last_known && root && git_oid_equal(&root->oid, tree) &&
+	return cp->last_known && !t->partial && root && git_oid_equal(&root->oid, tree) &&
 	       same_list(&t->skipped, &cp->last_skipped) &&
 	       same_list(&t->excluded, &cp->last_excluded) &&
 	       t->n_excluded == cp->last_n_excluded;

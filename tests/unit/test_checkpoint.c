@@ -1198,6 +1198,100 @@ static void test_own_temp_left_out(void **state)
 	free(mine);
 }
 
+/* Waits (bounded) until the coarse clock, which file times come from, is past rel's ctime
+ * and birth: what was made before now is older than the next walk. */
+static void wait_past(const struct cpfix *fx, const char *rel)
+{
+	char *p = cpfix_at(fx, rel);
+	struct stat st;
+
+	assert_int_equal(lstat(p, &st), 0);
+	for (int i = 0; i < 1000; i++) {
+		struct timespec now, tick = {0, 1000000L};
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > st.st_ctim.tv_sec ||
+		    (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	free(p);
+}
+
+/*
+ * A checkpoint that finds the workspace as the last one holds it may serve as that one only
+ * when the walk saw nothing the tree lacks: a file in an ignored folder made after the last
+ * checkpoint but before this attempt's is the operator's, and a retry of an attempt that
+ * un-ignored it must not delete it (the "before" must be at least as late as the file).
+ */
+static void test_reused_before_keeps_newer_ignored_file(void **state)
+{
+	struct cpfix *fx = *state;
+	char b0[CP_ID_LEN + 1], before[CP_ID_LEN + 1], after[CP_ID_LEN + 1];
+	char *cache = cpfix_at(fx, "cache"), *err = NULL, *s;
+	struct cp_changes c;
+	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
+
+	cpfix_put(fx, ".gitignore", "cache/\n");
+	assert_int_equal(mkdir(cache, 0700), 0);
+	cpfix_put(fx, "cache/old.bin", "old\n");
+	wait_past(fx, "cache/old.bin");
+	cpfix_take(fx, b0, NULL); /* e.g. the last step's "after" */
+	cpfix_put(fx, "cache/new.bin", "made after it, before the attempt\n");
+	wait_past(fx, "cache/new.bin");
+	assert_true(checkpoint_take_step(fx->cp, "s1", true, before, NULL, &err));
+	cpfix_put(fx, ".gitignore", "*.log\n"); /* the attempt un-ignores cache/ */
+	assert_true(checkpoint_take_step(fx->cp, "s1", false, after, NULL, &err));
+	assert_true(checkpoint_diff(fx->cp, before, after, 1 << 20, &c, &err));
+	assert_non_null(find(&c, "cache/new.bin")); /* looks added */
+	checkpoint_series_note(fx->cp, "s1", before, after, &c);
+	cp_changes_release(&c);
+	assert_true(checkpoint_series_restore(fx->cp, "s1", &restored, &conflicts, &err));
+	assert_null(err);
+	s = cpfix_get(fx, "cache/new.bin");
+	assert_non_null(s);
+	assert_string_equal(s, "made after it, before the attempt\n");
+	free(s);
+	s = cpfix_get(fx, ".gitignore");
+	assert_string_equal(s, "cache/\n");
+	free(s);
+	strvec_clear(&restored);
+	strvec_clear(&conflicts);
+	free(cache);
+}
+
+/* An empty folder made after the last checkpoint (a passed step's, which changed nothing
+ * git keeps) is there before the next attempt: that attempt's retry keeps it. */
+static void test_reused_before_keeps_newer_empty_folder(void **state)
+{
+	struct cpfix *fx = *state;
+	char ab[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
+	char *out = cpfix_at(fx, "out"), *err = NULL;
+	struct cp_changes c;
+
+	if (!fs_has_birth_time(fx)) {
+		free(out);
+		skip();
+	}
+	cpfix_put(fx, "a.txt", "a\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
+	assert_int_equal(mkdir(out, 0755), 0); /* step A's work: an empty folder */
+	wait_past(fx, "out");
+	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
+	checkpoint_series_end(fx->cp, "A"); /* A passed */
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	cpfix_put(fx, "out/r.txt", "B's rejected work\n");
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	assert_true(checkpoint_diff(fx->cp, bb, ba, 1 << 20, &c, &err));
+	checkpoint_series_note(fx->cp, "B", bb, ba, &c);
+	cp_changes_release(&c);
+	assert_true(checkpoint_series_restore(fx->cp, "B", NULL, NULL, &err));
+	assert_null(err);
+	assert_false(cpfix_exists(fx, "out/r.txt"));
+	assert_true(cpfix_exists(fx, "out")); /* A's folder stays */
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1229,6 +1323,8 @@ int main(void)
 	    CPFIX_TEST(test_workspace_vanished),
 	    CPFIX_TEST(test_compare_order),
 	    CPFIX_TEST(test_own_temp_left_out),
+	    CPFIX_TEST(test_reused_before_keeps_newer_ignored_file),
+	    CPFIX_TEST(test_reused_before_keeps_newer_empty_folder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
