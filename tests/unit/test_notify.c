@@ -576,6 +576,10 @@ static void test_cmd_time_limit(void **state)
 	assert_non_null(pid_text);
 	pid = (pid_t)atol(pid_text);
 	assert_true(pid > 1);
+	/* SIGKILL is sent by then, but another process dies when the kernel next runs it:
+	 * wait for it to be gone (a loaded machine may take a moment), up to 10 s. */
+	for (t0 = mono(); !gone(pid) && mono() - t0 < 10;)
+		usleep(10000);
 	assert_true(gone(pid));
 	free(pid_text);
 	free(path);
