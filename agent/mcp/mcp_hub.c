@@ -155,14 +155,36 @@ static bool wait_ms(struct mcp_hub *h, int ms)
 	return all;
 }
 
+static void *stopper(void *client)
+{
+	mcp_client_stop(client);
+	return NULL;
+}
+
 void mcp_hub_stop(struct mcp_hub *h)
 {
+	pthread_t *t;
+	bool *live;
+
 	if (!h || h->stopped)
 		return;
 	join_starters(h);
 	h->stopped = true;
+	/* All at once: a server slow to end (up to its grace and SIGKILL, about 3 s) does not
+	 * hold the others' — nor the run's end — for its time again each. */
+	t = xcalloc(h->n ? h->n : 1, sizeof(*t));
+	live = xcalloc(h->n ? h->n : 1, sizeof(*live));
 	for (size_t i = 0; i < h->n; i++) {
-		mcp_client_stop(h->v[i].client);
+		live[i] = h->n > 1 && pthread_create(&t[i], NULL, stopper, h->v[i].client) == 0;
+		if (!live[i])
+			mcp_client_stop(h->v[i].client);
+	}
+	for (size_t i = 0; i < h->n; i++)
+		if (live[i])
+			pthread_join(t[i], NULL);
+	free(t);
+	free(live);
+	for (size_t i = 0; i < h->n; i++) {
 		if (h->v[i].up && h->fn)
 			h->fn(h->ctx, mcp_client_name(h->v[i].client), true, true, 0, NULL, NULL);
 	}
