@@ -164,6 +164,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 	*err = NULL;
 	req->model = e->models[req->role];
 	req->task = e->task;
+	req->schemas = e->schemas;
 	est = cost_estimate_call(req->model, request_chars(req), req->max_tokens, &est_known);
 	if (!reserve(e, est, cancel))
 		return PROVIDER_CANCELLED;
@@ -173,7 +174,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 	    (cc.request = requests_name(e->requests, llm_role_name(req->role), req->step_id,
 					req->attempt))) {
 		/* A provider that sends nothing (simulated): the request as the engine built it. */
-		char *body = requests_body_of(e->requests, req);
+		char *body = requests_body_of(req);
 
 		keep_request(&cc, body, strlen(body));
 		free(body);

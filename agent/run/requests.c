@@ -18,13 +18,10 @@
 #include "fdio.h"
 #include "provider.h"
 #include "sandbox.h"
+#include "schemas.h"
 #include "strbuf.h"
 #include "tool.h"
 #include "xalloc.h"
-
-struct memo {
-	char *src, *text;
-};
 
 struct requests {
 	char *dir; /* RUN_DIR/requests, NULL when not kept */
@@ -37,8 +34,6 @@ struct requests {
 	bool capped;
 	char *trouble;      /* the first reason requests were not kept, until told */
 	bool told;
-	struct memo *memo;  /* tools' schemas as requests_body_of prints them */
-	size_t n_memo, cap_memo;
 };
 
 /* The highest SEQ and the bytes of the requests a resumed run kept already. */
@@ -92,11 +87,6 @@ void requests_close(struct requests *rq)
 	if (!rq)
 		return;
 	pthread_mutex_destroy(&rq->lock);
-	for (size_t i = 0; i < rq->n_memo; i++) {
-		free(rq->memo[i].src);
-		free(rq->memo[i].text);
-	}
-	free(rq->memo);
 	free(rq->trouble);
 	free(rq->dir);
 	free(rq->run_dir);
@@ -297,39 +287,24 @@ static char *json_or_string(const char *s)
 	}
 }
 
-/* A tool's schema as printed, kept in rq (up to MEMO_MAX of them) for the next call. */
-#define MEMO_MAX 256
-static void put_schema(struct requests *rq, struct strbuf *sb, const char *schema)
+/* A tool's schema as printed: once per run through the run's memo (schemas.h), else for
+ * this call. */
+static void put_schema(struct schemas *memo, struct strbuf *sb, const char *schema)
 {
-	const char *text = NULL;
+	bool object;
+	const char *text;
 	char *made;
 
-	if (rq && schema) {
-		if (pthread_mutex_lock(&rq->lock))
-			fatal("requests: cannot lock");
-		for (size_t i = 0; i < rq->n_memo && !text; i++)
-			if (!strcmp(rq->memo[i].src, schema))
-				text = rq->memo[i].text; /* freed only by requests_close */
-		pthread_mutex_unlock(&rq->lock);
-		if (text) {
+	if (memo) {
+		text = schemas_print(memo, schema, &object);
+		if (text)
 			strbuf_adds(sb, text);
-			return;
-		}
+		else
+			put_str(sb, schema);
+		return;
 	}
 	made = json_or_string(schema);
 	strbuf_adds(sb, made);
-	if (rq && schema) {
-		if (pthread_mutex_lock(&rq->lock))
-			fatal("requests: cannot lock");
-		if (rq->n_memo < MEMO_MAX) {
-			rq->memo =
-			    xgrow(rq->memo, &rq->cap_memo, rq->n_memo + 1, sizeof(*rq->memo));
-			rq->memo[rq->n_memo].src = xstrdup(schema);
-			rq->memo[rq->n_memo++].text = made;
-			made = NULL;
-		}
-		pthread_mutex_unlock(&rq->lock);
-	}
 	free(made);
 }
 
@@ -381,7 +356,7 @@ static void put_message(struct strbuf *sb, const struct llm_msg *m)
 	strbuf_addc(sb, '}');
 }
 
-char *requests_body_of(struct requests *rq, const struct llm_request *req)
+char *requests_body_of(const struct llm_request *req)
 {
 	struct strbuf sb;
 
@@ -403,7 +378,7 @@ char *requests_body_of(struct requests *rq, const struct llm_request *req)
 		if (req->tools[t]->name || req->tools[t]->description)
 			strbuf_addc(&sb, ',');
 		strbuf_adds(&sb, "\"input_schema\":");
-		put_schema(rq, &sb, req->tools[t]->schema_json);
+		put_schema(req->schemas, &sb, req->tools[t]->schema_json);
 		strbuf_addc(&sb, '}');
 	}
 	strbuf_adds(&sb, "],\"messages\":[");

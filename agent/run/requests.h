@@ -45,9 +45,9 @@ char *requests_take_notice(struct requests *rq);
 
 /* The request as the engine built it, for a provider that sends no body (the simulated
  * one): model, max_tokens, system, tools, messages; tagged so that nobody takes it for a
- * wire body. `rq` (NULL ok) keeps the tools' schemas as printed from one call to the next.
+ * wire body. The tools' schemas are printed through req->schemas (schemas.h) when set.
  * Any thread. Caller frees. */
-char *requests_body_of(struct requests *rq, const struct llm_request *req);
+char *requests_body_of(const struct llm_request *req);
 
 /* A kept request, read back from its name. */
 struct request_ref {

@@ -31,6 +31,7 @@
 #include "provider_openai.h"
 #include "requests.h"
 #include "sandbox.h"
+#include "schemas.h"
 #include "strbuf.h"
 #include "testdir.h"
 #include "tool.h"
@@ -303,7 +304,7 @@ static void test_body_of(void **state)
 	const struct tool_def *const *all = tool_registry(&nt);
 	struct llm_request req = {.model = "sim-executor", .system = "sys", .msgs = msgs,
 				  .n_msgs = 3, .tools = all, .n_tools = 1, .max_tokens = 10};
-	char *b = requests_body_of(NULL, &req);
+	char *b = requests_body_of(&req);
 	cJSON *o = cJSON_Parse(b), *m;
 
 	(void)state;
@@ -347,8 +348,7 @@ static void test_body_of_as_cjson(void **state)
 	struct llm_request req = {.model = "m", .system = odd, .msgs = msgs, .n_msgs = 3,
 				  .tools = tools, .n_tools = 2, .max_tokens = 77,
 				  .want_json = true};
-	char *dir = testdir_new("requests-body");
-	struct requests *rq = requests_open(dir, true, 0);
+	struct schemas *memo = schemas_new();
 	cJSON *o = cJSON_CreateObject(), *arr, *m, *x;
 	char *want, *got;
 
@@ -403,18 +403,102 @@ static void test_body_of_as_cjson(void **state)
 	cJSON_AddItemToArray(arr, m);
 	want = cJSON_PrintUnformatted(o);
 	for (int round = 0; round < 2; round++) {
-		got = requests_body_of(round ? rq : NULL, &req);
+		req.schemas = round ? memo : NULL;
+		got = requests_body_of(&req);
 		assert_string_equal(got, want);
 		free(got);
 	}
-	got = requests_body_of(rq, &req); /* the schemas kept by the call before */
+	got = requests_body_of(&req); /* the schemas kept by the call before */
 	assert_string_equal(got, want);
 	free(got);
 	cJSON_free(want);
 	cJSON_Delete(o);
-	requests_close(rq);
-	assert_true(testdir_remove(dir));
-	free(dir);
+	schemas_free(memo);
+}
+
+/* ---- tools' schemas, printed once per run ---- */
+
+static void keep_body(void *ctx, const char *body, size_t len)
+{
+	char **out = ctx;
+
+	free(*out);
+	*out = xstrndup(body, len);
+}
+
+/* The body a real provider builds for `req` (it is never answered: nobody listens). */
+static char *wire_body(bool anthropic, const struct llm_request *req)
+{
+	struct http_options opt = {.connect_timeout_ms = 2000, .max_retries = -1};
+	struct llm_response res = {0};
+	char *err = NULL, *url, *body = NULL;
+	struct llm_hooks hooks = {.ctx = &body, .on_request = keep_body};
+	int fd, port = closed_port(&fd);
+	struct provider *p;
+
+	url = xasprintf("http://127.0.0.1:%d", port);
+	p = anthropic ? provider_anthropic_new(url, "k", &err) : provider_openai_new(url, "k", &err);
+	assert_non_null(p);
+	if (anthropic)
+		provider_anthropic_set_http(p, &opt);
+	else
+		provider_openai_set_http(p, &opt);
+	assert_int_equal(provider_complete(p, req, &hooks, &res, &err), PROVIDER_ERROR);
+	free(err);
+	llm_response_release(&res);
+	provider_free(p);
+	close(fd);
+	free(url);
+	assert_non_null(body);
+	return body;
+}
+
+/* The wire bodies are the same, byte for byte, whether the schemas come from the run's
+ * memo or are parsed for the call; a schema that is not an object goes as the empty one. */
+static void test_schemas_once_per_run(void **state)
+{
+	struct tool_def tool = {.name = "t", .description = "d",
+				.schema_json = " { \"type\" : \"object\", \"n\":1.0 } "};
+	struct tool_def arr = {.name = "u", .description = "d", .schema_json = "[1]"};
+	struct tool_def bad = {.name = "v", .description = "d", .schema_json = "{nope"};
+	struct tool_def none = {.name = "w", .description = "d", .schema_json = NULL};
+	const struct tool_def *tools[] = {&tool, &arr, &bad, &none};
+	struct llm_msg msg = {.kind = LLM_MSG_USER, .text = "go"};
+	struct llm_request req = {.role = ROLE_EXECUTOR, .model = "m", .system = "s",
+				  .msgs = &msg, .n_msgs = 1, .tools = tools, .n_tools = 4,
+				  .max_tokens = 64};
+	struct schemas *memo = schemas_new();
+	const char *a, *b;
+	bool object;
+
+	(void)state;
+	for (int anthropic = 0; anthropic < 2; anthropic++) {
+		char *plain, *kept, *again;
+
+		req.schemas = NULL;
+		plain = wire_body(anthropic, &req);
+		req.schemas = memo;
+		kept = wire_body(anthropic, &req);
+		again = wire_body(anthropic, &req);
+		assert_string_equal(kept, plain);
+		assert_string_equal(again, plain);
+		assert_non_null(strstr(plain, "{\"type\":\"object\",\"n\":1}"));
+		assert_null(strstr(plain, "[1]"));
+		free(plain);
+		free(kept);
+		free(again);
+	}
+	/* one text per schema, kept: the same pointer every time */
+	a = schemas_print(memo, tool.schema_json, &object);
+	assert_true(object);
+	b = schemas_print(memo, tool.schema_json, &object);
+	assert_ptr_equal(a, b);
+	assert_string_equal(schemas_print(memo, "[1]", &object), "[1]");
+	assert_false(object);
+	assert_null(schemas_print(memo, "{nope", &object));
+	assert_false(object);
+	assert_null(schemas_print(memo, NULL, &object));
+	schemas_free(memo);
 }
 
 /* ---- attempts' copies ---- */
@@ -519,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_no_key_in_kept_bodies),
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
+		cmocka_unit_test(test_schemas_once_per_run),
 		cmocka_unit_test(test_artifact_copies),
 		cmocka_unit_test(test_tool_outputs),
 	};
