@@ -1,7 +1,8 @@
 #!/bin/sh
 # The drill-down's p opens the requests a role was sent for the entry's attempt, and o
 # hands one whole to $PAGER: from a run's requests.jsonl, and from a run kept by an older
-# pevtui (one file per request in requests/, a fixture made here from the first run).
+# pevtui (one file per request in requests/, tool outputs in attempts/STEP/N/tools/K.txt:
+# a fixture made here from the first run).
 . "$(dirname "$0")/lib.sh"
 
 # wait_paged PATTERN — polls the pager's copy until grep -E finds PATTERN in it.
@@ -51,7 +52,8 @@ rundir=$(ls -d "$TMPD"/runs/*/ | head -n 1)
 [ "$(wc -l <"$rundir/requests.jsonl")" -gt 10 ] || fail "the requests were not kept"
 
 # The same run as an older pevtui kept it: one file per request, marked, no
-# requests.jsonl. Replayed, it lists and opens the same way.
+# requests.jsonl; each tool output as tools/K.txt, marked, and named so by the journal.
+# Replayed, it lists and opens the same way.
 mkdir "$rundir/requests"
 jq -r '[.seq, .role, (.step_id // "~"), .attempt] | @tsv' "$rundir/requests.jsonl" |
 	while IFS="$(printf '\t')" read -r seq role step attempt; do
@@ -60,6 +62,14 @@ jq -r '[.seq, .role, (.step_id // "~"), .attempt] | @tsv' "$rundir/requests.json
 			"$rundir/requests.jsonl" >"$rundir/requests/$name"
 	done
 rm "$rundir/requests.jsonl" "$TMPD/paged"
+for f in "$rundir"/attempts/*/*/tool-*.txt; do
+	k=$(basename "$f" .txt)
+	mkdir -p "$(dirname "$f")/tools"
+	{ printf 'OLD OUTPUT '; cat "$f"; } >"$(dirname "$f")/tools/${k#tool-}.txt"
+	rm "$f"
+done
+sed -i 's#\("output_file":"attempts/[^"]*\)/tool-\([0-9]*\)\.txt"#\1/tools/\2.txt"#g' \
+	"$rundir/journal.jsonl"
 tmux -L "$SOCK" kill-server >/dev/null 2>&1
 start 120 40 --replay "$rundir"
 wait_for "finished — passed"
@@ -71,6 +81,8 @@ wait_paged '"system":[[:space:]]+"OLD LAYOUT You are the executor'
 keys Escape
 wait_gone "request 1 of 3"
 wait_for "tool call · step brightline · attempt 1"
+expect "Kept in the run folder: attempts/brightline/1/tools/[0-9]+\.txt"
+expect "OLD OUTPUT"
 keys Escape
 wait_gone "tool call · step brightline"
 keys q

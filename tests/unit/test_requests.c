@@ -927,7 +927,7 @@ static void test_tool_outputs(void **state)
 
 	(void)state;
 	rel = attempts_keep_output(dir, "s1", 3, 0, "full\noutput\n", 12);
-	assert_string_equal(rel, "attempts/s1/3/tools/1.txt");
+	assert_string_equal(rel, "attempts/s1/3/tool-1.txt");
 	s = attempts_read_beneath(dir, rel, 100, &len, NULL, &err);
 	assert_string_equal(s, "full\noutput\n");
 	free(s);
