@@ -482,3 +482,163 @@ char *jsonx_print(const cJSON *item)
 	cJSON_free(s);
 	return d;
 }
+
+/* ---- one JSON value on one line ---- */
+
+struct vcur {
+	const unsigned char *p, *end;
+};
+
+static void v_blank(struct vcur *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+}
+
+static bool v_lit(struct vcur *c, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n))
+		return false;
+	c->p += n;
+	return true;
+}
+
+/* Four hex digits after "\u"; -1 when not. */
+static long v_hex4(struct vcur *c)
+{
+	long v = 0;
+
+	if (c->end - c->p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		int d = c->p[i];
+
+		d = d >= '0' && d <= '9'   ? d - '0'
+		    : d >= 'a' && d <= 'f' ? d - 'a' + 10
+		    : d >= 'A' && d <= 'F' ? d - 'A' + 10
+					   : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	c->p += 4;
+	return v;
+}
+
+static bool v_string(struct vcur *c)
+{
+	c->p++; /* the opening quote */
+	while (c->p < c->end) {
+		unsigned char ch = *c->p++;
+		long u;
+
+		if (ch == '"')
+			return true;
+		if (ch < 0x20)
+			return false;
+		if (ch != '\\')
+			continue;
+		if (c->p == c->end)
+			return false;
+		ch = *c->p++;
+		if (strchr("\"\\/bfnrt", ch) && ch)
+			continue;
+		if (ch != 'u' || (u = v_hex4(c)) < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+			return false;
+		/* a high surrogate needs its low one, as cJSON (and most readers) insist */
+		if (u >= 0xD800 && u <= 0xDBFF &&
+		    (!v_lit(c, "\\u") || (u = v_hex4(c)) < 0xDC00 || u > 0xDFFF))
+			return false;
+	}
+	return false;
+}
+
+static bool v_digits(struct vcur *c)
+{
+	const unsigned char *start = c->p;
+
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
+		c->p++;
+	return c->p > start;
+}
+
+static bool v_number(struct vcur *c)
+{
+	if (*c->p == '-')
+		c->p++;
+	if (c->p < c->end && *c->p == '0')
+		c->p++;
+	else if (!v_digits(c))
+		return false;
+	if (c->p < c->end && *c->p == '.') {
+		c->p++;
+		if (!v_digits(c))
+			return false;
+	}
+	if (c->p < c->end && (*c->p == 'e' || *c->p == 'E')) {
+		c->p++;
+		if (c->p < c->end && (*c->p == '+' || *c->p == '-'))
+			c->p++;
+		if (!v_digits(c))
+			return false;
+	}
+	return true;
+}
+
+static bool v_value(struct vcur *c, int depth)
+{
+	bool object;
+
+	v_blank(c);
+	if (c->p == c->end)
+		return false;
+	switch (*c->p) {
+	case '"': return v_string(c);
+	case 't': return v_lit(c, "true");
+	case 'f': return v_lit(c, "false");
+	case 'n': return v_lit(c, "null");
+	case '{':
+	case '[': break;
+	default: return v_number(c);
+	}
+	if (depth >= 512)
+		return false;
+	object = *c->p++ == '{';
+	v_blank(c);
+	if (c->p < c->end && *c->p == (object ? '}' : ']')) {
+		c->p++;
+		return true;
+	}
+	for (;;) {
+		if (object) {
+			v_blank(c);
+			if (c->p == c->end || *c->p != '"' || !v_string(c))
+				return false;
+			v_blank(c);
+			if (c->p == c->end || *c->p++ != ':')
+				return false;
+		}
+		if (!v_value(c, depth + 1))
+			return false;
+		v_blank(c);
+		if (c->p == c->end)
+			return false;
+		if (*c->p == ',') {
+			c->p++;
+			continue;
+		}
+		return *c->p++ == (object ? '}' : ']');
+	}
+}
+
+bool jsonx_valid_line(const char *s, size_t n)
+{
+	struct vcur c = {(const unsigned char *)s, (const unsigned char *)s + n};
+
+	if (!s || !v_value(&c, 0))
+		return false;
+	v_blank(&c);
+	return c.p == c.end;
+}

@@ -442,7 +442,7 @@ static void show_request(struct drill_screen *ds, const struct drill_source *src
 		p = page_push(ds, PG_REQUEST, title_for(ds, src, what));
 		free(what);
 	}
-	body = attempts_read_beneath(src->run_dir, q->name, REQUEST_MAX, &len, &cut, &err);
+	body = requests_read(src->run_dir, q, REQUEST_MAX, &len, &cut, &err);
 	if (!body) {
 		char *m = xasprintf("cannot read %s: %s", q->name, err ? err : "?");
 
@@ -700,13 +700,13 @@ static void open_requests(struct drill_screen *ds, const struct drill_source *sr
 static void request_in_pager(struct drill_screen *ds, const struct drill_source *src)
 {
 	const struct request_ref *q = ds->req < ds->n_reqs ? &ds->reqs[ds->req] : NULL;
-	char *err = NULL, *body, *pretty = NULL;
+	char *err = NULL, *body, *pretty = NULL, *file;
 	size_t len = 0;
 	cJSON *o;
 
 	if (!q)
 		return;
-	body = attempts_read_beneath(src->run_dir, q->name, REQUEST_MAX, &len, NULL, &err);
+	body = requests_read(src->run_dir, q, REQUEST_MAX, &len, NULL, &err);
 	if (!body) {
 		set_message(ds, xasprintf("cannot read %s: %s", q->name, err ? err : "?"));
 		free(err);
@@ -720,10 +720,13 @@ static void request_in_pager(struct drill_screen *ds, const struct drill_source 
 		cJSON_free(p);
 		cJSON_Delete(o);
 	}
-	if (!pager_show(q->name, pretty ? pretty : body, pretty ? strlen(pretty) : len, &err)) {
+	/* the temporary copy is named after the request, in either layout */
+	file = requests_file_name(q);
+	if (!pager_show(file, pretty ? pretty : body, pretty ? strlen(pretty) : len, &err)) {
 		set_message(ds, err);
 		err = NULL;
 	}
+	free(file);
 	free(err);
 	free(pretty);
 	free(body);

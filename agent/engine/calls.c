@@ -29,22 +29,20 @@ struct call_ctx {
 	enum llm_role role;
 	const char *step_id;
 	int attempt;
-	char *request; /* the kept request's name (llm.call's `request`), or NULL */
+	unsigned long request; /* the kept request's SEQ (llm.call's `request`), or 0 */
 	bool sent;     /* the provider showed the body it sends */
 };
 
-/* Keeps a request body in the run folder (requests.h) under the call's one name. */
+/* Keeps a request body in the run folder (requests.h) under the call's one SEQ. */
 static void keep_request(struct call_ctx *c, const char *body, size_t len)
 {
 	char *err = NULL, *why;
 
 	if (!c->request)
-		c->request = requests_name(c->e->requests, llm_role_name(c->role), c->step_id,
-					   c->attempt);
-	if (c->request && !requests_write(c->e->requests, c->request, body, len, &err)) {
-		free(c->request);
-		c->request = NULL;
-	}
+		c->request = requests_next(c->e->requests);
+	if (c->request && !requests_write(c->e->requests, c->request, llm_role_name(c->role),
+					  c->step_id, c->attempt, body, len, &err))
+		c->request = 0;
 	free(err);
 	why = requests_take_notice(c->e->requests);
 	if (why)
@@ -153,7 +151,7 @@ static bool reserve(struct pev *e, double est, const atomic_bool *cancel)
 int engine_call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
 		      const atomic_bool *cancel, char **err)
 {
-	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, NULL, false};
+	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, 0, false};
 	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request};
 	long t0;
 	int rc;
@@ -164,16 +162,15 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 	*err = NULL;
 	req->model = e->models[req->role];
 	req->task = e->task;
+	req->schemas = e->schemas;
 	est = cost_estimate_call(req->model, request_chars(req), req->max_tokens, &est_known);
 	if (!reserve(e, est, cancel))
 		return PROVIDER_CANCELLED;
 	t0 = engine_now_ms();
 	rc = provider_complete(e->prov[req->role], req, &hooks, out, err);
-	if (!cc.sent &&
-	    (cc.request = requests_name(e->requests, llm_role_name(req->role), req->step_id,
-					req->attempt))) {
+	if (!cc.sent && (cc.request = requests_next(e->requests))) {
 		/* A provider that sends nothing (simulated): the request as the engine built it. */
-		char *body = requests_body_of(e->requests, req);
+		char *body = requests_body_of(req);
 
 		keep_request(&cc, body, strlen(body));
 		free(body);
@@ -217,9 +214,12 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		cJSON_AddStringToObject(f, "stop_reason", out->stop_reason);
 	if (rc == PROVIDER_ERROR)
 		cJSON_AddStringToObject(f, "error", *err ? *err : "model call failed");
-	if (cc.request)
-		cJSON_AddStringToObject(f, "request", cc.request);
-	free(cc.request);
+	if (cc.request) {
+		char *name = requests_name(cc.request);
+
+		cJSON_AddStringToObject(f, "request", name);
+		free(name);
+	}
 	bus_publish(e->bus, EV_LLM_CALL, f);
 
 	if (rc == PROVIDER_OK) {

@@ -26,6 +26,7 @@ struct budget;
 struct checkpoints;
 struct cp_changes;
 struct requests;
+struct schemas;
 struct series_rebuild;
 struct cJSON;
 struct journal;
@@ -246,6 +247,7 @@ struct pev {
 	struct role_usage usage[ROLE__COUNT];
 	struct budget *budget;
 	struct requests *requests; /* the request bodies kept in the run folder (any thread) */
+	struct schemas *schemas;   /* the tools' schemas as printed, for every call (any thread) */
 	struct mcp_hub *mcp;     /* the operator's MCP servers, NULL when none (mcp_calls.c) */
 	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);
 					  * NULL with [policy] checkpoints = off or when the

@@ -25,6 +25,7 @@
 #include "requests.h"
 #include "runlock.h"
 #include "sandbox.h"
+#include "schemas.h"
 #include "mcp_hub.h"
 #include "settings.h"
 #include "xalloc.h"
@@ -689,6 +690,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->queue_tail = &e->queue;
 	e->budget = budget_new(s->budget_usd, 0);
 	e->requests = requests_open(e->run_dir, s->keep_requests, 0);
+	e->schemas = schemas_new();
 	if (s->mcp.n) {
 		char *logs = xasprintf("%s/mcp", e->run_dir);
 		e->mcp = mcp_hub_new(&s->mcp, logs, e->workspace);
@@ -840,6 +842,7 @@ void pev_free(struct pev *e)
 	budget_free(e->budget);
 	mcp_hub_free(e->mcp);
 	requests_close(e->requests);
+	schemas_free(e->schemas);
 	checkpoint_close(e->checkpoints);
 	free(e->checkpoint_err);
 	strset_clear(&e->checkpoint_told);

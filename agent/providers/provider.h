@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 struct tool_def;
+struct schemas;
 
 enum llm_role { ROLE_PLANNER, ROLE_EXECUTOR, ROLE_VERIFIER, ROLE__COUNT };
 
@@ -64,6 +65,9 @@ struct llm_request {
 	int attempt;         /* 1-based attempt of the step, 0 outside a step */
 	const char *task;    /* the operator's task */
 	const char *step_json; /* the step's definition (JSON), NULL outside a step */
+	/* the tools' schemas as printed, kept for the run (schemas.h; the engine's); NULL:
+	 * each call parses its own */
+	struct schemas *schemas;
 	/* the call */
 	const char *model;
 	const char *system;  /* static, cacheable part of the prompt */

@@ -10,6 +10,7 @@
 
 #include "http.h"
 #include "provider_http.h"
+#include "schemas.h"
 #include "sse.h"
 #include "strbuf.h"
 #include "tool.h"
@@ -364,25 +365,25 @@ static enum http_verdict status_verdict(void *ctx, const struct http_result *res
 
 static void add_tools(cJSON *root, const struct llm_request *req)
 {
+	/* the schemas as printed once per run, inserted as raw text */
+	struct schemas *own = NULL, *memo = req->schemas;
 	cJSON *tools;
 
 	if (!req->n_tools)
 		return;
+	if (!memo)
+		memo = own = schemas_new();
 	tools = cJSON_AddArrayToObject(root, "tools");
 	for (size_t i = 0; i < req->n_tools; i++) {
 		const struct tool_def *t = req->tools[i];
 		cJSON *o = cJSON_CreateObject();
-		cJSON *schema = t->schema_json ? cJSON_Parse(t->schema_json) : NULL;
 
 		cJSON_AddStringToObject(o, "name", t->name);
 		cJSON_AddStringToObject(o, "description", t->description ? t->description : "");
-		if (!cJSON_IsObject(schema)) {
-			cJSON_Delete(schema);
-			schema = cJSON_Parse("{\"type\":\"object\"}");
-		}
-		cJSON_AddItemToObject(o, "input_schema", schema);
+		cJSON_AddItemToObject(o, "input_schema", cJSON_CreateRaw(schemas_object(memo, t->schema_json)));
 		cJSON_AddItemToArray(tools, o);
 	}
+	schemas_free(own);
 }
 
 static cJSON *tool_input(const char *json)

@@ -2,7 +2,7 @@
  * attempts — what each attempt of a step leaves in the run folder for the operator to read
  * and compare once the workspace has moved on: a copy of every artifact the attempt
  * declared (RUNDIR/attempts/STEP/N/files/PATH) and the full output of each of its tool
- * calls (RUNDIR/attempts/STEP/N/tools/K.txt). Written by the engine's workers, read by
+ * calls (RUNDIR/attempts/STEP/N/tool-K.txt). Written by the engine's workers, read by
  * the cockpit; every path is opened beneath its root, never outside.
  */
 #ifndef PEVTUI_ATTEMPTS_H
@@ -30,8 +30,9 @@ int attempts_keep_artifacts(const char *run_dir, int ws_fd, const char *step_id,
 
 /*
  * Keeps the full output of tool call `k` (0-based, in the attempt's order) as
- * RUN_DIR/attempts/STEP/N/tools/K.txt, cut at ATTEMPTS_MAX_FILE. Returns that path
- * relative to run_dir, or NULL when it could not be written. Caller frees.
+ * RUN_DIR/attempts/STEP/N/tool-K.txt (older runs: tools/K.txt), cut at ATTEMPTS_MAX_FILE.
+ * Returns that path relative to run_dir, or NULL when it could not be written. Caller
+ * frees.
  */
 char *attempts_keep_output(const char *run_dir, const char *step_id, int attempt, int k,
 			   const char *text, size_t len);

@@ -1,4 +1,5 @@
-/* requests — request bodies kept per call in RUNDIR/requests/, and read back by name. */
+/* requests — request bodies kept per call in RUNDIR/requests.jsonl (older runs:
+ * RUNDIR/requests/), and read back. */
 #include "config.h"
 
 #include "requests.h"
@@ -16,58 +17,71 @@
 
 #include "attempts.h"
 #include "fdio.h"
+#include "jsonx.h"
 #include "provider.h"
 #include "sandbox.h"
+#include "schemas.h"
 #include "strbuf.h"
 #include "tool.h"
 #include "xalloc.h"
 
-struct memo {
-	char *src, *text;
-};
-
 struct requests {
-	char *dir; /* RUN_DIR/requests, NULL when not kept */
-	char *run_dir;
+	char *path;         /* RUN_DIR/requests.jsonl, NULL when not kept */
 	pthread_mutex_t lock;
+	int fd;             /* open for appending once the first request came, else -1 */
 	unsigned long next; /* the next SEQ */
-	size_t bytes;       /* written so far, this and earlier segments */
+	size_t bytes;       /* kept so far, this and earlier segments, in both layouts */
 	size_t max;
-	bool made;          /* the folder exists */
+	bool torn;          /* the file does not end with a newline (a crash cut a line) */
 	bool capped;
 	char *trouble;      /* the first reason requests were not kept, until told */
 	bool told;
-	struct memo *memo;  /* tools' schemas as requests_body_of prints them */
-	size_t n_memo, cap_memo;
 };
 
-/* The highest SEQ and the bytes of the requests a resumed run kept already. */
-static void scan(struct requests *rq)
+static void put_str(struct strbuf *sb, const char *s);
+static void put_strn(struct strbuf *sb, const char *s, size_t n);
+static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), void *ctx,
+			bool *torn);
+static void ref_release(struct request_ref *r);
+
+/* ---- keeping ---- */
+
+static void seen(void *ctx, struct request_ref *r)
 {
-	int dfd = open(rq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct requests *rq = ctx;
+
+	if (r->seq >= rq->next)
+		rq->next = r->seq + 1;
+	ref_release(r);
+}
+
+/* The highest SEQ and the bytes of the requests a resumed run kept already: in
+ * requests.jsonl, and in requests/ when an older pevtui began the run. */
+static void scan(struct requests *rq, const char *run_dir)
+{
+	int root = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
 	struct strvec names = STRVEC_INIT;
 
-	if (dfd < 0)
+	if (root < 0)
 		return;
-	rq->made = true;
-	if (sandbox_read_dir(dfd, &names)) {
+	rq->bytes += scan_file(root, seen, rq, &rq->torn);
+	dfd = openat(root, REQUESTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0 && sandbox_read_dir(dfd, &names)) {
 		for (size_t i = 0; i < names.n; i++) {
 			struct request_ref r;
 			struct stat st;
 
 			if (!requests_parse_name(names.v[i], &r))
 				continue;
-			if (r.seq >= rq->next)
-				rq->next = r.seq + 1;
 			if (fstatat(dfd, names.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
 				rq->bytes += (size_t)st.st_size;
-			free(r.role);
-			free(r.step);
-			free(r.name);
+			seen(rq, &r);
 		}
 	}
 	strvec_clear(&names);
-	close(dfd);
+	if (dfd >= 0)
+		close(dfd);
+	close(root);
 }
 
 struct requests *requests_open(const char *run_dir, bool keep, size_t max_bytes)
@@ -75,14 +89,13 @@ struct requests *requests_open(const char *run_dir, bool keep, size_t max_bytes)
 	struct requests *rq = xcalloc(1, sizeof(*rq));
 
 	rq->max = max_bytes ? max_bytes : REQUESTS_MAX_BYTES;
-
+	rq->fd = -1;
 	if (pthread_mutex_init(&rq->lock, NULL))
 		fatal("requests: cannot create a mutex");
 	rq->next = 1;
 	if (keep && run_dir) {
-		rq->run_dir = xstrdup(run_dir);
-		rq->dir = xasprintf("%s/" REQUESTS_DIR, run_dir);
-		scan(rq);
+		rq->path = xasprintf("%s/" REQUESTS_FILE, run_dir);
+		scan(rq, run_dir);
 	}
 	return rq;
 }
@@ -91,15 +104,11 @@ void requests_close(struct requests *rq)
 {
 	if (!rq)
 		return;
+	if (rq->fd >= 0)
+		close(rq->fd);
 	pthread_mutex_destroy(&rq->lock);
-	for (size_t i = 0; i < rq->n_memo; i++) {
-		free(rq->memo[i].src);
-		free(rq->memo[i].text);
-	}
-	free(rq->memo);
 	free(rq->trouble);
-	free(rq->dir);
-	free(rq->run_dir);
+	free(rq->path);
 	free(rq);
 }
 
@@ -131,84 +140,97 @@ char *requests_take_notice(struct requests *rq)
 	return t;
 }
 
-char *requests_name(struct requests *rq, const char *role, const char *step_id, int attempt)
+unsigned long requests_next(struct requests *rq)
 {
-	char *step, *name = NULL;
+	unsigned long seq = 0;
 
-	if (!rq || !rq->dir)
-		return NULL;
-	step = step_id ? attempts_id_component(step_id) : xstrdup("~");
+	if (!rq || !rq->path)
+		return 0;
 	if (pthread_mutex_lock(&rq->lock))
 		fatal("requests: cannot lock");
 	if (!rq->capped)
-		name = xasprintf(REQUESTS_DIR "/%06lu-%s-%s-%d.json", rq->next++, role, step,
-				 step_id ? attempt : 0);
+		seq = rq->next++;
 	pthread_mutex_unlock(&rq->lock);
-	free(step);
-	return name;
+	return seq;
 }
 
-bool requests_write(struct requests *rq, const char *name, const char *body, size_t len,
-		    char **err)
+char *requests_name(unsigned long seq)
 {
-	char *path;
-	int fd;
-	bool ok = true;
+	return xasprintf(REQUESTS_FILE "#%lu", seq);
+}
+
+/* One record, with a newline before it (written only after a torn line) and after it. */
+static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
+		   int attempt, const char *body, size_t len)
+{
+	strbuf_addf(sb, "\n{\"seq\":%lu,\"role\":", seq);
+	put_str(sb, role);
+	strbuf_adds(sb, ",\"step_id\":");
+	if (step_id)
+		put_str(sb, step_id);
+	else
+		strbuf_adds(sb, "null");
+	strbuf_addf(sb, ",\"attempt\":%d,\"bytes\":%zu", step_id ? attempt : 0, len);
+	/* The body is last, so that a reader finds it from the members before it and takes
+	 * it back byte for byte without parsing it. */
+	if (jsonx_valid_line(body, len)) {
+		strbuf_adds(sb, ",\"body\":");
+		strbuf_add(sb, body, len);
+	} else {
+		strbuf_adds(sb, ",\"body_text\":");
+		put_strn(sb, body, len);
+	}
+	strbuf_adds(sb, "}\n");
+}
+
+bool requests_write(struct requests *rq, unsigned long seq, const char *role,
+		    const char *step_id, int attempt, const char *body, size_t len, char **err)
+{
+	struct strbuf sb;
+	const char *p;
+	size_t n;
+	int e = 0;
 
 	*err = NULL;
-	if (!rq || !rq->dir || !name || strncmp(name, REQUESTS_DIR "/", sizeof(REQUESTS_DIR)) ||
-	    strchr(name + sizeof(REQUESTS_DIR), '/')) {
+	if (!rq || !rq->path || !seq || !body) {
 		*err = xstrdup("not a request of this run");
 		return false;
 	}
+	strbuf_init(&sb);
+	record(&sb, seq, role ? role : "", step_id, attempt, body, len);
 	if (pthread_mutex_lock(&rq->lock))
 		fatal("requests: cannot lock");
-	if (rq->bytes + len > rq->max) {
+	p = sb.buf + !rq->torn;
+	n = sb.len - !rq->torn;
+	if (seq >= rq->next) {
+		*err = xstrdup("not a request of this run");
+	} else if (rq->bytes + n > rq->max) {
 		rq->capped = true;
 		*err = xasprintf("the requests sent to the models are no longer kept in the run "
 				 "folder: they reached the cap of %zu MiB",
 				 rq->max >> 20);
 		trouble(rq, *err);
-		pthread_mutex_unlock(&rq->lock);
-		return false;
-	}
-	rq->bytes += len;
-	if (!rq->made) {
-		if (mkdir(rq->dir, 0700) < 0 && errno != EEXIST)
-			ok = false;
-		rq->made = ok;
-	}
-	pthread_mutex_unlock(&rq->lock);
-	path = xasprintf("%s/%s", rq->run_dir, name);
-	fd = ok ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-	if (fd < 0) {
-		*err = xasprintf("cannot keep the request sent to the model in %s: %s", path,
-				 strerror(errno));
-		free(path);
-		pthread_mutex_lock(&rq->lock);
-		trouble(rq, *err);
-		pthread_mutex_unlock(&rq->lock);
-		return false;
-	}
-	{
-		int e = fd_write_all(fd, body, len);
-
+	} else {
+		if (rq->fd < 0)
+			rq->fd = open(rq->path,
+				      O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		/* One write(2) for the record under the lock: the workers' lines never mix,
+		 * and O_APPEND puts each at the end. */
+		e = rq->fd < 0 ? errno : fd_write_all(rq->fd, p, n);
 		if (e) {
-			ok = false;
-			errno = e;
+			/* a short write leaves a torn line: the next record starts a new one */
+			rq->torn = rq->fd >= 0;
+			*err = xasprintf("cannot keep the request sent to the model in %s: %s",
+					 rq->path, strerror(e));
+			trouble(rq, *err);
+		} else {
+			rq->bytes += n;
+			rq->torn = false;
 		}
 	}
-	if (close(fd) != 0)
-		ok = false;
-	if (!ok) {
-		*err = xasprintf("cannot keep the request sent to the model in %s: %s", path,
-				 strerror(errno));
-		pthread_mutex_lock(&rq->lock);
-		trouble(rq, *err);
-		pthread_mutex_unlock(&rq->lock);
-	}
-	free(path);
-	return ok;
+	pthread_mutex_unlock(&rq->lock);
+	strbuf_release(&sb);
+	return !*err;
 }
 
 /* ---- a body for providers that send none ---- */
@@ -221,22 +243,22 @@ bool requests_write(struct requests *rq, const char *name, const char *body, siz
  */
 
 /* A string as cJSON prints it: '"', '\\' and the C0 controls escaped, nothing else. */
-static void put_str(struct strbuf *sb, const char *s)
+static void put_strn(struct strbuf *sb, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 
 	strbuf_addc(sb, '"');
-	for (;;) {
+	while (p < end) {
 		const unsigned char *run = p;
 		char esc[6] = {'\\'};
 		size_t n = 2;
 
-		while (*p > 31 && *p != '"' && *p != '\\')
+		while (p < end && *p > 31 && *p != '"' && *p != '\\')
 			p++;
 		if (p > run)
 			strbuf_add(sb, run, (size_t)(p - run));
-		if (!*p)
+		if (p == end)
 			break;
 		switch (*p) {
 		case '"': esc[1] = '"'; break;
@@ -257,6 +279,11 @@ static void put_str(struct strbuf *sb, const char *s)
 		p++;
 	}
 	strbuf_addc(sb, '"');
+}
+
+static void put_str(struct strbuf *sb, const char *s)
+{
+	put_strn(sb, s ? s : "", s ? strlen(s) : 0);
 }
 
 /* ,"key":"value" (or without the comma); a NULL value leaves the member out, as
@@ -297,39 +324,24 @@ static char *json_or_string(const char *s)
 	}
 }
 
-/* A tool's schema as printed, kept in rq (up to MEMO_MAX of them) for the next call. */
-#define MEMO_MAX 256
-static void put_schema(struct requests *rq, struct strbuf *sb, const char *schema)
+/* A tool's schema as printed: once per run through the run's memo (schemas.h), else for
+ * this call. */
+static void put_schema(struct schemas *memo, struct strbuf *sb, const char *schema)
 {
-	const char *text = NULL;
+	bool object;
+	const char *text;
 	char *made;
 
-	if (rq && schema) {
-		if (pthread_mutex_lock(&rq->lock))
-			fatal("requests: cannot lock");
-		for (size_t i = 0; i < rq->n_memo && !text; i++)
-			if (!strcmp(rq->memo[i].src, schema))
-				text = rq->memo[i].text; /* freed only by requests_close */
-		pthread_mutex_unlock(&rq->lock);
-		if (text) {
+	if (memo) {
+		text = schemas_print(memo, schema, &object);
+		if (text)
 			strbuf_adds(sb, text);
-			return;
-		}
+		else
+			put_str(sb, schema);
+		return;
 	}
 	made = json_or_string(schema);
 	strbuf_adds(sb, made);
-	if (rq && schema) {
-		if (pthread_mutex_lock(&rq->lock))
-			fatal("requests: cannot lock");
-		if (rq->n_memo < MEMO_MAX) {
-			rq->memo =
-			    xgrow(rq->memo, &rq->cap_memo, rq->n_memo + 1, sizeof(*rq->memo));
-			rq->memo[rq->n_memo].src = xstrdup(schema);
-			rq->memo[rq->n_memo++].text = made;
-			made = NULL;
-		}
-		pthread_mutex_unlock(&rq->lock);
-	}
 	free(made);
 }
 
@@ -381,7 +393,7 @@ static void put_message(struct strbuf *sb, const struct llm_msg *m)
 	strbuf_addc(sb, '}');
 }
 
-char *requests_body_of(struct requests *rq, const struct llm_request *req)
+char *requests_body_of(const struct llm_request *req)
 {
 	struct strbuf sb;
 
@@ -403,7 +415,7 @@ char *requests_body_of(struct requests *rq, const struct llm_request *req)
 		if (req->tools[t]->name || req->tools[t]->description)
 			strbuf_addc(&sb, ',');
 		strbuf_adds(&sb, "\"input_schema\":");
-		put_schema(rq, &sb, req->tools[t]->schema_json);
+		put_schema(req->schemas, &sb, req->tools[t]->schema_json);
 		strbuf_addc(&sb, '}');
 	}
 	strbuf_adds(&sb, "],\"messages\":[");
@@ -418,6 +430,20 @@ char *requests_body_of(struct requests *rq, const struct llm_request *req)
 
 /* ---- reading back ---- */
 
+static void ref_release(struct request_ref *r)
+{
+	free(r->role);
+	free(r->step);
+	free(r->name);
+	memset(r, 0, sizeof(*r));
+}
+
+void requests_ref_release(struct request_ref *r)
+{
+	if (r)
+		ref_release(r);
+}
+
 bool requests_parse_name(const char *file, struct request_ref *out)
 {
 	const char *d1, *d2, *dl, *end;
@@ -427,6 +453,7 @@ bool requests_parse_name(const char *file, struct request_ref *out)
 	size_t n = strlen(file);
 
 	memset(out, 0, sizeof(*out));
+	out->body_off = -1;
 	if (n < 5 || strcmp(file + n - 5, ".json"))
 		return false;
 	end = file + n - 5;
@@ -450,57 +477,321 @@ bool requests_parse_name(const char *file, struct request_ref *out)
 	return true;
 }
 
+char *requests_file_name(const struct request_ref *r)
+{
+	return xasprintf("%06lu-%s-%s-%d.json", r->seq, r->role ? r->role : "",
+			 r->step ? r->step : "~", r->attempt);
+}
+
+/* A record's members before its body are short (a step id is at most 64 bytes, escaped
+ * at most 6 for 1): a line whose body does not start within this is not one of ours. */
+#define HEAD_MAX 2048
+
+/*
+ * A line of requests.jsonl (without its newline) at file offset `off`, `len` bytes long,
+ * of which the first `n_head` are in `head`; `last` holds its last two bytes. Checked
+ * against what the record says of itself: a line cut short (a crash, a full disk) does
+ * not end where its "bytes" say, and is not a request.
+ */
+static bool parse_record(const char *head, size_t n_head, long long off, size_t len,
+			 const unsigned char last[2], struct request_ref *out)
+{
+	static const char k_json[] = ",\"body\":", k_text[] = ",\"body_text\":";
+	const char *at_json = memmem(head, n_head, k_json, sizeof(k_json) - 1);
+	const char *at_text = memmem(head, n_head, k_text, sizeof(k_text) - 1);
+	const char *at = at_json && (!at_text || at_json < at_text) ? at_json : at_text;
+	size_t key = at == at_json ? sizeof(k_json) - 1 : sizeof(k_text) - 1, value;
+	const cJSON *step_id;
+	double seq, attempt, bytes;
+	char *members;
+	cJSON *o;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (!at || last[1] != '}')
+		return false;
+	value = (size_t)(at - head) + key;
+	if (len < value + 1)
+		return false;
+	/* The members before the body, closed: a small object to parse. */
+	members = xmalloc((size_t)(at - head) + 2);
+	memcpy(members, head, (size_t)(at - head));
+	members[at - head] = '}';
+	members[at - head + 1] = 0;
+	o = cJSON_Parse(members);
+	free(members);
+	step_id = cJSON_GetObjectItemCaseSensitive(o, "step_id");
+	ok = cJSON_IsObject(o) && jsonx_num(o, "seq", &seq) && seq >= 1 && seq < 1e15 &&
+	     jsonx_str(o, "role") && jsonx_num(o, "attempt", &attempt) && attempt >= 0 &&
+	     attempt <= 1000000 && jsonx_num(o, "bytes", &bytes) && bytes >= 0 &&
+	     (cJSON_IsString(step_id) || cJSON_IsNull(step_id));
+	if (ok) {
+		size_t n = len - value - 1;
+
+		out->as_text = at == at_text;
+		ok = out->as_text ? last[0] == '"' && n >= (size_t)bytes + 2 : n == (size_t)bytes;
+		out->body_off = off + (long long)value;
+		out->body_len = n;
+	}
+	if (ok) {
+		out->seq = (unsigned long)seq;
+		out->attempt = cJSON_IsString(step_id) ? (int)attempt : 0;
+		out->role = xstrdup(jsonx_str(o, "role"));
+		out->step = cJSON_IsString(step_id) ? attempts_id_component(step_id->valuestring)
+						    : xstrdup("~");
+		out->name = requests_name(out->seq);
+	}
+	cJSON_Delete(o);
+	return ok;
+}
+
+/*
+ * Walks requests.jsonl beneath the run folder `root`, handing each whole record to fn
+ * (which owns it). Only the first HEAD_MAX bytes of a line are kept while it is read, so a
+ * file of any size walks in constant memory. *torn: its last line has no newline. Returns
+ * the file's size (0 when there is none).
+ */
+static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), void *ctx,
+			bool *torn)
+{
+	char *err = NULL, buf[65536], head[HEAD_MAX];
+	int fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+	unsigned char last[2] = {0, 0};
+	long long off = 0, at = 0;
+	size_t n_head = 0, len = 0;
+	ssize_t r;
+
+	free(err);
+	*torn = false;
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		r = read(fd, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		for (const char *p = buf, *end = buf + r; p < end;) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = (size_t)((nl ? nl : end) - p);
+			struct request_ref ref;
+
+			if (n_head < HEAD_MAX) {
+				size_t take = n < HEAD_MAX - n_head ? n : HEAD_MAX - n_head;
+
+				memcpy(head + n_head, p, take);
+				n_head += take;
+			}
+			if (n >= 2) {
+				last[0] = (unsigned char)p[n - 2];
+				last[1] = (unsigned char)p[n - 1];
+			} else if (n == 1) {
+				last[0] = last[1];
+				last[1] = (unsigned char)p[0];
+			}
+			len += n;
+			at += (long long)n;
+			if (!nl)
+				break;
+			if (parse_record(head, n_head, off, len, last, &ref))
+				fn(ctx, &ref);
+			at++;
+			off = at;
+			n_head = len = 0;
+			last[0] = last[1] = 0;
+			p = nl + 1;
+		}
+	}
+	close(fd);
+	*torn = len > 0;
+	return (size_t)at;
+}
+
+/* What a listing gathers: every request of both layouts, in the order they were kept. */
+struct gather {
+	struct request_ref *v;
+	size_t n, cap;
+	const char *want; /* the STEP component; NULL: every one */
+	int attempt;
+};
+
+static void gather(void *ctx, struct request_ref *r)
+{
+	struct gather *g = ctx;
+
+	if (g->want && (strcmp(r->step, g->want) || (g->attempt > 0 && r->attempt != g->attempt))) {
+		ref_release(r);
+		return;
+	}
+	g->v = xgrow(g->v, &g->cap, g->n + 1, sizeof(*g->v));
+	g->v[g->n++] = *r;
+}
+
+/* By seq, then by where it was kept: the later of two records of one seq wins. */
 static int by_seq(const void *x, const void *y)
 {
 	const struct request_ref *a = x, *b = y;
 
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->body_off < b->body_off ? -1 : a->body_off > b->body_off;
 }
 
-size_t requests_list(const char *run_dir, const char *step_id, int attempt,
-		     struct request_ref **out)
+static void gather_all(const char *run_dir, struct gather *g)
 {
-	char *dir = xasprintf("%s/" REQUESTS_DIR, run_dir ? run_dir : ".");
-	char *want = step_id ? attempts_id_component(step_id) : xstrdup("~");
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = open(run_dir ? run_dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
 	struct strvec names = STRVEC_INIT;
-	struct request_ref *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t kept = 0;
+	bool torn;
 
-	*out = NULL;
-	free(dir);
+	if (root < 0)
+		return;
+	/* An older run's files (body_off -1: before any record of the same seq). */
+	dfd = openat(root, REQUESTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd >= 0 && sandbox_read_dir(dfd, &names)) {
 		for (size_t i = 0; i < names.n; i++) {
 			struct request_ref r;
 
-			if (!requests_parse_name(names.v[i], &r))
-				continue;
-			if (strcmp(r.step, want) || (attempt > 0 && r.attempt != attempt)) {
-				free(r.role);
-				free(r.step);
-				free(r.name);
-				continue;
-			}
-			v = xgrow(v, &cap, n + 1, sizeof(*v));
-			v[n++] = r;
+			if (requests_parse_name(names.v[i], &r))
+				gather(g, &r);
 		}
 	}
 	if (dfd >= 0)
 		close(dfd);
 	strvec_clear(&names);
+	scan_file(root, gather, g, &torn);
+	close(root);
+	if (g->n > 1)
+		qsort(g->v, g->n, sizeof(*g->v), by_seq);
+	for (size_t i = 0; i < g->n; i++) {
+		if (i + 1 < g->n && g->v[i + 1].seq == g->v[i].seq)
+			ref_release(&g->v[i]);
+		else
+			g->v[kept++] = g->v[i];
+	}
+	g->n = kept;
+}
+
+size_t requests_list(const char *run_dir, const char *step_id, int attempt,
+		     struct request_ref **out)
+{
+	char *want = step_id ? attempts_id_component(step_id) : xstrdup("~");
+	struct gather g = {NULL, 0, 0, want, attempt};
+
+	gather_all(run_dir, &g);
 	free(want);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), by_seq);
-	*out = v;
-	return n;
+	*out = g.v;
+	return g.n;
 }
 
 void requests_list_free(struct request_ref *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].role);
-		free(v[i].step);
-		free(v[i].name);
-	}
+	for (size_t i = 0; i < n; i++)
+		ref_release(&v[i]);
 	free(v);
+}
+
+bool requests_find(const char *run_dir, const char *name, struct request_ref *out)
+{
+	struct gather g = {0};
+	bool found = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!name)
+		return false;
+	gather_all(run_dir, &g);
+	for (size_t i = 0; i < g.n && !found; i++)
+		if (!strcmp(g.v[i].name, name)) {
+			*out = g.v[i];
+			memset(&g.v[i], 0, sizeof(g.v[i]));
+			found = true;
+		}
+	requests_list_free(g.v, g.n);
+	return found;
+}
+
+/* `n` bytes at `off` of requests.jsonl beneath run_dir. */
+static char *read_span(const char *run_dir, long long off, size_t n, char **err)
+{
+	int root = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	char *buf, *e = NULL;
+	size_t got = 0;
+
+	if (root < 0) {
+		*err = xasprintf("cannot open the run folder: %s", strerror(errno));
+		return NULL;
+	}
+	fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &e);
+	close(root);
+	if (fd < 0) {
+		*err = e ? e : xstrdup("cannot open it");
+		return NULL;
+	}
+	buf = xmalloc(n + 1);
+	while (got < n) {
+		ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + (long long)got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			*err = r < 0 ? xasprintf("cannot read it: %s", strerror(errno))
+				     : xstrdup("it is shorter than its listing said");
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	return buf;
+}
+
+char *requests_read(const char *run_dir, const struct request_ref *r, size_t max, size_t *len,
+		    bool *cut, char **err)
+{
+	char *span, *text;
+	cJSON *s;
+
+	*err = NULL;
+	*len = 0;
+	if (cut)
+		*cut = false;
+	if (!run_dir || !r || !r->name) {
+		*err = xstrdup("no such request");
+		return NULL;
+	}
+	if (r->body_off < 0) /* an older run's file */
+		return attempts_read_beneath(run_dir, r->name, max, len, cut, err);
+	if (!r->as_text) {
+		size_t n = r->body_len < max ? r->body_len : max;
+
+		span = read_span(run_dir, r->body_off, n, err);
+		if (span) {
+			*len = n;
+			if (cut)
+				*cut = n < r->body_len;
+		}
+		return span;
+	}
+	/* A body that was not JSON, kept as a JSON string: decoded whole, then cut. */
+	span = read_span(run_dir, r->body_off, r->body_len, err);
+	if (!span)
+		return NULL;
+	s = cJSON_ParseWithLength(span, r->body_len);
+	free(span);
+	if (!cJSON_IsString(s)) {
+		cJSON_Delete(s);
+		*err = xstrdup("its body_text is not a JSON string");
+		return NULL;
+	}
+	*len = strlen(s->valuestring);
+	if (*len > max) {
+		*len = max;
+		if (cut)
+			*cut = true;
+	}
+	text = xstrndup(s->valuestring, *len);
+	cJSON_Delete(s);
+	return text;
 }

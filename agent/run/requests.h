@@ -1,7 +1,8 @@
 /*
- * requests — the request bodies sent to the models, kept in RUNDIR/requests/ (one file per
- * call, SEQ-ROLE-STEP-ATTEMPT.json, mode 0600) so an operator can read exactly what a role
- * was sent for an attempt. Only bodies are kept: API keys travel in HTTP headers
+ * requests — the request bodies sent to the models, kept in RUNDIR/requests.jsonl (one
+ * line per call, appended, mode 0600) so an operator can read exactly what a role was sent
+ * for an attempt. Runs written before it kept one file per call in RUNDIR/requests/; those
+ * are still listed and read. Only bodies are kept: API keys travel in HTTP headers
  * (x-api-key, Authorization), never in a body. [policy] keep_requests = off turns it off.
  */
 #ifndef PEVTUI_REQUESTS_H
@@ -14,28 +15,36 @@ struct llm_request;
 
 /* Per run folder (all segments of a resumed run): past it no more requests are kept. */
 #define REQUESTS_MAX_BYTES (256ul << 20)
+#define REQUESTS_FILE "requests.jsonl"
+/* Where runs before requests.jsonl kept theirs: SEQ-ROLE-STEP-ATTEMPT.json, one per call. */
 #define REQUESTS_DIR "requests"
 
 struct requests;
 
-/* Keeps requests in RUN_DIR/requests when `keep` (the folder is made on the first one),
- * up to `max_bytes` in all (0: REQUESTS_MAX_BYTES). Numbers go on after those a resumed
- * run kept already, whose bytes count too. Never NULL. */
+/* Keeps requests in RUN_DIR/requests.jsonl when `keep` (the file is made on the first
+ * one), up to `max_bytes` in all (0: REQUESTS_MAX_BYTES). Numbers go on after those a
+ * resumed run kept already (in either layout), whose bytes count too. Never NULL. */
 struct requests *requests_open(const char *run_dir, bool keep, size_t max_bytes);
 void requests_close(struct requests *rq); /* NULL ok */
 
-/*
- * A name for one call's request, relative to the run folder:
- * "requests/000012-executor-STEP-2.json" (STEP as attempts_id_component writes it, "~"
- * outside a step, attempt 0 then). NULL when requests are not kept or the cap is reached.
- * Any thread. Caller frees.
- */
-char *requests_name(struct requests *rq, const char *role, const char *step_id, int attempt);
+/* The SEQ for one call's request (1, 2, …), or 0 when requests are not kept or the cap
+ * is reached. Any thread. */
+unsigned long requests_next(struct requests *rq);
 
-/* Writes (replaces) the body of the request `name`. false + *err (a sentence; caller
- * frees). Any thread. */
-bool requests_write(struct requests *rq, const char *name, const char *body, size_t len,
-		    char **err);
+/* The name of request `seq` relative to the run folder, as llm.call's `request` gives it:
+ * "requests.jsonl#12". Caller frees. */
+char *requests_name(unsigned long seq);
+
+/*
+ * Appends the body of request `seq` (from requests_next) for `role`, `step_id` (NULL
+ * outside a step) and `attempt`, as one line written with one write(2): {"seq", "role",
+ * "step_id", "attempt", "bytes" (the body's length), then "body": the body as it is when
+ * it is JSON on one line, else "body_text": the body as a JSON string}. Written again for
+ * the same seq, the later line is the one read back. false + *err (a sentence; caller
+ * frees). Any thread.
+ */
+bool requests_write(struct requests *rq, unsigned long seq, const char *role,
+		    const char *step_id, int attempt, const char *body, size_t len, char **err);
 
 /* True once the cap stopped keeping requests. */
 bool requests_capped(const struct requests *rq);
@@ -45,29 +54,53 @@ char *requests_take_notice(struct requests *rq);
 
 /* The request as the engine built it, for a provider that sends no body (the simulated
  * one): model, max_tokens, system, tools, messages; tagged so that nobody takes it for a
- * wire body. `rq` (NULL ok) keeps the tools' schemas as printed from one call to the next.
+ * wire body. The tools' schemas are printed through req->schemas (schemas.h) when set.
  * Any thread. Caller frees. */
-char *requests_body_of(struct requests *rq, const struct llm_request *req);
+char *requests_body_of(const struct llm_request *req);
 
-/* A kept request, read back from its name. */
+/* A kept request, read back. */
 struct request_ref {
 	unsigned long seq;
 	char *role;    /* "planner", "executor", "verifier" */
-	char *step;    /* the file name's STEP component ("~" outside a step) */
+	char *step;    /* STEP as attempts_id_component writes it ("~" outside a step) */
 	int attempt;
-	char *name;    /* relative to the run folder */
+	char *name;    /* relative to the run folder: "requests.jsonl#12", or an older run's
+		        * "requests/000012-executor-STEP-2.json" */
+	/* In requests.jsonl: where the body's value starts and how long it is there. */
+	long long body_off;
+	size_t body_len;
+	bool as_text;  /* the value is "body_text", a JSON string to decode */
 };
 
 /*
  * The requests kept in RUN_DIR for `step_id` (NULL: those outside a step) and `attempt`
- * (0: every attempt), oldest first, into *out (caller frees with requests_list_free).
- * Returns how many.
+ * (0: every attempt), in either layout, oldest first, into *out (caller frees with
+ * requests_list_free). A torn or foreign line of requests.jsonl is left out. Returns how
+ * many.
  */
 size_t requests_list(const char *run_dir, const char *step_id, int attempt,
 		     struct request_ref **out);
 void requests_list_free(struct request_ref *v, size_t n);
 
-/* Parses a file name "SEQ-ROLE-STEP-ATTEMPT.json" (no folder). false when it is not one. */
+/* The kept request named `name` (llm.call's `request`), in either layout, into *out
+ * (release with requests_ref_release). false when there is none. */
+bool requests_find(const char *run_dir, const char *name, struct request_ref *out);
+void requests_ref_release(struct request_ref *r);
+
+/*
+ * The body of a kept request, byte for byte as it was kept, up to `max` bytes (*cut tells
+ * whether there was more; may be NULL). Reads beneath RUN_DIR only. Returns the bytes
+ * (NUL-terminated; *len without it), or NULL + *err (a sentence; caller frees).
+ */
+char *requests_read(const char *run_dir, const struct request_ref *r, size_t max, size_t *len,
+		    bool *cut, char **err);
+
+/* A file name for the request, "000012-executor-STEP-2.json" (a pager's temporary copy is
+ * named after it). Caller frees. */
+char *requests_file_name(const struct request_ref *r);
+
+/* Parses an older run's file name "SEQ-ROLE-STEP-ATTEMPT.json" (no folder). false when it
+ * is not one. */
 bool requests_parse_name(const char *file, struct request_ref *out);
 
 #endif

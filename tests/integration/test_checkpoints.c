@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "requests.h"
 #include "testdir.h"
 #include "xalloc.h"
 
@@ -104,25 +104,23 @@ static void fx_free(struct fx *fx)
 /* Any request body kept for the verifier's call of attempt `attempt` holding `needle`. */
 static bool verifier_request_has(const struct fx *fx, int attempt, const char *needle)
 {
-	char *dir = xasprintf("%s/requests", fx->c.run);
-	char *suffix = xasprintf("-verifier-append-%d.json", attempt);
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct request_ref *v;
+	size_t n = requests_list(fx->c.run, "append", attempt, &v);
 	bool found = false;
 
-	assert_non_null(d);
-	while (!found && (de = readdir(d))) {
-		size_t n = strlen(de->d_name), k = strlen(suffix);
-		if (n > k && !strcmp(de->d_name + n - k, suffix)) {
-			char *p = xasprintf("%s/%s", dir, de->d_name), *s = testdir_slurp(p);
-			found = s && strstr(s, needle);
-			free(s);
-			free(p);
-		}
+	assert_true(n > 0);
+	for (size_t i = 0; i < n && !found; i++) {
+		char *err = NULL, *s;
+		size_t len;
+
+		if (strcmp(v[i].role, "verifier"))
+			continue;
+		s = requests_read(fx->c.run, &v[i], REQUESTS_MAX_BYTES, &len, NULL, &err);
+		found = s && strstr(s, needle);
+		free(s);
+		free(err);
 	}
-	closedir(d);
-	free(suffix);
-	free(dir);
+	requests_list_free(v, n);
 	return found;
 }
 

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "jsonx.h"
 #include "mock_llm.h"
+#include "requests.h"
 #include "testdir.h"
 #include "xalloc.h"
 
@@ -443,8 +444,8 @@ static void test_cut_off_answer_said_so(void **state)
 }
 
 /*
- * The drill-down's request view: every call's body is kept in RUNDIR/requests byte for
- * byte as the server received it, named by llm.call's `request`, while the key went in a
+ * The drill-down's request view: every call's body is kept in RUNDIR/requests.jsonl byte
+ * for byte as the server received it, named by llm.call's `request`, while the key went in a
  * header (x-api-key, Authorization) and is nowhere in the run folder.
  */
 static void test_requests_kept_as_sent_without_key(void **state)
@@ -475,14 +476,17 @@ static void test_requests_kept_as_sent_without_key(void **state)
 		cJSON_ArrayForEach(ev, events)
 		{
 			struct mock_request *req;
-			char *path, *kept;
+			struct request_ref ref;
+			char *kept, *err = NULL;
+			size_t len;
 
 			if (strcmp(jsonx_str(ev, "type"), "llm.call"))
 				continue;
 			assert_non_null(jsonx_str(ev, "request"));
-			path = xasprintf("%s/%s", run_dir, jsonx_str(ev, "request"));
-			kept = testdir_slurp(path);
+			assert_true(requests_find(run_dir, jsonx_str(ev, "request"), &ref));
+			kept = requests_read(run_dir, &ref, REQUESTS_MAX_BYTES, &len, NULL, &err);
 			assert_non_null(kept);
+			requests_ref_release(&ref);
 			req = mock_request_get(m, i++);
 			assert_string_equal(kept, req->body);
 			/* the key went, in its header */
@@ -492,7 +496,6 @@ static void test_requests_kept_as_sent_without_key(void **state)
 				assert_non_null(strstr(req->authorization, "TESTKEY"));
 			mock_request_free(req);
 			free(kept);
-			free(path);
 		}
 		assert_int_equal(i, 5);
 		assert_no_key_in_dir(tmp);

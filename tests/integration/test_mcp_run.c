@@ -27,6 +27,7 @@
 #include "mcp_errlog.h"
 #include "mcp_trust.h"
 #include "jsonx.h"
+#include "requests.h"
 #include "testdir.h"
 #include "xalloc.h"
 
@@ -173,12 +174,18 @@ static void test_a_run_calls_the_tools(void **state)
 
 	/* The planner was told which tools exist. */
 	ev = nth(events, "llm.call", NULL, 0);
-	path = xasprintf("%s/%s", fx.run, jsonx_str(ev, "request"));
-	text = testdir_slurp(path);
+	{
+		struct request_ref ref;
+		char *err = NULL;
+		size_t len;
+
+		assert_true(requests_find(fx.run, jsonx_str(ev, "request"), &ref));
+		text = requests_read(fx.run, &ref, REQUESTS_MAX_BYTES, &len, NULL, &err);
+		requests_ref_release(&ref);
+	}
 	assert_non_null(text);
 	assert_non_null(strstr(text, "t__read_note"));
 	free(text);
-	free(path);
 
 	/* The server's stderr is kept; the server ended with the run. */
 	text = cli_slurp_in(fx.run, "mcp/t.log");

@@ -21,7 +21,7 @@ expect "Arguments"
 expect "  path: reviews/brightline-cleaning.md"
 # its result on the same page, the whole output as lines
 expect "← write_file ok"
-expect "Kept in the run folder: attempts/brightline/1/tools/"
+expect "Kept in the run folder: attempts/brightline/1/tool-[0-9]+\.txt"
 refute "\[2J|\\\\n"
 keys Escape
 wait_gone "tool call · step brightline"

@@ -39,7 +39,7 @@ wait_gone "planner · the run"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 rundir=$(ls -d "$TMPD"/runs/*/ | head -n 1)
-[ "$(ls "$rundir/requests" | wc -l)" -gt 10 ] || fail "the requests were not kept"
+[ "$(wc -l <"$rundir/requests.jsonl")" -gt 10 ] || fail "the requests were not kept"
 
 # Turned off: nothing kept, and P says why.
 tmux -L "$SOCK" kill-server >/dev/null 2>&1
@@ -54,4 +54,5 @@ wait_for "no request was kept for attempt 2 of step brightline"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 rundir=$(ls -d "$TMPD"/runs/*/ | head -n 1)
-[ ! -e "$rundir/requests" ] || fail "requests were kept with keep_requests = off"
+[ ! -e "$rundir/requests.jsonl" ] && [ ! -e "$rundir/requests" ] ||
+	fail "requests were kept with keep_requests = off"

@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,13 @@
 
 #include "attempts.h"
 #include "http.h"
+#include "jsonx.h"
 #include "provider.h"
 #include "provider_anthropic.h"
 #include "provider_openai.h"
 #include "requests.h"
 #include "sandbox.h"
+#include "schemas.h"
 #include "strbuf.h"
 #include "testdir.h"
 #include "tool.h"
@@ -59,69 +62,154 @@ static char *slurp(const char *dir, const char *rel)
 
 /* ---- the request store ---- */
 
+/* The body of the request `name` as it is read back; NULL when there is none. */
+static char *read_back(const char *dir, const char *name)
+{
+	struct request_ref r;
+	char *err = NULL, *body;
+	size_t len = 0;
+
+	if (!requests_find(dir, name, &r))
+		return NULL;
+	body = requests_read(dir, &r, REQUESTS_MAX_BYTES, &len, NULL, &err);
+	assert_non_null(body);
+	assert_null(err);
+	assert_int_equal(strlen(body), len);
+	requests_ref_release(&r);
+	return body;
+}
+
+/* Every line of the file is one JSON object (jq can read it): how many. */
+static int whole_lines(const char *dir)
+{
+	char *text = slurp(dir, REQUESTS_FILE), *line, *save = NULL;
+	int n = 0;
+
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+
+		assert_true(cJSON_IsObject(o));
+		cJSON_Delete(o);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
 static void test_names_and_listing(void **state)
 {
-	char *dir = testdir_new("requests"), *err = NULL, *n1, *n2, *n3, *n4, *body;
+	/* not JSON, and JSON that is not on one line: kept as strings, read back the same */
+	static const char text[] = "plain \"text\"\n\twith \x01 controls \xc3\xa9";
+	static const char lines[] = "{\"a\":\n 1}";
+	char *dir = testdir_new("requests"), *err = NULL, *name, *body, *path;
 	struct requests *rq = requests_open(dir, true, 0);
 	struct request_ref *v;
-	size_t n;
+	unsigned long s1, s2, s3, s4, s5, s6;
+	size_t n, len;
+	bool cut;
 	struct stat st;
 
 	(void)state;
-	n1 = requests_name(rq, "planner", NULL, 0);
-	n2 = requests_name(rq, "executor", "review-1", 2);
-	n3 = requests_name(rq, "verifier", "review-1", 2);
-	n4 = requests_name(rq, "executor", "odd id/..", 1);
-	assert_string_equal(n1, "requests/000001-planner-~-0.json");
-	assert_string_equal(n2, "requests/000002-executor-review-1-2.json");
-	assert_string_equal(n3, "requests/000003-verifier-review-1-2.json");
-	/* any id stays one file name inside requests/ */
-	assert_string_equal(n4, "requests/000004-executor-odd%20id%2F..-1.json");
-	assert_true(requests_write(rq, n1, "{\"p\":1}", 7, &err));
-	assert_true(requests_write(rq, n3, "{\"v\":3}", 7, &err));
-	assert_true(requests_write(rq, n2, "{\"e\":2}", 7, &err));
-	assert_true(requests_write(rq, n4, "{}", 2, &err));
-	/* the bodies are private to the operator */
-	body = xasprintf("%s/%s", dir, n2);
-	assert_int_equal(stat(body, &st), 0);
+	s1 = requests_next(rq);
+	s2 = requests_next(rq);
+	s3 = requests_next(rq);
+	s4 = requests_next(rq);
+	s5 = requests_next(rq);
+	s6 = requests_next(rq);
+	assert_int_equal(s1, 1);
+	assert_int_equal(s6, 6);
+	name = requests_name(s2);
+	assert_string_equal(name, "requests.jsonl#2");
+	free(name);
+	/* written in any order: the file is in the order of the writes */
+	assert_true(requests_write(rq, s1, "planner", NULL, 5, "{\"p\":1}", 7, &err));
+	assert_true(requests_write(rq, s3, "verifier", "review-1", 2, "{\"v\":3}", 7, &err));
+	assert_true(requests_write(rq, s2, "executor", "review-1", 2, " [1, \"x\"] ", 10, &err));
+	assert_true(requests_write(rq, s4, "executor", "odd id/..\"", 1, "{}", 2, &err));
+	assert_true(requests_write(rq, s5, "executor", "review-1", 3, text, strlen(text), &err));
+	assert_true(requests_write(rq, s6, "executor", "review-1", 3, lines, strlen(lines), &err));
+	/* the same request built again: the later body is the one read back */
+	assert_true(requests_write(rq, s3, "verifier", "review-1", 2, "{\"v\":33}", 8, &err));
+	/* only this run's numbers */
+	assert_false(requests_write(rq, 99, "executor", "s", 1, "{}", 2, &err));
+	free(err);
+	err = NULL;
+	assert_false(requests_write(rq, 0, "executor", "s", 1, "{}", 2, &err));
+	free(err);
+	err = NULL;
+	/* one private file, one line per write, each a JSON object */
+	path = xasprintf("%s/" REQUESTS_FILE, dir);
+	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
+	free(path);
+	path = xasprintf("%s/" REQUESTS_DIR, dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	free(path);
+	assert_int_equal(whole_lines(dir), 7);
+	body = slurp(dir, REQUESTS_FILE);
+	assert_non_null(strstr(body, "{\"seq\":1,\"role\":\"planner\",\"step_id\":null,"
+				     "\"attempt\":0,\"bytes\":7,\"body\":{\"p\":1}}\n"));
+	assert_non_null(strstr(body, "\"bytes\":10,\"body\": [1, \"x\"] }\n"));
+	assert_non_null(strstr(body, "\"step_id\":\"review-1\",\"attempt\":3,\"bytes\":9,"
+				     "\"body_text\":\"{\\\"a\\\":\\n 1}\"}\n"));
 	free(body);
-	/* only names of this run's folder are written */
-	assert_false(requests_write(rq, "requests/../journal.jsonl", "x", 1, &err));
-	free(err);
-	err = NULL;
-	assert_false(requests_write(rq, "plan.json", "x", 1, &err));
-	free(err);
-	err = NULL;
 
 	n = requests_list(dir, "review-1", 2, &v);
 	assert_int_equal(n, 2);
+	assert_int_equal(v[0].seq, 2);
 	assert_string_equal(v[0].role, "executor");
-	assert_string_equal(v[1].role, "verifier");
+	assert_string_equal(v[0].step, "review-1");
 	assert_int_equal(v[0].attempt, 2);
-	assert_string_equal(v[0].name, n2);
+	assert_string_equal(v[0].name, "requests.jsonl#2");
+	assert_string_equal(v[1].role, "verifier");
+	/* byte for byte, blanks around included */
+	body = requests_read(dir, &v[0], 1024, &len, &cut, &err);
+	assert_string_equal(body, " [1, \"x\"] ");
+	assert_int_equal(len, 10);
+	assert_false(cut);
+	free(body);
+	body = requests_read(dir, &v[1], 1024, &len, &cut, &err);
+	assert_string_equal(body, "{\"v\":33}");
+	free(body);
+	/* a read stops at its bound and says so */
+	body = requests_read(dir, &v[0], 4, &len, &cut, &err);
+	assert_int_equal(len, 4);
+	assert_memory_equal(body, " [1,", 4);
+	assert_true(cut);
+	free(body);
+	name = requests_file_name(&v[0]);
+	assert_string_equal(name, "000002-executor-review-1-2.json");
+	free(name);
 	requests_list_free(v, n);
 	assert_int_equal(requests_list(dir, "review-1", 1, &v), 0);
 	requests_list_free(v, 0);
+	n = requests_list(dir, "review-1", 0, &v); /* every attempt */
+	assert_int_equal(n, 4);
+	requests_list_free(v, n);
 	n = requests_list(dir, NULL, 0, &v);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].role, "planner");
+	assert_int_equal(v[0].attempt, 0);
+	assert_string_equal(v[0].step, "~");
 	requests_list_free(v, n);
-	n = requests_list(dir, "odd id/..", 1, &v);
+	n = requests_list(dir, "odd id/..\"", 1, &v);
 	assert_int_equal(n, 1);
+	assert_string_equal(v[0].step, "odd%20id%2F..%22");
 	requests_list_free(v, n);
+	body = read_back(dir, "requests.jsonl#5");
+	assert_string_equal(body, text);
+	free(body);
+	body = read_back(dir, "requests.jsonl#6");
+	assert_string_equal(body, lines);
+	free(body);
+	assert_null(read_back(dir, "requests.jsonl#7"));
 	requests_close(rq);
 
 	/* a resumed run numbers on */
 	rq = requests_open(dir, true, 0);
-	free(n1);
-	n1 = requests_name(rq, "executor", "review-1", 3);
-	assert_string_equal(n1, "requests/000005-executor-review-1-3.json");
+	assert_int_equal(requests_next(rq), 7);
 	requests_close(rq);
-	free(n1);
-	free(n2);
-	free(n3);
-	free(n4);
 	assert_true(testdir_remove(dir));
 	free(dir);
 }
@@ -136,9 +224,7 @@ static void test_parse_names(void **state)
 	assert_string_equal(r.role, "executor");
 	assert_string_equal(r.step, "a-b-c");
 	assert_int_equal(r.attempt, 7);
-	free(r.role);
-	free(r.step);
-	free(r.name);
+	requests_ref_release(&r);
 	assert_false(requests_parse_name("x-executor-a-1.json", &r));
 	assert_false(requests_parse_name("1-executor--1.json", &r));
 	assert_false(requests_parse_name("1-executor-a-1.txt", &r));
@@ -148,13 +234,18 @@ static void test_parse_names(void **state)
 
 static void test_off_keeps_nothing(void **state)
 {
-	char *dir = testdir_new("requests-off"), *p;
+	char *dir = testdir_new("requests-off"), *p, *err = NULL;
 	struct requests *rq = requests_open(dir, false, 0);
 
 	(void)state;
-	assert_null(requests_name(rq, "planner", NULL, 0));
+	assert_int_equal(requests_next(rq), 0);
+	assert_false(requests_write(rq, 1, "planner", NULL, 0, "{}", 2, &err));
+	free(err);
 	requests_close(rq);
-	p = xasprintf("%s/requests", dir);
+	p = xasprintf("%s/" REQUESTS_FILE, dir);
+	assert_int_not_equal(access(p, F_OK), 0);
+	free(p);
+	p = xasprintf("%s/" REQUESTS_DIR, dir);
 	assert_int_not_equal(access(p, F_OK), 0);
 	free(p);
 	assert_true(testdir_remove(dir));
@@ -163,34 +254,292 @@ static void test_off_keeps_nothing(void **state)
 
 static void test_cap(void **state)
 {
-	char *dir = testdir_new("requests-cap"), *err = NULL, *n, *why;
-	struct requests *rq = requests_open(dir, true, 100);
+	char *dir = testdir_new("requests-cap"), *err = NULL, *why, *big = xmalloc(301);
+	struct requests *rq = requests_open(dir, true, 300);
+	struct request_ref *v;
+	unsigned long s;
+	size_t n;
 
 	(void)state;
-	n = requests_name(rq, "executor", "s", 1);
-	assert_true(requests_write(rq, n, "0123456789", 10, &err));
-	free(n);
-	n = requests_name(rq, "executor", "s", 1);
-	assert_false(requests_write(rq, n, "x", 200, &err)); /* past the cap */
+	memset(big, 'x', 300);
+	big[300] = 0;
+	s = requests_next(rq);
+	assert_true(requests_write(rq, s, "executor", "s", 1, "[0,1,2,3,4,5,6,7,8,9]", 21, &err));
+	s = requests_next(rq);
+	assert_false(requests_write(rq, s, "executor", "s", 1, big, 200, &err)); /* past the cap */
 	assert_non_null(strstr(err, "no longer kept"));
 	free(err);
-	free(n);
+	err = NULL;
 	assert_true(requests_capped(rq));
-	assert_null(requests_name(rq, "executor", "s", 1));
+	assert_int_equal(requests_next(rq), 0);
 	why = requests_take_notice(rq);
 	assert_non_null(why);
 	free(why);
 	assert_null(requests_take_notice(rq)); /* said once */
 	requests_close(rq);
+	/* a resumed run counts what was kept before (one line of 94 bytes): a second one
+	 * passes a cap of 150 (the number left unwritten is used again) */
+	rq = requests_open(dir, true, 150);
+	s = requests_next(rq);
+	assert_int_equal(s, 2);
+	assert_false(requests_write(rq, s, "executor", "s", 2, "[0,1,2,3,4,5,6,7,8,9]", 21, &err));
+	free(err);
+	requests_close(rq);
+	n = requests_list(dir, "s", 0, &v);
+	assert_int_equal(n, 1);
+	requests_list_free(v, n);
+	free(big);
 	assert_true(testdir_remove(dir));
 	free(dir);
+}
+
+/* ---- several workers at once ---- */
+
+#define WRITERS 4
+#define PER_WRITER 150
+
+struct writer {
+	struct requests *rq;
+	int id;
+};
+
+/* Writer w's k-th body: JSON, sometimes large (past a pipe's or a page's size), and every
+ * fifth one not JSON. */
+static char *body_for(int w, int k, size_t *len)
+{
+	struct strbuf sb;
+	size_t fill = (size_t)((k * 7919 + w * 104729) % 70000);
+
+	strbuf_init(&sb);
+	if (k % 5 == 4)
+		strbuf_addf(&sb, "not json %d/%d\n", w, k);
+	else
+		strbuf_addf(&sb, "{\"w\":%d,\"k\":%d,\"fill\":\"", w, k);
+	for (size_t i = 0; i < fill; i++)
+		strbuf_addc(&sb, (char)('a' + (i + (size_t)k) % 26));
+	if (k % 5 != 4)
+		strbuf_adds(&sb, "\"}");
+	*len = sb.len;
+	return strbuf_detach(&sb);
+}
+
+static void *write_many(void *arg)
+{
+	struct writer *wr = arg;
+
+	for (int k = 0; k < PER_WRITER; k++) {
+		unsigned long s = requests_next(wr->rq);
+		char *step = xasprintf("w%d", wr->id), *err = NULL, *body;
+		size_t len;
+
+		body = body_for(wr->id, k, &len);
+		if (!requests_write(wr->rq, s, "executor", step, k + 1, body, len, &err))
+			fail_msg("%s", err);
+		free(body);
+		free(step);
+	}
+	return NULL;
+}
+
+static void test_writers_do_not_interleave(void **state)
+{
+	char *dir = testdir_new("requests-threads");
+	struct requests *rq = requests_open(dir, true, 0);
+	struct writer wr[WRITERS];
+	pthread_t t[WRITERS];
+
+	(void)state;
+	for (int i = 0; i < WRITERS; i++) {
+		wr[i] = (struct writer){rq, i};
+		assert_int_equal(pthread_create(&t[i], NULL, write_many, &wr[i]), 0);
+	}
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(t[i], NULL);
+	requests_close(rq);
+	assert_int_equal(whole_lines(dir), WRITERS * PER_WRITER);
+	for (int i = 0; i < WRITERS; i++) {
+		char *step = xasprintf("w%d", i);
+		struct request_ref *v;
+		size_t n = requests_list(dir, step, 0, &v);
+		unsigned long last = 0;
+
+		assert_int_equal(n, PER_WRITER);
+		for (size_t k = 0; k < n; k++) {
+			char *err = NULL, *got, *want;
+			size_t len, wlen;
+
+			assert_true(v[k].seq > last); /* oldest first */
+			last = v[k].seq;
+			assert_int_equal(v[k].attempt, (int)k + 1);
+			want = body_for(i, (int)k, &wlen);
+			got = requests_read(dir, &v[k], REQUESTS_MAX_BYTES, &len, NULL, &err);
+			assert_non_null(got);
+			assert_int_equal(len, wlen);
+			assert_memory_equal(got, want, wlen);
+			assert_int_equal(v[k].as_text, k % 5 == 4);
+			free(got);
+			free(want);
+		}
+		requests_list_free(v, n);
+		free(step);
+	}
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+/* ---- a crash, and a line that is not ours ---- */
+
+static void append_raw(const char *dir, const char *text)
+{
+	char *p = xasprintf("%s/" REQUESTS_FILE, dir);
+	FILE *f = fopen(p, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+static void test_torn_last_line(void **state)
+{
+	char *dir = testdir_new("requests-torn"), *err = NULL, *body, *path;
+	struct requests *rq = requests_open(dir, true, 0);
+	struct request_ref *v;
+	struct stat st;
+	size_t n;
+
+	(void)state;
+	assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "{\"a\":1}", 7,
+				   &err));
+	assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "{\"b\":2}", 7,
+				   &err));
+	requests_close(rq);
+	/* lines that are not whole records: a foreign one, one whose body is not as long as
+	 * it says, and, last, one a kill -9 cut in the middle of its body */
+	append_raw(dir, "garbage\n{\"seq\":7,\"role\":\"executor\",\"step_id\":\"s\","
+			"\"attempt\":1,\"bytes\":99,\"body\":{\"c\":3}}\n");
+	append_raw(dir, "{\"seq\":3,\"role\":\"executor\",\"step_id\":\"s\",\"attempt\":1,"
+			"\"bytes\":40,\"body\":{\"d\":\"cut her");
+	n = requests_list(dir, "s", 1, &v);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].seq, 1);
+	assert_int_equal(v[1].seq, 2);
+	requests_list_free(v, n);
+
+	/* resumed: the next record starts on a line of its own; the torn one stays out */
+	path = xasprintf("%s/" REQUESTS_FILE, dir);
+	assert_int_equal(stat(path, &st), 0);
+	rq = requests_open(dir, true, 0);
+	assert_int_equal(requests_next(rq), 3);
+	assert_true(requests_write(rq, 3, "verifier", "s", 1, "{\"e\":5}", 7, &err));
+	requests_close(rq);
+	n = requests_list(dir, "s", 1, &v);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[2].seq, 3);
+	assert_string_equal(v[2].role, "verifier");
+	requests_list_free(v, n);
+	body = read_back(dir, "requests.jsonl#3");
+	assert_string_equal(body, "{\"e\":5}");
+	free(body);
+	body = slurp(dir, REQUESTS_FILE);
+	assert_non_null(strstr(body, "cut her\n{\"seq\":3,\"role\":\"verifier\""));
+	free(body);
+	free(path);
+
+	/* a file that is nothing but a torn line lists nothing, and says no more */
+	assert_true(testdir_remove(dir));
+	free(dir);
+	dir = testdir_new("requests-torn-only");
+	append_raw(dir, "{\"seq\":1,\"role\":\"planner\",\"step_id\":null,\"attempt\":0,\"bytes\"");
+	assert_int_equal(requests_list(dir, NULL, 0, &v), 0);
+	requests_list_free(v, 0);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+/* ---- runs kept by an older pevtui ---- */
+
+static void test_old_layout_still_read(void **state)
+{
+	char *dir = testdir_new("requests-old"), *err = NULL, *body, *p;
+	struct requests *rq;
+	struct request_ref *v, r;
+	size_t n, len;
+
+	(void)state;
+	p = xasprintf("%s/" REQUESTS_DIR, dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	put(dir, "requests/000001-planner-~-0.json", "{\"old\":\"planner\"}");
+	put(dir, "requests/000002-executor-s1-1.json", "{\"old\":\"executor\"}");
+	put(dir, "requests/000003-verifier-s1-1.json", "{\"old\":\"verifier\"}");
+	put(dir, "requests/notes.txt", "not a request");
+	n = requests_list(dir, "s1", 1, &v);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].name, "requests/000002-executor-s1-1.json");
+	assert_string_equal(v[1].role, "verifier");
+	body = requests_read(dir, &v[0], 1024, &len, NULL, &err);
+	assert_string_equal(body, "{\"old\":\"executor\"}");
+	free(body);
+	p = requests_file_name(&v[0]);
+	assert_string_equal(p, "000002-executor-s1-1.json");
+	free(p);
+	requests_list_free(v, n);
+
+	/* resumed by this pevtui: numbers go on, new ones go in requests.jsonl, both list */
+	rq = requests_open(dir, true, 0);
+	assert_int_equal(requests_next(rq), 4);
+	assert_true(requests_write(rq, 4, "executor", "s1", 1, "{\"new\":1}", 9, &err));
+	requests_close(rq);
+	n = requests_list(dir, "s1", 1, &v);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[2].seq, 4);
+	assert_string_equal(v[2].name, "requests.jsonl#4");
+	requests_list_free(v, n);
+	assert_true(requests_find(dir, "requests/000001-planner-~-0.json", &r));
+	requests_ref_release(&r);
+	body = read_back(dir, "requests/000001-planner-~-0.json");
+	assert_string_equal(body, "{\"old\":\"planner\"}");
+	free(body);
+	body = read_back(dir, "requests.jsonl#4");
+	assert_string_equal(body, "{\"new\":1}");
+	free(body);
+	assert_false(requests_find(dir, "requests/../journal.jsonl", &r));
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+/* What is kept as JSON, as it is, and what as a string. */
+static void test_valid_line(void **state)
+{
+	static const char *const good[] = {
+	    "{}", "[]", " {\"a\": [1, -0.5e+3, true, false, null, \"\\u00e9\\ud83d\\ude00\"]} ",
+	    "\"s\"", "0", "-1", "1E9", "{\"a\":{\"b\":[[]]}}", "\"\xc3\xa9\"", NULL};
+	static const char *const bad[] = {
+	    "", " ", "{", "{\"a\":1,}", "[1,]", "{\"a\" 1}", "{a:1}", "01", "1.", ".5", "-",
+	    "1e", "tru", "nul", "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"",
+	    "\"a\tb\"", "{\"a\":\n1}", "{\"a\":1}\r", "[1] [2]", "{\"a\":1}x", "\"open", NULL};
+	char deep[1100];
+
+	(void)state;
+	for (int i = 0; good[i]; i++)
+		if (!jsonx_valid_line(good[i], strlen(good[i])))
+			fail_msg("refused: %s", good[i]);
+	for (int i = 0; bad[i]; i++)
+		if (jsonx_valid_line(bad[i], strlen(bad[i])))
+			fail_msg("taken: %s", bad[i]);
+	assert_false(jsonx_valid_line("{}\0", 3)); /* a NUL after it */
+	memset(deep, '[', 520);
+	memset(deep + 520, ']', 520);
+	assert_false(jsonx_valid_line(deep, 1040)); /* deeper than 512 */
+	assert_true(jsonx_valid_line(deep + 20, 1000));
 }
 
 /* ---- no key in a kept body ---- */
 
 struct capture {
 	struct requests *rq;
-	char *name;
+	unsigned long seq;
 	int bodies;
 };
 
@@ -199,9 +548,9 @@ static void on_request(void *ctx, const char *body, size_t len)
 	struct capture *c = ctx;
 	char *err = NULL;
 
-	if (!c->name)
-		c->name = requests_name(c->rq, "executor", "s1", 1);
-	assert_true(requests_write(c->rq, c->name, body, len, &err));
+	if (!c->seq)
+		c->seq = requests_next(c->rq);
+	assert_true(requests_write(c->rq, c->seq, "executor", "s1", 1, body, len, &err));
 	c->bodies++;
 }
 
@@ -235,10 +584,10 @@ static char *kept_body(const char *dir, bool anthropic)
 				  .msgs = &msg,
 				  .n_msgs = 1,
 				  .max_tokens = 64};
-	struct capture c = {requests_open(dir, true, 0), NULL, 0};
+	struct capture c = {requests_open(dir, true, 0), 0, 0};
 	struct llm_hooks hooks = {.ctx = &c, .on_request = on_request};
 	struct llm_response res = {0};
-	char *err = NULL, *url, *body;
+	char *err = NULL, *url, *body, *name;
 	int fd, port = closed_port(&fd);
 	struct provider *p;
 
@@ -255,13 +604,14 @@ static char *kept_body(const char *dir, bool anthropic)
 	assert_null(strstr(err, "FAKE"));
 	free(err);
 	assert_true(c.bodies >= 1);
-	body = slurp(dir, c.name);
+	name = requests_name(c.seq);
+	body = read_back(dir, name);
 	assert_non_null(body);
+	free(name);
 	llm_response_release(&res);
 	provider_free(p);
 	close(fd);
 	free(url);
-	free(c.name);
 	requests_close(c.rq);
 	return body;
 }
@@ -303,7 +653,7 @@ static void test_body_of(void **state)
 	const struct tool_def *const *all = tool_registry(&nt);
 	struct llm_request req = {.model = "sim-executor", .system = "sys", .msgs = msgs,
 				  .n_msgs = 3, .tools = all, .n_tools = 1, .max_tokens = 10};
-	char *b = requests_body_of(NULL, &req);
+	char *b = requests_body_of(&req);
 	cJSON *o = cJSON_Parse(b), *m;
 
 	(void)state;
@@ -347,8 +697,7 @@ static void test_body_of_as_cjson(void **state)
 	struct llm_request req = {.model = "m", .system = odd, .msgs = msgs, .n_msgs = 3,
 				  .tools = tools, .n_tools = 2, .max_tokens = 77,
 				  .want_json = true};
-	char *dir = testdir_new("requests-body");
-	struct requests *rq = requests_open(dir, true, 0);
+	struct schemas *memo = schemas_new();
 	cJSON *o = cJSON_CreateObject(), *arr, *m, *x;
 	char *want, *got;
 
@@ -403,18 +752,103 @@ static void test_body_of_as_cjson(void **state)
 	cJSON_AddItemToArray(arr, m);
 	want = cJSON_PrintUnformatted(o);
 	for (int round = 0; round < 2; round++) {
-		got = requests_body_of(round ? rq : NULL, &req);
+		req.schemas = round ? memo : NULL;
+		got = requests_body_of(&req);
 		assert_string_equal(got, want);
 		free(got);
 	}
-	got = requests_body_of(rq, &req); /* the schemas kept by the call before */
+	got = requests_body_of(&req); /* the schemas kept by the call before */
 	assert_string_equal(got, want);
 	free(got);
 	cJSON_free(want);
 	cJSON_Delete(o);
-	requests_close(rq);
-	assert_true(testdir_remove(dir));
-	free(dir);
+	schemas_free(memo);
+}
+
+/* ---- tools' schemas, printed once per run ---- */
+
+static void keep_body(void *ctx, const char *body, size_t len)
+{
+	char **out = ctx;
+
+	free(*out);
+	*out = xstrndup(body, len);
+}
+
+/* The body a real provider builds for `req` (it is never answered: nobody listens). */
+static char *wire_body(bool anthropic, const struct llm_request *req)
+{
+	struct http_options opt = {.connect_timeout_ms = 2000, .max_retries = -1};
+	struct llm_response res = {0};
+	char *err = NULL, *url, *body = NULL;
+	struct llm_hooks hooks = {.ctx = &body, .on_request = keep_body};
+	int fd, port = closed_port(&fd);
+	struct provider *p;
+
+	url = xasprintf("http://127.0.0.1:%d", port);
+	p = anthropic ? provider_anthropic_new(url, "k", &err)
+		      : provider_openai_new(url, "k", &err);
+	assert_non_null(p);
+	if (anthropic)
+		provider_anthropic_set_http(p, &opt);
+	else
+		provider_openai_set_http(p, &opt);
+	assert_int_equal(provider_complete(p, req, &hooks, &res, &err), PROVIDER_ERROR);
+	free(err);
+	llm_response_release(&res);
+	provider_free(p);
+	close(fd);
+	free(url);
+	assert_non_null(body);
+	return body;
+}
+
+/* The wire bodies are the same, byte for byte, whether the schemas come from the run's
+ * memo or are parsed for the call; a schema that is not an object goes as the empty one. */
+static void test_schemas_once_per_run(void **state)
+{
+	struct tool_def tool = {.name = "t", .description = "d",
+				.schema_json = " { \"type\" : \"object\", \"n\":1.0 } "};
+	struct tool_def arr = {.name = "u", .description = "d", .schema_json = "[1]"};
+	struct tool_def bad = {.name = "v", .description = "d", .schema_json = "{nope"};
+	struct tool_def none = {.name = "w", .description = "d", .schema_json = NULL};
+	const struct tool_def *tools[] = {&tool, &arr, &bad, &none};
+	struct llm_msg msg = {.kind = LLM_MSG_USER, .text = "go"};
+	struct llm_request req = {.role = ROLE_EXECUTOR, .model = "m", .system = "s",
+				  .msgs = &msg, .n_msgs = 1, .tools = tools, .n_tools = 4,
+				  .max_tokens = 64};
+	struct schemas *memo = schemas_new();
+	const char *a, *b;
+	bool object;
+
+	(void)state;
+	for (int anthropic = 0; anthropic < 2; anthropic++) {
+		char *plain, *kept, *again;
+
+		req.schemas = NULL;
+		plain = wire_body(anthropic, &req);
+		req.schemas = memo;
+		kept = wire_body(anthropic, &req);
+		again = wire_body(anthropic, &req);
+		assert_string_equal(kept, plain);
+		assert_string_equal(again, plain);
+		assert_non_null(strstr(plain, "{\"type\":\"object\",\"n\":1}"));
+		assert_null(strstr(plain, "[1]"));
+		free(plain);
+		free(kept);
+		free(again);
+	}
+	/* one text per schema, kept: the same pointer every time */
+	a = schemas_print(memo, tool.schema_json, &object);
+	assert_true(object);
+	b = schemas_print(memo, tool.schema_json, &object);
+	assert_ptr_equal(a, b);
+	assert_string_equal(schemas_print(memo, "[1]", &object), "[1]");
+	assert_false(object);
+	assert_null(schemas_print(memo, "{nope", &object));
+	assert_false(object);
+	assert_null(schemas_print(memo, NULL, &object));
+	schemas_free(memo);
 }
 
 /* ---- attempts' copies ---- */
@@ -493,7 +927,7 @@ static void test_tool_outputs(void **state)
 
 	(void)state;
 	rel = attempts_keep_output(dir, "s1", 3, 0, "full\noutput\n", 12);
-	assert_string_equal(rel, "attempts/s1/3/tools/1.txt");
+	assert_string_equal(rel, "attempts/s1/3/tool-1.txt");
 	s = attempts_read_beneath(dir, rel, 100, &len, NULL, &err);
 	assert_string_equal(s, "full\noutput\n");
 	free(s);
@@ -516,9 +950,14 @@ int main(void)
 		cmocka_unit_test(test_parse_names),
 		cmocka_unit_test(test_off_keeps_nothing),
 		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_writers_do_not_interleave),
+		cmocka_unit_test(test_torn_last_line),
+		cmocka_unit_test(test_old_layout_still_read),
+		cmocka_unit_test(test_valid_line),
 		cmocka_unit_test(test_no_key_in_kept_bodies),
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
+		cmocka_unit_test(test_schemas_once_per_run),
 		cmocka_unit_test(test_artifact_copies),
 		cmocka_unit_test(test_tool_outputs),
 	};
