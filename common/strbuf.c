@@ -104,6 +104,23 @@ void strvec_push(struct strvec *sv, const char *s)
 	sv->v[sv->n++] = xstrdup(s ? s : "");
 }
 
+size_t json_escape_byte(unsigned char c, char esc[6])
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char short_form[] = {['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
+	                                  ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
+
+	esc[0] = '\\';
+	if (c < sizeof(short_form) && short_form[c]) {
+		esc[1] = short_form[c];
+		return 2;
+	}
+	memcpy(esc + 1, "u00", 3);
+	esc[4] = hex[c >> 4];
+	esc[5] = hex[c & 15];
+	return 6;
+}
+
 void strvec_take(struct strvec *sv, char *s)
 {
 	sv->v = xgrow(sv->v, &sv->cap, sv->n + 1, sizeof(*sv->v));

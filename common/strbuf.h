@@ -24,6 +24,10 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__(
 /* Returns the buffer (caller frees) and leaves sb empty. Never NULL. */
 char *strbuf_detach(struct strbuf *sb);
 
+/* The JSON escape of '"', '\\' or a C0 control byte c, as cJSON writes it ("\\n",
+ * "\\u001f"), in esc; returns its length (2 or 6). */
+size_t json_escape_byte(unsigned char c, char esc[6]);
+
 /* strvec — a growable array of owned strings. */
 struct strvec {
 	char **v;

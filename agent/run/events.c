@@ -140,7 +140,7 @@ static void put_string(struct strbuf *sb, const char *s)
 	for (;;) {
 		const unsigned char *run = p;
 		char esc[6];
-		size_t n = 2, len = 1;
+		size_t len = 1;
 		unsigned cp = 0;
 
 		while (*p >= 32 && *p != '"' && *p != '\\' && *p != 0x7f && *p != 0xc2 &&
@@ -169,22 +169,7 @@ static void put_string(struct strbuf *sb, const char *s)
 			p += len;
 			continue;
 		}
-		switch (*p) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\b': esc[1] = 'b'; break;
-		case '\f': esc[1] = 'f'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\t': esc[1] = 't'; break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[*p >> 4];
-			esc[5] = hex[*p & 15];
-			n = 6;
-			break;
-		}
-		strbuf_add(sb, esc, n);
+		strbuf_add(sb, esc, json_escape_byte(*p, esc));
 		p++;
 	}
 	strbuf_addc(sb, '"');

@@ -245,14 +245,12 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 /* A string as cJSON prints it: '"', '\\' and the C0 controls escaped, nothing else. */
 static void put_strn(struct strbuf *sb, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 
 	strbuf_addc(sb, '"');
 	while (p < end) {
 		const unsigned char *run = p;
-		char esc[6] = {'\\'};
-		size_t n = 2;
+		char esc[6];
 
 		while (p < end && *p > 31 && *p != '"' && *p != '\\')
 			p++;
@@ -260,22 +258,7 @@ static void put_strn(struct strbuf *sb, const char *s, size_t len)
 			strbuf_add(sb, run, (size_t)(p - run));
 		if (p == end)
 			break;
-		switch (*p) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\b': esc[1] = 'b'; break;
-		case '\f': esc[1] = 'f'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\t': esc[1] = 't'; break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[*p >> 4];
-			esc[5] = hex[*p & 15];
-			n = 6;
-			break;
-		}
-		strbuf_add(sb, esc, n);
+		strbuf_add(sb, esc, json_escape_byte(*p, esc));
 		p++;
 	}
 	strbuf_addc(sb, '"');
