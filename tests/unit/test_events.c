@@ -18,6 +18,7 @@
 
 #include "bus.h"
 #include "events.h"
+#include "strbuf.h"
 #include "xalloc.h"
 
 static void test_type_names_round_trip(void **state)
@@ -159,6 +160,28 @@ static void test_build_escapes_what_terminals_act_on(void **state)
 	assert_string_equal(cJSON_GetObjectItem(o, "message")->valuestring, text);
 	cJSON_Delete(o);
 	event_free(ev);
+}
+
+/* json_escape_byte writes every byte JSON must escape as cJSON does (the journal's lines
+ * are byte for byte what cJSON wrote). */
+static void test_escape_byte_as_cjson(void **state)
+{
+	(void)state;
+	for (unsigned c = 1; c < 128; c++) {
+		char text[2] = {(char)c, 0}, esc[6], *printed;
+		cJSON *str;
+		size_t n;
+
+		if (c >= 32 && c != '"' && c != '\\')
+			continue;
+		str = cJSON_CreateString(text);
+		printed = cJSON_PrintUnformatted(str);
+		n = json_escape_byte((unsigned char)c, esc);
+		assert_int_equal(strlen(printed), n + 2); /* the quotes around it */
+		assert_memory_equal(printed + 1, esc, n);
+		cJSON_free(printed);
+		cJSON_Delete(str);
+	}
 }
 
 static void test_from_line(void **state)
@@ -471,6 +494,7 @@ int main(void)
 	    cmocka_unit_test(test_timestamp_format),
 	    cmocka_unit_test(test_build_header_first_and_not_overridden),
 	    cmocka_unit_test(test_build_escapes_what_terminals_act_on),
+	    cmocka_unit_test(test_escape_byte_as_cjson),
 	    cmocka_unit_test(test_from_line),
 	    cmocka_unit_test(test_from_line_errors),
 	    cmocka_unit_test(test_from_line_rejects_trailing_text),
