@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "events.h"
+#include "series_rebuild.h"
 #include "testdir.h"
 #include "xalloc.h"
 
@@ -107,4 +109,30 @@ void cpfix_attempt(struct cpfix *fx, const char *step, const char *rel, const ch
 	checkpoint_series_note(fx->cp, step, before, after, &c);
 	cp_changes_release(&c);
 	assert_null(err);
+}
+
+void cpfix_reopen(struct cpfix *fx)
+{
+	char *err = NULL;
+
+	checkpoint_close(fx->cp);
+	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
+	assert_null(err);
+	assert_non_null(fx->cp);
+}
+
+void cpfix_feed(struct series_rebuild *sr, const char *fmt, ...)
+{
+	va_list ap;
+	char *line, *err = NULL;
+	struct event *ev;
+
+	va_start(ap, fmt);
+	line = xvasprintf(fmt, ap);
+	va_end(ap);
+	ev = event_from_line(line, &err);
+	assert_non_null(ev);
+	series_rebuild_event(sr, ev);
+	event_free(ev);
+	free(line);
 }

@@ -34,4 +34,12 @@ void cpfix_take(struct cpfix *fx, char id[CP_ID_LEN + 1], struct strvec *warning
 void cpfix_attempt(struct cpfix *fx, const char *step, const char *rel, const char *text,
                    char before[CP_ID_LEN + 1], char after[CP_ID_LEN + 1]);
 
+/* The store again, as a new process opens it: what it knew in memory is gone. */
+void cpfix_reopen(struct cpfix *fx);
+
+struct series_rebuild;
+/* Feeds one journal line (printf format) to the rebuilder; CPFIX_EV(type) starts one. */
+void cpfix_feed(struct series_rebuild *sr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define CPFIX_EV(type) "{\"seq\":1,\"ts\":\"2026-01-01T00:00:00.000Z\",\"type\":\"" type "\""
+
 #endif

@@ -74,24 +74,6 @@ static void test_orphan(void **state)
 	assert_int_equal(checkpoint_series_restore_orphans(fx->cp, &r, &err), 0);
 }
 
-/* Feeds one journal line to the rebuilder. */
-static void feed(struct series_rebuild *sr, const char *fmt, ...)
-{
-	va_list ap;
-	char *line, *err = NULL;
-	struct event *ev;
-
-	va_start(ap, fmt);
-	line = xvasprintf(fmt, ap);
-	va_end(ap);
-	ev = event_from_line(line, &err);
-	assert_non_null(ev);
-	series_rebuild_event(sr, ev);
-	event_free(ev);
-	free(line);
-}
-
-#define EV(type) "{\"seq\":1,\"ts\":\"2026-01-01T00:00:00.000Z\",\"type\":\"" type "\""
 
 /* From the journal alone: what each attempt changed, which series were restored before an
  * attempt, which attempts overlapped another step's, and which steps left the plan. */
@@ -115,24 +97,24 @@ static void test_rebuild(void **state)
 	checkpoint_series_end(fx->cp, "B");
 	checkpoint_series_end(fx->cp, "gone");
 
-	feed(sr, EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"A\"},{\"step_id\":"
+	cpfix_feed(sr, CPFIX_EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"A\"},{\"step_id\":"
 	                            "\"B\"},{\"step_id\":\"gone\"}]}}");
 	/* A alone; then B and gone overlap each other. */
-	feed(sr, EV("step.start") ",\"step_id\":\"A\",\"attempt\":1}");
-	feed(sr, EV("step.changes") ",\"step_id\":\"A\",\"before\":\"%s\",\"after\":\"%s\"}", b1,
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"A\",\"attempt\":1}");
+	cpfix_feed(sr, CPFIX_EV("step.changes") ",\"step_id\":\"A\",\"before\":\"%s\",\"after\":\"%s\"}", b1,
 	     a1);
-	feed(sr, EV("step.end") ",\"step_id\":\"A\",\"status\":\"passed\"}");
-	feed(sr, EV("step.start") ",\"step_id\":\"B\",\"attempt\":1}");
-	feed(sr, EV("step.start") ",\"step_id\":\"gone\",\"attempt\":1}");
-	feed(sr, EV("step.changes") ",\"step_id\":\"B\",\"before\":\"%s\",\"after\":\"%s\"}", b2,
+	cpfix_feed(sr, CPFIX_EV("step.end") ",\"step_id\":\"A\",\"status\":\"passed\"}");
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"B\",\"attempt\":1}");
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"gone\",\"attempt\":1}");
+	cpfix_feed(sr, CPFIX_EV("step.changes") ",\"step_id\":\"B\",\"before\":\"%s\",\"after\":\"%s\"}", b2,
 	     a2);
-	feed(sr, EV("step.changes") ",\"step_id\":\"gone\",\"before\":\"%s\",\"after\":\"%s\"}", b3,
+	cpfix_feed(sr, CPFIX_EV("step.changes") ",\"step_id\":\"gone\",\"before\":\"%s\",\"after\":\"%s\"}", b3,
 	     a3);
 	/* A replan drops gone (not passed) and A (passed: its work stays). */
-	feed(sr, EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"B\"}]}}");
+	cpfix_feed(sr, CPFIX_EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"B\"}]}}");
 	/* A checkpoint the store does not have. */
-	feed(sr, EV("step.start") ",\"step_id\":\"B\",\"attempt\":2}");
-	feed(sr, EV("step.changes") ",\"step_id\":\"B\",\"before\":\"%040d\",\"after\":\"%s\"}", 0,
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"B\",\"attempt\":2}");
+	cpfix_feed(sr, CPFIX_EV("step.changes") ",\"step_id\":\"B\",\"before\":\"%040d\",\"after\":\"%s\"}", 0,
 	     a2);
 	assert_int_equal(series_rebuild_missing(sr, &why), 1);
 	assert_non_null(strstr(why, "no checkpoint"));
@@ -185,12 +167,12 @@ static void test_rebuild_restored_series(void **state)
 	checkpoint_series_end(fx->cp, "s");
 	cpfix_put(fx, "first.txt", "the operator's, after the restore\n");
 
-	feed(sr, EV("step.start") ",\"step_id\":\"s\",\"attempt\":1}");
-	feed(sr, EV("step.changes") ",\"step_id\":\"s\",\"before\":\"%s\",\"after\":\"%s\"}", b1,
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"s\",\"attempt\":1}");
+	cpfix_feed(sr, CPFIX_EV("step.changes") ",\"step_id\":\"s\",\"before\":\"%s\",\"after\":\"%s\"}", b1,
 	     a1);
-	feed(sr, EV("step.start") ",\"step_id\":\"s\",\"attempt\":2}");
-	feed(sr,
-	     EV("step.changes") ",\"step_id\":\"s\",\"before\":\"%s\",\"after\":\"%s\","
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"s\",\"attempt\":2}");
+	cpfix_feed(sr,
+	     CPFIX_EV("step.changes") ",\"step_id\":\"s\",\"before\":\"%s\",\"after\":\"%s\","
 	                        "\"restored_series\":[\"s\"]}",
 	     b2, a2);
 	series_rebuild_free(sr);

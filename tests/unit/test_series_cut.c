@@ -16,106 +16,20 @@
 #include <sys/stat.h>
 
 #include "checkpoint.h"
+#include "cpfix.h"
 #include "events.h"
 #include "series_rebuild.h"
 #include "strbuf.h"
-#include "testdir.h"
 #include "xalloc.h"
-
-struct fx {
-	char *top, *run, *ws;
-	struct checkpoints *cp;
-};
-
-static void put(const struct fx *fx, const char *rel, const char *text)
-{
-	char *p = xasprintf("%s/%s", fx->ws, rel);
-	FILE *f = fopen(p, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(p);
-}
-
-static char *get(const struct fx *fx, const char *rel)
-{
-	char *p = xasprintf("%s/%s", fx->ws, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
-}
-
-static void open_store(struct fx *fx)
-{
-	char *err = NULL;
-
-	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
-	assert_null(err);
-	assert_non_null(fx->cp);
-}
-
-/* The process dies: whatever the store knew in memory goes with it. */
-static void new_process(struct fx *fx)
-{
-	checkpoint_close(fx->cp);
-	open_store(fx);
-}
-
-static int setup(void **state)
-{
-	struct fx *fx = xcalloc(1, sizeof(*fx));
-
-	fx->top = testdir_new("series-cut");
-	assert_non_null(fx->top);
-	fx->run = xasprintf("%s/run", fx->top);
-	fx->ws = xasprintf("%s/ws", fx->top);
-	assert_int_equal(mkdir(fx->run, 0700), 0);
-	assert_int_equal(mkdir(fx->ws, 0700), 0);
-	open_store(fx);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-
-	checkpoint_close(fx->cp);
-	testdir_remove(fx->top);
-	free(fx->top);
-	free(fx->run);
-	free(fx->ws);
-	free(fx);
-	return 0;
-}
-
-static void feed(struct series_rebuild *sr, const char *fmt, ...)
-{
-	va_list ap;
-	char *line, *err = NULL;
-	struct event *ev;
-
-	va_start(ap, fmt);
-	line = xvasprintf(fmt, ap);
-	va_end(ap);
-	ev = event_from_line(line, &err);
-	assert_non_null(ev);
-	series_rebuild_event(sr, ev);
-	event_free(ev);
-	free(line);
-}
-
-#define EV(type) "{\"seq\":1,\"ts\":\"2026-01-01T00:00:00.000Z\",\"type\":\"" type "\""
 
 static void start(struct series_rebuild *sr, const char *id, int attempt)
 {
-	feed(sr, EV("step.start") ",\"step_id\":\"%s\",\"attempt\":%d}", id, attempt);
+	cpfix_feed(sr, CPFIX_EV("step.start") ",\"step_id\":\"%s\",\"attempt\":%d}", id, attempt);
 }
 
 static void before(struct series_rebuild *sr, const char *id, int attempt, const char *b)
 {
-	feed(sr, EV("step.checkpoint") ",\"step_id\":\"%s\",\"attempt\":%d,\"before\":\"%s\"}", id,
+	cpfix_feed(sr, CPFIX_EV("step.checkpoint") ",\"step_id\":\"%s\",\"attempt\":%d,\"before\":\"%s\"}", id,
 	     attempt, b);
 }
 
@@ -123,8 +37,8 @@ static void before(struct series_rebuild *sr, const char *id, int attempt, const
 static void settle(struct series_rebuild *sr, const char *id, int attempt, const char *b,
                    const char *a)
 {
-	feed(sr,
-	     EV("step.changes") ",\"step_id\":\"%s\",\"attempt\":%d,\"before\":\"%s\",\"after\":"
+	cpfix_feed(sr,
+	     CPFIX_EV("step.changes") ",\"step_id\":\"%s\",\"attempt\":%d,\"before\":\"%s\",\"after\":"
 	                        "\"%s\",\"files\":[],\"cut\":true}",
 	     id, attempt, b, a);
 }
@@ -136,14 +50,14 @@ static const char B2[] = "2222222222222222222222222222222222222222";
  * process ended (the journal's end, or a run.resume). */
 static void test_which_are_cut(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	struct series_rebuild *sr = series_rebuild_new(fx->cp);
 	const struct series_cut *v;
 
 	start(sr, "done", 1);
 	before(sr, "done", 1, B1);
-	feed(sr,
-	     EV("step.changes") ",\"step_id\":\"done\",\"attempt\":1,\"before\":\"%s\","
+	cpfix_feed(sr,
+	     CPFIX_EV("step.changes") ",\"step_id\":\"done\",\"attempt\":1,\"before\":\"%s\","
 	                        "\"after\":\"%s\"}",
 	     B1, B2);
 	start(sr, "early", 1); /* killed before its first checkpoint: nothing changed yet */
@@ -160,7 +74,7 @@ static void test_which_are_cut(void **state)
 	sr = series_rebuild_new(fx->cp);
 	start(sr, "s", 1);
 	before(sr, "s", 1, B1);
-	feed(sr, EV("run.resume") ",\"policy\":{}}");
+	cpfix_feed(sr, CPFIX_EV("run.resume") ",\"policy\":{}}");
 	start(sr, "other", 1);
 	assert_int_equal(series_rebuild_cut(sr, &v), 1);
 	assert_string_equal(v[0].step_id, "s");
@@ -173,31 +87,31 @@ static void test_which_are_cut(void **state)
  * A window a step.end closes had its second checkpoint fail in a live process: not cut. */
 static void test_what_forgets_one(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	struct series_rebuild *sr = series_rebuild_new(fx->cp);
 	const struct series_cut *v;
 
 	start(sr, "s", 1);
 	before(sr, "s", 1, B1);
-	feed(sr, EV("step.end") ",\"step_id\":\"s\",\"status\":\"fail_accepted\"}");
+	cpfix_feed(sr, CPFIX_EV("step.end") ",\"step_id\":\"s\",\"status\":\"fail_accepted\"}");
 	assert_int_equal(series_rebuild_cut(sr, &v), 0);
 
 	start(sr, "s", 2);
 	before(sr, "s", 2, B1);
-	feed(sr, EV("run.resume") ",\"policy\":{}}");
+	cpfix_feed(sr, CPFIX_EV("run.resume") ",\"policy\":{}}");
 	start(sr, "s", 3);
 	assert_int_equal(series_rebuild_cut(sr, &v), 0);
 
 	start(sr, "s", 3);
 	before(sr, "s", 3, B1);
-	feed(sr, EV("run.resume") ",\"policy\":{}}");
-	feed(sr, EV("run.end") ",\"status\":\"aborted\"}");
+	cpfix_feed(sr, CPFIX_EV("run.resume") ",\"policy\":{}}");
+	cpfix_feed(sr, CPFIX_EV("run.end") ",\"status\":\"aborted\"}");
 	assert_int_equal(series_rebuild_cut(sr, &v), 0);
 
 	start(sr, "s", 4);
 	before(sr, "s", 4, B1);
-	feed(sr, EV("run.resume") ",\"policy\":{}}");
-	feed(sr, EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"s\"}]}}");
+	cpfix_feed(sr, CPFIX_EV("run.resume") ",\"policy\":{}}");
+	cpfix_feed(sr, CPFIX_EV("plan.adopted") ",\"plan\":{\"steps\":[{\"step_id\":\"s\"}]}}");
 	assert_int_equal(series_rebuild_cut(sr, &v), 0);
 	series_rebuild_free(sr);
 }
@@ -211,7 +125,7 @@ static void test_what_forgets_one(void **state)
  */
 static void test_settled_cut_is_noted(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char b1[CP_ID_LEN + 1], a1[CP_ID_LEN + 1], b2[CP_ID_LEN + 1], now[CP_ID_LEN + 1];
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	struct series_rebuild *sr;
@@ -219,24 +133,24 @@ static void test_settled_cut_is_noted(void **state)
 	char *err = NULL, *s;
 
 	assert_true(checkpoint_take_step(fx->cp, "s", true, b1, NULL, &err));
-	put(fx, "first.txt", "attempt 1\n");
+	cpfix_put(fx, "first.txt", "attempt 1\n");
 	assert_true(checkpoint_take_step(fx->cp, "s", false, a1, NULL, &err));
-	put(fx, "first.txt", "the operator's\n");
+	cpfix_put(fx, "first.txt", "the operator's\n");
 	assert_true(checkpoint_take_step(fx->cp, "s", true, b2, NULL, &err));
-	put(fx, "second.txt", "attempt 2, cut off\n");
-	new_process(fx);
+	cpfix_put(fx, "second.txt", "attempt 2, cut off\n");
+	cpfix_reopen(fx);
 
 	/* The first resume: the journal up to the kill. */
 	sr = series_rebuild_new(fx->cp);
 	start(sr, "s", 1);
 	before(sr, "s", 1, b1);
-	feed(sr,
-	     EV("step.changes") ",\"step_id\":\"s\",\"attempt\":1,\"before\":\"%s\","
+	cpfix_feed(sr,
+	     CPFIX_EV("step.changes") ",\"step_id\":\"s\",\"attempt\":1,\"before\":\"%s\","
 	                        "\"after\":\"%s\"}",
 	     b1, a1);
 	start(sr, "s", 2);
-	feed(sr,
-	     EV("step.checkpoint") ",\"step_id\":\"s\",\"attempt\":2,\"before\":\"%s\","
+	cpfix_feed(sr,
+	     CPFIX_EV("step.checkpoint") ",\"step_id\":\"s\",\"attempt\":2,\"before\":\"%s\","
 	                           "\"restored_series\":[\"s\"]}",
 	     b2);
 	assert_int_equal(series_rebuild_cut(sr, &v), 1);
@@ -246,21 +160,21 @@ static void test_settled_cut_is_noted(void **state)
 	/* crash_cut.c's part: a checkpoint of the workspace as the stop left it, then the
 	 * journaled step.changes; the process dies again before the step runs. */
 	assert_true(checkpoint_take(fx->cp, now, NULL, &err));
-	new_process(fx);
+	cpfix_reopen(fx);
 
 	sr = series_rebuild_new(fx->cp);
 	start(sr, "s", 1);
 	before(sr, "s", 1, b1);
-	feed(sr,
-	     EV("step.changes") ",\"step_id\":\"s\",\"attempt\":1,\"before\":\"%s\","
+	cpfix_feed(sr,
+	     CPFIX_EV("step.changes") ",\"step_id\":\"s\",\"attempt\":1,\"before\":\"%s\","
 	                        "\"after\":\"%s\"}",
 	     b1, a1);
 	start(sr, "s", 2);
-	feed(sr,
-	     EV("step.checkpoint") ",\"step_id\":\"s\",\"attempt\":2,\"before\":\"%s\","
+	cpfix_feed(sr,
+	     CPFIX_EV("step.checkpoint") ",\"step_id\":\"s\",\"attempt\":2,\"before\":\"%s\","
 	                           "\"restored_series\":[\"s\"]}",
 	     b2);
-	feed(sr, EV("run.resume") ",\"policy\":{}}");
+	cpfix_feed(sr, CPFIX_EV("run.resume") ",\"policy\":{}}");
 	settle(sr, "s", 2, b2, now);
 	assert_int_equal(series_rebuild_cut(sr, &v), 0);
 	series_rebuild_free(sr);
@@ -270,8 +184,8 @@ static void test_settled_cut_is_noted(void **state)
 	assert_int_equal(restored.n, 1);
 	assert_string_equal(restored.v[0], "second.txt");
 	assert_int_equal(conflicts.n, 0);
-	assert_null(get(fx, "second.txt"));
-	s = get(fx, "first.txt");
+	assert_null(cpfix_get(fx, "second.txt"));
+	s = cpfix_get(fx, "first.txt");
 	assert_string_equal(s, "the operator's\n");
 	free(s);
 	strvec_clear(&restored);
@@ -282,7 +196,7 @@ static void test_settled_cut_is_noted(void **state)
  * (a conflict, left as it is), on the first resume and on the next. */
 static void test_overlapping_cuts_stay_shared(void **state)
 {
-	struct fx *fx = *state;
+	struct cpfix *fx = *state;
 	char ba[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], now[CP_ID_LEN + 1];
 	struct strvec restored = STRVEC_INIT, conflicts = STRVEC_INIT;
 	struct series_rebuild *sr;
@@ -291,8 +205,8 @@ static void test_overlapping_cuts_stay_shared(void **state)
 
 	assert_true(checkpoint_take_step(fx->cp, "a", true, ba, NULL, &err));
 	assert_true(checkpoint_take_step(fx->cp, "b", true, bb, NULL, &err));
-	put(fx, "a.txt", "by a, or by b\n");
-	new_process(fx);
+	cpfix_put(fx, "a.txt", "by a, or by b\n");
+	cpfix_reopen(fx);
 	assert_true(checkpoint_take(fx->cp, now, NULL, &err));
 
 	sr = series_rebuild_new(fx->cp);
@@ -311,7 +225,7 @@ static void test_overlapping_cuts_stay_shared(void **state)
 	before(sr, "a", 1, ba);
 	start(sr, "b", 1);
 	before(sr, "b", 1, bb);
-	feed(sr, EV("run.resume") ",\"policy\":{}}");
+	cpfix_feed(sr, CPFIX_EV("run.resume") ",\"policy\":{}}");
 	settle(sr, "a", 1, ba, now);
 	settle(sr, "b", 1, bb, now);
 	assert_int_equal(series_rebuild_cut(sr, &v), 0);
@@ -322,7 +236,7 @@ static void test_overlapping_cuts_stay_shared(void **state)
 	assert_int_equal(restored.n, 0);
 	assert_int_equal(conflicts.n, 1);
 	assert_string_equal(conflicts.v[0], "a.txt");
-	s = get(fx, "a.txt");
+	s = cpfix_get(fx, "a.txt");
 	assert_string_equal(s, "by a, or by b\n");
 	free(s);
 	strvec_clear(&restored);
@@ -333,10 +247,10 @@ static void test_overlapping_cuts_stay_shared(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_which_are_cut, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_what_forgets_one, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_settled_cut_is_noted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_overlapping_cuts_stay_shared, setup, teardown),
+	    CPFIX_TEST(test_which_are_cut),
+	    CPFIX_TEST(test_what_forgets_one),
+	    CPFIX_TEST(test_settled_cut_is_noted),
+	    CPFIX_TEST(test_overlapping_cuts_stay_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
