@@ -122,21 +122,6 @@ static void fx_free(struct fx *fx)
 	free(fx->run);
 }
 
-/* ctx[0] = the run folder below ctx[1] once there is one (for cli_wait_until). */
-static bool has_run(void *ctx)
-{
-	char **found = ctx;
-	DIR *d = opendir(found[1]);
-	struct dirent *de;
-
-	while (d && !found[0] && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			found[0] = xasprintf("%s/%s", found[1], de->d_name);
-	if (d)
-		closedir(d);
-	return found[0] != NULL;
-}
-
 /* The journal holds every one of `needles` (NULL-terminated). */
 struct journal_has {
 	const char *run;
@@ -168,7 +153,6 @@ static char *ws_file(const struct fx *fx, const char *rel)
  * SIGKILL once the journal holds every needle. */
 static void run_and_kill(struct fx *fx, const char *const *needles)
 {
-	char *found[2] = {NULL, fx->runs};
 	struct journal_has h;
 	struct cli_bg bg;
 	struct cli_proc p;
@@ -181,10 +165,8 @@ static void run_and_kill(struct fx *fx, const char *const *needles)
 		bg = cli_spawn(NULL, "--headless", "--yes", "--resume", fx->run, "--provider",
 		               "sim", "--script", fx->script, "--sim-delay", "100", "--runs-dir",
 		               fx->runs, "--workspace", fx->ws, NULL);
-	if (!fx->run) {
-		assert_true(cli_wait_until(has_run, found, 30));
-		fx->run = found[0];
-	}
+	if (!fx->run)
+		fx->run = cli_wait_run(fx->runs, 30);
 	h.run = fx->run;
 	h.needles = needles;
 	assert_true(cli_wait_until(journal_has, &h, 90));
