@@ -656,7 +656,6 @@ static void cp_notice(struct job *j, const char *level, const char *kind, const 
 	bus_publish(j->e->bus, EV_NOTICE, f);
 }
 
-/* Warnings of a checkpoint (a file left out for its size, …), each told once a run. */
 bool engine_checkpoint_warning_new(struct pev *e, const char *warning)
 {
 	bool fresh;
@@ -667,6 +666,7 @@ bool engine_checkpoint_warning_new(struct pev *e, const char *warning)
 	return fresh;
 }
 
+/* Warnings of a checkpoint (a file left out for its size, …), each told once a run. */
 static void cp_tell_warnings(struct job *j, const struct strvec *w)
 {
 	for (size_t i = 0; i < w->n; i++)
