@@ -149,6 +149,24 @@ static char *snapshot_path(const char *path)
 	return strbuf_detach(&sb);
 }
 
+/* A path another step alone changed earlier in this attempt may be this step's too once
+ * it says it writes it: from then on it is shared, never left out of this step's changes
+ * (its own later write is there). */
+struct to_shared {
+	struct strset *shared;
+	const char *step_id;
+};
+
+static bool foreign_to_shared(const char *key, void *arg)
+{
+	struct to_shared *t = arg;
+
+	if (!of_step(key, (void *)t->step_id))
+		return false;
+	strset_add(t->shared, key);
+	return true;
+}
+
 void checkpoint_step_writes(struct checkpoints *cp, const char *step_id, const char *path)
 {
 	char *rel = snapshot_path(path);
@@ -157,13 +175,18 @@ void checkpoint_step_writes(struct checkpoints *cp, const char *step_id, const c
 		return;
 	cp_lock(cp);
 	add(&cp->writes, step_id, rel);
+	if (has(&cp->foreign, step_id, rel))
+		add(&cp->shared, step_id, rel);
 	cp_unlock(cp);
 	free(rel);
 }
 
 void checkpoint_step_writes_any(struct checkpoints *cp, const char *step_id)
 {
+	struct to_shared t = {&cp->shared, step_id};
+
 	cp_lock(cp);
+	strset_remove_if(&cp->foreign, foreign_to_shared, &t);
 	if (!cp_in_vec(&cp->writes_any, step_id))
 		strvec_push(&cp->writes_any, step_id);
 	cp_unlock(cp);

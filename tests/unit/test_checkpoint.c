@@ -707,6 +707,40 @@ static void test_attribution(void **state)
 	free(sub);
 }
 
+/* A path another step alone changed earlier in A's attempt is A's too once A says it
+ * writes it: A's later write must not be left out of A's changes (it is shared). */
+static void test_attribution_foreign_then_own(void **state)
+{
+	struct cpfix *fx = *state;
+	char ab[CP_ID_LEN + 1], bb[CP_ID_LEN + 1], aa[CP_ID_LEN + 1], ba[CP_ID_LEN + 1];
+	char *err = NULL;
+	struct cp_changes c;
+
+	assert_true(checkpoint_take_step(fx->cp, "A", true, ab, NULL, &err));
+	assert_true(checkpoint_take_step(fx->cp, "B", true, bb, NULL, &err));
+	checkpoint_step_writes(fx->cp, "B", "p.txt");
+	cpfix_put(fx, "p.txt", "B's\n");
+	checkpoint_step_writes_any(fx->cp, "B");
+	cpfix_put(fx, "q.txt", "B's\n");
+	assert_true(checkpoint_take_step(fx->cp, "B", false, ba, NULL, &err));
+	/* B is done; A now writes p.txt, and runs a command that may write anything */
+	checkpoint_step_writes(fx->cp, "A", "p.txt");
+	cpfix_put(fx, "p.txt", "A's\n");
+	checkpoint_step_writes_any(fx->cp, "A");
+	cpfix_put(fx, "q.txt", "A's\n");
+	assert_true(checkpoint_take_step(fx->cp, "A", false, aa, NULL, &err));
+	assert_null(err);
+	assert_true(checkpoint_diff_step(fx->cp, "A", ab, aa, 1 << 20, &c, &err));
+	assert_int_equal(c.n, 2);
+	assert_string_equal(c.v[0].path, "p.txt");
+	assert_string_equal(c.v[1].path, "q.txt");
+	assert_non_null(strstr(c.diff, "A's"));
+	cp_changes_release(&c);
+	/* B changed them too while A ran: whose they are is not known */
+	assert_true(checkpoint_path_shared(fx->cp, "A", "p.txt"));
+	assert_true(checkpoint_path_shared(fx->cp, "A", "q.txt"));
+}
+
 /* Before C ran its command, a file only A said it writes is not B's change at all. */
 static void test_attribution_foreign(void **state)
 {
@@ -1311,6 +1345,7 @@ int main(void)
 	    CPFIX_TEST(test_overlap_paths),
 	    CPFIX_TEST(test_attribution),
 	    CPFIX_TEST(test_attribution_foreign),
+	    CPFIX_TEST(test_attribution_foreign_then_own),
 	    CPFIX_TEST(test_restore_beside_a_running_step),
 	    CPFIX_TEST(test_unknown_id),
 	    CPFIX_TEST(test_reopen),
