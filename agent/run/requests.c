@@ -506,7 +506,7 @@ static bool parse_record(const char *head, size_t n_head, long long off, size_t 
 	step_id = cJSON_GetObjectItemCaseSensitive(o, "step_id");
 	ok = cJSON_IsObject(o) && jsonx_num(o, "seq", &seq) && seq >= 1 && seq < 1e15 &&
 	     jsonx_str(o, "role") && jsonx_num(o, "attempt", &attempt) && attempt >= 0 &&
-	     attempt <= 1000000 && jsonx_num(o, "bytes", &bytes) && bytes >= 0 &&
+	     attempt <= 1000000 && jsonx_num(o, "bytes", &bytes) && bytes >= 0 && bytes < 1e15 &&
 	     (cJSON_IsString(step_id) || cJSON_IsNull(step_id));
 	if (ok) {
 		size_t n = len - value - 1;

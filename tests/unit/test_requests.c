@@ -418,6 +418,9 @@ static void test_torn_last_line(void **state)
 	 * it says, and, last, one a kill -9 cut in the middle of its body */
 	append_raw(dir, "garbage\n{\"seq\":7,\"role\":\"executor\",\"step_id\":\"s\","
 			"\"attempt\":1,\"bytes\":99,\"body\":{\"c\":3}}\n");
+	/* a length no body has (out of size_t's range: never converted) */
+	append_raw(dir, "{\"seq\":8,\"role\":\"executor\",\"step_id\":\"s\","
+			"\"attempt\":1,\"bytes\":1e30,\"body_text\":\"x\"}\n");
 	append_raw(dir, "{\"seq\":3,\"role\":\"executor\",\"step_id\":\"s\",\"attempt\":1,"
 			"\"bytes\":40,\"body\":{\"d\":\"cut her");
 	n = requests_list(dir, "s", 1, &v);
