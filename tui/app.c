@@ -158,28 +158,28 @@ static sigset_t winch_set;
 /* SIGHUP (the terminal or the SSH connection went away): detach, without asking. */
 static volatile sig_atomic_t hup_pending;
 
-static void on_hup(int sig)
+/* From a signal handler: sets *flag and wakes the poll loop (async-signal-safe). */
+static void wake_loop(volatile sig_atomic_t *flag, const char *byte)
 {
 	int saved = errno;
 
-	(void)sig;
-	hup_pending = 1;
-	if (winch_fd >= 0 && write(winch_fd, "h", 1) < 0) {
+	*flag = 1;
+	if (winch_fd >= 0 && write(winch_fd, byte, 1) < 0) {
 		/* the pipe is full: a wake-up is already pending */
 	}
 	errno = saved;
 }
 
+static void on_hup(int sig)
+{
+	(void)sig;
+	wake_loop(&hup_pending, "h");
+}
+
 static void on_winch(int sig)
 {
-	int saved = errno;
-
 	(void)sig;
-	winch_pending = 1;
-	if (winch_fd >= 0 && write(winch_fd, "w", 1) < 0) {
-		/* the pipe is full: a wake-up is already pending */
-	}
-	errno = saved;
+	wake_loop(&winch_pending, "w");
 }
 
 /* Bus subscriber: runs in the engine thread with the bus lock held. */

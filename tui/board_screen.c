@@ -18,6 +18,7 @@
 #include "board.h"
 #include "events.h"
 #include "jsonx.h"
+#include "run_list.h"
 #include "settings.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -114,21 +115,6 @@ static const struct board_row **shown(struct board_screen *bs, size_t *n)
 	return v;
 }
 
-static char *age_text(double started)
-{
-	long sec = (long)((double)time(NULL) - started);
-
-	if (started <= 0)
-		return xstrdup("?");
-	if (sec < 120)
-		return xasprintf("%lds", sec);
-	if (sec < 7200)
-		return xasprintf("%ldm", sec / 60);
-	if (sec < 172800)
-		return xasprintf("%ldh", sec / 3600);
-	return xasprintf("%ldd", sec / 86400);
-}
-
 /* `text` (clean already) at (y, x) in at most `cols` columns. */
 static void put(int y, int x, const char *text, int cols)
 {
@@ -178,7 +164,7 @@ static void draw(struct board_screen *bs)
 		        ? xasprintf("$%.4f%s / $%.2f", r->spent_usd, r->spent_unknown ? "+?" : "",
 		                    r->budget_usd)
 		        : xasprintf("$%.4f%s", r->spent_usd, r->spent_unknown ? "+?" : "");
-		char *age = age_text(r->started);
+		char *age = run_list_age(r->started);
 
 		if (i == bs->sel)
 			attron(A_REVERSE);

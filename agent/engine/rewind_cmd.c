@@ -13,6 +13,7 @@
 #include "bus.h"
 #include "checkpoint.h"
 #include "jsonx.h"
+#include "rewind.h"
 #include "xalloc.h"
 
 #define REWIND_TELL_MAX 20 /* paths named in the notice's sentence */
@@ -20,7 +21,7 @@
 static void publish(struct pev *e, const char *what, const char *target, const char *undo,
                     const struct strvec *restored, const struct strvec *kept)
 {
-	cJSON *f = cJSON_CreateObject(), *a;
+	cJSON *f;
 	struct strbuf names = STRBUF_INIT;
 	char *msg;
 
@@ -33,17 +34,7 @@ static void publish(struct pev *e, const char *what, const char *target, const c
 	                "pevtui --rewind %s:%s",
 	                what, restored->n, restored->n == 1 ? "" : "s", restored->n ? " (" : "",
 	                restored->n ? names.buf : "", restored->n ? ")" : "", e->run_id, undo);
-	cJSON_AddStringToObject(f, "level", "info");
-	cJSON_AddStringToObject(f, "kind", "rewind");
-	cJSON_AddStringToObject(f, "message", msg);
-	cJSON_AddStringToObject(f, "checkpoint", target);
-	cJSON_AddStringToObject(f, "undo", undo);
-	a = cJSON_AddArrayToObject(f, "paths");
-	for (size_t i = 0; i < restored->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
-	a = cJSON_AddArrayToObject(f, "kept");
-	for (size_t i = 0; i < kept->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(kept->v[i]));
+	f = rewind_notice(msg, target, undo, restored, kept);
 	bus_publish(e->bus, EV_NOTICE, f);
 	free(msg);
 	strbuf_release(&names);

@@ -278,13 +278,32 @@ out:
 	return ok;
 }
 
+cJSON *rewind_notice(const char *msg, const char *target, const char *undo,
+                     const struct strvec *restored, const struct strvec *kept)
+{
+	cJSON *f = cJSON_CreateObject(), *a;
+
+	cJSON_AddStringToObject(f, "level", "info");
+	cJSON_AddStringToObject(f, "kind", "rewind");
+	cJSON_AddStringToObject(f, "message", msg);
+	cJSON_AddStringToObject(f, "checkpoint", target);
+	cJSON_AddStringToObject(f, "undo", undo);
+	a = cJSON_AddArrayToObject(f, "paths");
+	for (size_t i = 0; i < restored->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
+	a = cJSON_AddArrayToObject(f, "kept");
+	for (size_t i = 0; i < kept->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(kept->v[i]));
+	return f;
+}
+
 /* The rewind in the run's journal, so replay, resume and the report see it. */
 static void journal_it(struct rewind *rw, const struct strvec *restored, const struct strvec *kept)
 {
 	char *path = xasprintf("%s/journal.jsonl", rw->run_dir), *err = NULL;
 	struct journal_load_info info = {0};
 	struct journal *j;
-	cJSON *f, *a;
+	cJSON *f;
 	struct event *ev;
 	char *msg;
 
@@ -299,18 +318,7 @@ static void journal_it(struct rewind *rw, const struct strvec *restored, const s
 	msg = xasprintf("the workspace was rewound %s: %zu file%s restored; undo with pevtui "
 	                "--rewind %s:%s",
 	                rw->what, restored->n, restored->n == 1 ? "" : "s", rw->run_id, rw->undo);
-	f = cJSON_CreateObject();
-	cJSON_AddStringToObject(f, "level", "info");
-	cJSON_AddStringToObject(f, "kind", "rewind");
-	cJSON_AddStringToObject(f, "message", msg);
-	cJSON_AddStringToObject(f, "checkpoint", rw->target);
-	cJSON_AddStringToObject(f, "undo", rw->undo);
-	a = cJSON_AddArrayToObject(f, "paths");
-	for (size_t i = 0; i < restored->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
-	a = cJSON_AddArrayToObject(f, "kept");
-	for (size_t i = 0; i < kept->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(kept->v[i]));
+	f = rewind_notice(msg, rw->target, rw->undo, restored, kept);
 	ev = event_build(EV_NOTICE, info.last_seq + 1, f);
 	journal_on_event(j, ev);
 	if (journal_error(j))

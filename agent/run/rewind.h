@@ -49,4 +49,11 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 bool rewind_apply(struct rewind *rw, struct strvec *restored, struct strvec *kept, char **err);
 void rewind_release(struct rewind *rw);
 
+struct cJSON;
+/* The `rewind` notice's fields (doc/events.md), for --rewind and the cockpit's `u` alike:
+ * the sentence, the checkpoint gone back to, the undo checkpoint, the paths restored and
+ * those kept. Caller owns the object. */
+struct cJSON *rewind_notice(const char *msg, const char *target, const char *undo,
+                            const struct strvec *restored, const struct strvec *kept);
+
 #endif

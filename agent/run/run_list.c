@@ -29,7 +29,7 @@ static bool visit(void *ctx, const struct event *ev)
 	return true;
 }
 
-static char *age_of(double then)
+char *run_list_age(double then)
 {
 	long sec = (long)((double)time(NULL) - then);
 
@@ -81,7 +81,7 @@ static void print_run(FILE *out, const char *runs_dir, const char *name)
 	} else {
 		bool unknown;
 		double spent = fold_total_usd(&rs, &unknown);
-		char *age = age_of(rs.started);
+		char *age = run_list_age(rs.started);
 		char *cost = xasprintf(unknown ? "$%.4f+?" : "$%.4f", spent);
 		char *state = holder ? xstrdup("running")
 			      : xstrdup(rs.ended && rs.end_status ? rs.end_status : "unfinished");

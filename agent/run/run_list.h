@@ -33,6 +33,9 @@ bool run_list_ids(const char *runs_dir, struct strvec *ids, char **err);
  * start with the runs it could be, one a line (the newest 10).
  */
 char *run_list_pick(const struct strvec *ids, const char *ref, const char *where, char **err);
+/* How long ago `then` (seconds since the epoch) was: "42s", "7m", "3h", "2d"; "?" when
+ * unknown (0 or less). Caller frees. */
+char *run_list_age(double then);
 /* run_list_pick over run_list_ids(runs_dir). */
 char *run_list_resolve(const char *runs_dir, const char *ref, char **err);
 
