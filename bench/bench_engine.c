@@ -1,7 +1,8 @@
 /* bench_engine — a 200-step plan against the scripted simulated model at zero latency:
  * CPU time per step and peak memory of the whole engine (plan, execute with a tool call,
  * deterministic + model verification, journal, report). Run by hand: make bench
- * (or bench/bench_engine [PARALLEL]). */
+ * (or bench/bench_engine [PARALLEL] [--no-checkpoints] [--keep], --keep leaving the run
+ * folder for a look). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -95,7 +96,7 @@ static char *write_script(const char *dir)
 int main(int argc, char **argv)
 {
 	char *dir = xasprintf("%s/pevtui-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	bool checkpoints = true;
+	bool checkpoints = true, keep = false;
 	int parallel = 1;
 	struct provider *prov, *roles[ROLE__COUNT];
 	struct settings s;
@@ -122,6 +123,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--no-checkpoints"))
 			checkpoints = false;
+		else if (!strcmp(argv[i], "--keep"))
+			keep = true;
 		else
 			parallel = atoi(argv[i]);
 	}
@@ -160,7 +163,9 @@ int main(int argc, char **argv)
 	provider_free(prov);
 	settings_release(&s);
 	cmd = xasprintf("rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (keep)
+		printf("  kept: %s\n", dir);
+	else if (system(cmd) != 0)
 		fprintf(stderr, "bench_engine: could not remove %s\n", dir);
 	free(cmd);
 	free(script);
