@@ -204,6 +204,14 @@ char *textsan_clean(const char *str, size_t n, unsigned flags)
 
 	strbuf_init(&sb);
 	while (i < n) {
+		/* Printable ASCII starts no sequence and is kept as it is: copied a run at once. */
+		for (next = i; next < n && s[next] >= 0x20 && s[next] < 0x7F; next++)
+			;
+		if (next != i) {
+			strbuf_add(&sb, str + i, next - i);
+			i = next;
+			continue;
+		}
 		next = skip_sequence(s, n, i, &complete);
 		if (next != i) {
 			i = next;
