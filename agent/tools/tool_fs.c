@@ -144,16 +144,11 @@ static bool read_file_run(const struct tool_env *env, const struct cJSON *input,
 	char *err = NULL;
 	if (!get_path(input, "path", NULL, &path, out))
 		return false;
-	int fd = sandbox_open(env->ws_fd, path, O_RDONLY, 0, false, &err);
+	struct stat st;
+	int fd = sandbox_open_stat(env->ws_fd, path, O_RDONLY, 0, false, &st, &err);
 	if (fd < 0) {
 		strbuf_adds(out, err);
 		free(err);
-		return false;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		fail_errno(out, "examine", path, errno);
-		close(fd);
 		return false;
 	}
 	if (S_ISDIR(st.st_mode)) {
