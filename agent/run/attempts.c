@@ -43,11 +43,11 @@ struct attempts {
 
 struct attempts_dir {
 	struct attempts *a;
-	char *rel;    /* "attempts/STEP/N", as the journal names its files */
-	char *step;   /* STEP, one component */
-	char *num;    /* N */
-	int fd;       /* the folder, once made and opened, else -1 */
-	int files_fd; /* its files/, likewise */
+	char *rel;       /* "attempts/STEP/N", as the journal names its files */
+	char *step;      /* STEP, one component */
+	const char *num; /* N, the end of rel */
+	int fd;          /* the folder, once made and opened, else -1 */
+	int files_fd;    /* its files/, likewise */
 };
 
 static char *attempt_rel(const char *step_id, int attempt)
@@ -127,9 +127,9 @@ struct attempts_dir *attempts_dir_new(struct attempts *a, const char *step_id, i
 		return NULL;
 	d = xcalloc(1, sizeof(*d));
 	d->a = a;
-	d->rel = attempt_rel(step_id, attempt);
 	d->step = attempts_id_component(step_id);
-	d->num = xasprintf("%d", attempt);
+	d->rel = xasprintf("attempts/%s/%d", d->step, attempt);
+	d->num = strrchr(d->rel, '/') + 1;
 	d->fd = -1;
 	d->files_fd = -1;
 	return d;
@@ -145,7 +145,6 @@ void attempts_dir_free(struct attempts_dir *d)
 		close(d->fd);
 	free(d->rel);
 	free(d->step);
-	free(d->num);
 	free(d);
 }
 
