@@ -36,9 +36,10 @@ void attempts_close(struct attempts *a);
 /*
  * One attempt's folder RUN_DIR/attempts/STEP/N: nothing is touched until the first copy,
  * which makes it (mkdirat; one that exists is used as it is) and opens it, held until
- * attempts_dir_free. A symbolic link in the place of attempts/, STEP or N is refused
- * (that copy and the later ones are left out), and so is a vanished run folder. Used by
- * one thread at a time; `a` outlives it.
+ * attempts_dir_free. A symbolic link in the place of attempts/, STEP or N is not
+ * followed: the copies are left out, as they are once the run folder is removed. Used by
+ * one thread at a time; `a` outlives it. NULL when `a` is NULL: the keepers below then
+ * keep nothing.
  */
 struct attempts_dir;
 struct attempts_dir *attempts_dir_new(struct attempts *a, const char *step_id, int attempt);
