@@ -22,6 +22,8 @@
 #include "strbuf.h"
 #include "strset.h"
 
+struct attempts;
+struct attempts_dir;
 struct budget;
 struct checkpoints;
 struct cp_changes;
@@ -111,6 +113,7 @@ struct job {
 	size_t n_deps;
 	struct strvec critiques; /* snapshot of earlier attempts' critiques */
 	int attempt;             /* the attempt this job makes (1-based, over the run) */
+	struct attempts_dir *adir; /* its folder in the run folder, made on its first copy */
 	unsigned gen;            /* the step's generation when dispatched */
 	char *reuse_key;         /* the identity of its work (engine_reuse_key) */
 	unsigned long chaos_state;
@@ -247,6 +250,7 @@ struct pev {
 	struct role_usage usage[ROLE__COUNT];
 	struct budget *budget;
 	struct requests *requests; /* the request bodies kept in the run folder (any thread) */
+	struct attempts *attempts; /* the run folder, held for the attempts' copies (any thread) */
 	struct schemas *schemas;   /* the tools' schemas as printed, for every call (any thread) */
 	struct mcp_hub *mcp;     /* the operator's MCP servers, NULL when none (mcp_calls.c) */
 	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);

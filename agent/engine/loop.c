@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "attempts.h"
 #include "budget.h"
 #include "bus.h"
 #include "checkpoint.h"
@@ -711,6 +712,9 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->lock_fd = runlock_take(run_dir, err);
 	if (e->lock_fd < 0)
 		goto fail;
+	e->attempts = attempts_open(run_dir, err);
+	if (!e->attempts)
+		goto fail;
 	e->ws_fd = sandbox_open_root(e->workspace, err);
 	if (e->ws_fd < 0)
 		goto fail;
@@ -837,6 +841,7 @@ void pev_free(struct pev *e)
 	strvec_clear(&e->http_allow_hosts);
 	journal_close(e->journal);
 	runlock_release(e->lock_fd);
+	attempts_close(e->attempts);
 	if (e->ws_fd >= 0)
 		close(e->ws_fd);
 	budget_free(e->budget);

@@ -47,6 +47,7 @@ void job_free(struct job *j)
 	}
 	free(j->deps);
 	strvec_clear(&j->critiques);
+	attempts_dir_free(j->adir);
 	free(j->goal);
 	free(j->reuse_key);
 	free(j->result_json);
@@ -411,9 +412,9 @@ static void add_shell_fields(cJSON *f, const struct shell_run *sr, const char *h
 
 /* The whole output of tool call k, kept in the run folder for the operator (the event
  * holds a summary): tool.result's `output_file`. */
-static void keep_output(struct job *j, int attempt, int k, const struct strbuf *out, cJSON *f)
+static void keep_output(struct job *j, int k, const struct strbuf *out, cJSON *f)
 {
-	char *rel = attempts_keep_output(j->e->run_dir, j->step.id, attempt, k, out->buf, out->len);
+	char *rel = attempts_keep_output(j->adir, k, out->buf, out->len);
 
 	if (rel)
 		cJSON_AddStringToObject(f, "output_file", rel);
@@ -501,7 +502,7 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 		cJSON_AddItemToObject(f, it->string, it);
 	}
 	cJSON_Delete(mcp_fields);
-	keep_output(j, attempt, (int)log->n, &out, f);
+	keep_output(j, (int)log->n, &out, f);
 	bus_publish(e->bus, EV_TOOL_RESULT, f);
 
 	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
@@ -1014,6 +1015,7 @@ void job_run_step(struct job *j)
 		return;
 	}
 	strbuf_init(&log.text);
+	j->adir = attempts_dir_new(e->attempts, id, attempt);
 	checkpoint_before(j, attempt, before, &series);
 	text = execute_attempt(j, attempt, &log, &cut_off, &err);
 	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
@@ -1049,7 +1051,7 @@ void job_run_step(struct job *j)
 		cJSON_AddStringToObject(f, "result", text);
 	/* Copies first: whoever reads step.output finds the attempt's artifacts kept. */
 	if (r)
-		attempts_keep_artifacts(e->run_dir, e->ws_fd, id, attempt, &r->artifacts);
+		attempts_keep_artifacts(j->adir, e->ws_fd, &r->artifacts);
 	bus_publish(e->bus, EV_STEP_OUTPUT, f);
 	if (r) {
 		cJSON *ro = cJSON_Parse(r->json);

@@ -21,21 +21,44 @@
 char *attempts_id_component(const char *id);
 
 /*
- * Copies the artifacts an attempt declared (workspace-relative paths) from the workspace
- * `ws_fd` to RUN_DIR/attempts/STEP/N/files/PATH. A path that is unsafe, missing, not a
- * regular file or larger than ATTEMPTS_MAX_FILE is left out. Returns how many were copied.
+ * The run folder's side of the copies, one per run and shared by the workers: the run
+ * folder is opened once (its path is the operator's, so it is opened as given) and
+ * RUN_DIR/attempts beneath it is made on first use and held open; each write after
+ * that is relative to a descriptor, never a path walked again.
  */
-int attempts_keep_artifacts(const char *run_dir, int ws_fd, const char *step_id, int attempt,
-			    const struct strvec *paths);
+struct attempts;
+
+/* Opens RUN_DIR (which exists) for the copies. NULL + *err (a sentence; caller frees)
+ * when it cannot be opened. Freed by attempts_close (NULL is fine). */
+struct attempts *attempts_open(const char *run_dir, char **err);
+void attempts_close(struct attempts *a);
 
 /*
- * Keeps the full output of tool call `k` (0-based, in the attempt's order) as
- * RUN_DIR/attempts/STEP/N/tool-K.txt (older runs: tools/K.txt), cut at ATTEMPTS_MAX_FILE.
- * Returns that path relative to run_dir, or NULL when it could not be written. Caller
- * frees.
+ * One attempt's folder RUN_DIR/attempts/STEP/N: nothing is touched until the first copy,
+ * which makes it (mkdirat; one that exists is used as it is) and opens it, held until
+ * attempts_dir_free. A symbolic link in the place of attempts/, STEP or N is not
+ * followed: the copies are left out, as they are once the run folder is removed. Used by
+ * one thread at a time; `a` outlives it. NULL when `a` is NULL: the keepers below then
+ * keep nothing.
  */
-char *attempts_keep_output(const char *run_dir, const char *step_id, int attempt, int k,
-			   const char *text, size_t len);
+struct attempts_dir;
+struct attempts_dir *attempts_dir_new(struct attempts *a, const char *step_id, int attempt);
+void attempts_dir_free(struct attempts_dir *d);
+
+/*
+ * Copies the artifacts the attempt declared (workspace-relative paths) from the workspace
+ * `ws_fd` to its folder's files/PATH. A path that is unsafe, missing, not a regular file
+ * or larger than ATTEMPTS_MAX_FILE is left out. Returns how many were copied.
+ */
+int attempts_keep_artifacts(struct attempts_dir *d, int ws_fd, const struct strvec *paths);
+
+/*
+ * Keeps the full output of the attempt's tool call `k` (0-based, in the attempt's order)
+ * as tool-K.txt in its folder (older runs: tools/K.txt), cut at ATTEMPTS_MAX_FILE.
+ * Returns that path relative to the run folder, or NULL when it could not be written.
+ * Caller frees.
+ */
+char *attempts_keep_output(struct attempts_dir *d, int k, const char *text, size_t len);
 
 /* RUN_DIR-relative path of an attempt's copy of an artifact: "attempts/STEP/N/files/PATH".
  * Caller frees. */

@@ -184,18 +184,18 @@ static int open_dir_step(int dfd, const char *name, bool create)
 	return fd;
 }
 
-/* A regular file or a directory; FIFOs and devices could block or surprise a tool. */
-static int check_kind(int fd, const char *rel, char **err)
+/* A regular file or a directory; FIFOs and devices could block or surprise a tool. What
+ * fstat said stays in *st for the caller, who then need not ask again. */
+static int check_kind(int fd, const char *rel, struct stat *st, char **err)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, st) < 0) {
 		char *s = show(rel);
 		set_err(err, "cannot examine path \"%s\": %s", s, strerror(errno));
 		free(s);
 		close(fd);
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
 		char *s = show(rel);
 		set_err(err, "path \"%s\" is not a regular file or folder", s);
 		free(s);
@@ -208,9 +208,9 @@ static int check_kind(int fd, const char *rel, char **err)
 /* O_NONBLOCK (set on every open, so that a FIFO put in a file's place cannot hang us)
  * stays set: it has no effect on regular files and folders, the only kinds let through
  * (open(2)), and clearing it cost two system calls per file. */
-static int finish(int fd, const char *rel, char **err)
+static int finish(int fd, const char *rel, struct stat *st, char **err)
 {
-	return check_kind(fd, rel, err);
+	return check_kind(fd, rel, st, err);
 }
 
 /*
@@ -218,7 +218,8 @@ static int finish(int fd, const char *rel, char **err)
  * one, so no link and no ".." is ever resolved. `mkdirs` creates missing directories on the
  * way, and the last one too when O_DIRECTORY is asked for without O_CREAT.
  */
-static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, char **err)
+static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, struct stat *st,
+		char **err)
 {
 	int dfd = root;
 	const char *p = rel;
@@ -243,7 +244,7 @@ static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, 
 				explain(dfd, ".", rel, (size_t)(p - rel), errno, want_dir, err);
 			if (dfd != root)
 				close(dfd);
-			return fd < 0 ? -1 : finish(fd, rel, err);
+			return fd < 0 ? -1 : finish(fd, rel, st, err);
 		}
 		if (strcmp(name, ".") == 0 && !last) {
 			free(name);
@@ -263,7 +264,7 @@ static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, 
 			free(name);
 			if (dfd != root)
 				close(dfd);
-			return fd < 0 ? -1 : finish(fd, rel, err);
+			return fd < 0 ? -1 : finish(fd, rel, st, err);
 		}
 		int nfd = open_dir_step(dfd, name, mkdirs);
 		if (nfd < 0) {
@@ -283,6 +284,14 @@ static int walk(int root, const char *rel, int flags, mode_t mode, bool mkdirs, 
 
 int sandbox_open(int root, const char *rel, int flags, mode_t mode, bool mkdirs, char **err)
 {
+	struct stat st;
+
+	return sandbox_open_stat(root, rel, flags, mode, mkdirs, &st, err);
+}
+
+int sandbox_open_stat(int root, const char *rel, int flags, mode_t mode, bool mkdirs,
+		      struct stat *st, char **err)
+{
 	enum problem pb = check(rel);
 	if (pb != P_NONE) {
 		char *s = show(rel);
@@ -293,13 +302,13 @@ int sandbox_open(int root, const char *rel, int flags, mode_t mode, bool mkdirs,
 #ifdef SYS_openat2
 	int fd = try_openat2(root, rel, flags | O_NONBLOCK | O_CLOEXEC, mode);
 	if (fd >= 0)
-		return finish(fd, rel, err);
+		return finish(fd, rel, st, err);
 	/*
 	 * Any failure goes through the walk: it is just as strict, creates missing
 	 * directories, and says exactly which component was the problem.
 	 */
 #endif
-	return walk(root, rel, flags, mode, mkdirs, err);
+	return walk(root, rel, flags, mode, mkdirs, st, err);
 }
 
 int sandbox_open_root(const char *path, char **err)
@@ -343,13 +352,12 @@ int sandbox_open_root(const char *path, char **err)
 
 bool sandbox_file_nonempty(int root, const char *rel)
 {
-	int fd = sandbox_open(root, rel, O_RDONLY, 0, false, NULL);
+	struct stat st;
+	int fd = sandbox_open_stat(root, rel, O_RDONLY, 0, false, &st, NULL);
 	if (fd < 0)
 		return false;
-	struct stat st;
-	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 	close(fd);
-	return ok;
+	return S_ISREG(st.st_mode) && st.st_size > 0;
 }
 
 bool sandbox_read_dir(int dfd, struct strvec *names)

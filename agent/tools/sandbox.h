@@ -3,6 +3,7 @@
 #define PEVTUI_SANDBOX_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "strbuf.h"
@@ -21,6 +22,11 @@ const char *sandbox_check_path(const char *rel);
  * Returns a descriptor, or -1 with *err set to a sentence (caller frees).
  */
 int sandbox_open(int root, const char *rel, int flags, mode_t mode, bool mkdirs, char **err);
+
+/* sandbox_open, and *st holds what fstat said of the descriptor returned (the check of
+ * its kind needs it anyway): a caller that wants the size or kind need not ask again. */
+int sandbox_open_stat(int root, const char *rel, int flags, mode_t mode, bool mkdirs,
+		      struct stat *st, char **err);
 
 /* Opens the workspace root itself (a directory, created if missing). -1 + *err on failure. */
 int sandbox_open_root(const char *path, char **err);

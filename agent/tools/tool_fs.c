@@ -144,16 +144,11 @@ static bool read_file_run(const struct tool_env *env, const struct cJSON *input,
 	char *err = NULL;
 	if (!get_path(input, "path", NULL, &path, out))
 		return false;
-	int fd = sandbox_open(env->ws_fd, path, O_RDONLY, 0, false, &err);
+	struct stat st;
+	int fd = sandbox_open_stat(env->ws_fd, path, O_RDONLY, 0, false, &st, &err);
 	if (fd < 0) {
 		strbuf_adds(out, err);
 		free(err);
-		return false;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		fail_errno(out, "examine", path, errno);
-		close(fd);
 		return false;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -203,6 +198,13 @@ static bool read_file_run(const struct tool_env *env, const struct cJSON *input,
 
 static atomic_uint tmp_counter;
 
+/* The folder write_file opened for the file, unless it is the workspace's own. */
+static void close_dir(const struct tool_env *env, int dfd)
+{
+	if (dfd != env->ws_fd)
+		close(dfd);
+}
+
 static bool write_file_run(const struct tool_env *env, const struct cJSON *input,
 			   struct strbuf *out)
 {
@@ -239,13 +241,18 @@ static bool write_file_run(const struct tool_env *env, const struct cJSON *input
 		free(s);
 		return false;
 	}
-	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + 1) : xstrdup(".");
-	int dfd = sandbox_open(env->ws_fd, dir, O_RDONLY | O_DIRECTORY, 0, true, &err);
-	free(dir);
-	if (dfd < 0) {
-		strbuf_adds(out, err);
-		free(err);
-		return false;
+	/* A name at the top writes straight into the workspace descriptor: base is one
+	 * component, neither "." nor "..", and every call below refuses a link there. */
+	int dfd = env->ws_fd;
+	if (slash) {
+		char *dir = xstrndup(path, (size_t)(slash - path) + 1);
+		dfd = sandbox_open(env->ws_fd, dir, O_RDONLY | O_DIRECTORY, 0, true, &err);
+		free(dir);
+		if (dfd < 0) {
+			strbuf_adds(out, err);
+			free(err);
+			return false;
+		}
 	}
 
 	struct stat st;
@@ -263,7 +270,7 @@ static bool write_file_run(const struct tool_env *env, const struct cJSON *input
 			strbuf_addf(out, "path \"%s\" is not a regular file", s);
 		free(s);
 		if (!S_ISREG(st.st_mode)) {
-			close(dfd);
+			close_dir(env, dfd);
 			return false;
 		}
 		exists = true;
@@ -285,7 +292,7 @@ static bool write_file_run(const struct tool_env *env, const struct cJSON *input
 	if (fd < 0) {
 		fail_errno(out, "write", path, errno);
 		free(tmp);
-		close(dfd);
+		close_dir(env, dfd);
 		return false;
 	}
 	size_t n = strlen(content);
@@ -309,7 +316,7 @@ static bool write_file_run(const struct tool_env *env, const struct cJSON *input
 		free(s);
 	}
 	free(tmp);
-	close(dfd);
+	close_dir(env, dfd);
 	return ok;
 }
 

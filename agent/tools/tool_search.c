@@ -213,16 +213,11 @@ static bool search_files_run(const struct tool_env *env, const struct cJSON *inp
 	}
 
 	char *err = NULL;
-	int fd = sandbox_open(env->ws_fd, path, O_RDONLY | O_NONBLOCK, 0, false, &err);
+	struct stat st;
+	int fd = sandbox_open_stat(env->ws_fd, path, O_RDONLY | O_NONBLOCK, 0, false, &st, &err);
 	if (fd < 0) {
 		strbuf_adds(out, err);
 		free(err);
-		return false;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		strbuf_adds(out, "cannot examine the path");
 		return false;
 	}
 	struct strbuf list = STRBUF_INIT;

@@ -621,6 +621,66 @@ static void test_sighup_stops_headless_cleanly(void **state)
 	free(tmp);
 }
 
+/* The tool.result events printed by --json, in order (caller frees the array). */
+static cJSON *printed_tool_results(const char *out)
+{
+	cJSON *all = cJSON_CreateArray();
+
+	for (const char *line = out; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		char *one = nl ? xstrndup(line, (size_t)(nl - line)) : xstrdup(line);
+		cJSON *ev = cJSON_Parse(one);
+
+		if (ev && !strcmp(jsonx_str(ev, "type"), "tool.result"))
+			cJSON_AddItemToArray(all, ev);
+		else
+			cJSON_Delete(ev);
+		free(one);
+		line = nl ? nl + 1 : NULL;
+	}
+	return all;
+}
+
+/* The run folder removed under a live run (its path is held open once, not walked again
+ * for each copy): the copies after it are left out, the run goes on to the end with the
+ * journal's warning, as it always did, and nothing crashes. */
+static void test_run_folder_removed_mid_run(void **state)
+{
+	char *tmp = cli_tmpdir(), *runs = xasprintf("%s/runs", tmp), *ws = xasprintf("%s/ws", tmp);
+	char *calls = xasprintf(
+		"[{\"name\": \"write_file\", \"input\": {\"path\": \"before.md\", \"content\": \"b\"}},"
+		" {\"name\": \"run_shell\", \"input\": {\"command\": \"rm -rf %s/*; echo gone\"}},"
+		" {\"name\": \"write_file\", \"input\": {\"path\": \"after.md\", \"content\": \"a\"}}]",
+		runs);
+	char *script = script_with_calls(tmp, "Remove the run folder", calls);
+	struct cli_proc p;
+	cJSON *results;
+
+	(void)state;
+	assert_int_equal(mkdir(ws, 0700), 0);
+	p = cli_run(NULL, "--headless", "--json", "--yes", "--provider", "sim", "--script", script,
+		    "--sim-delay", "0", "--runs-dir", runs, "--workspace", ws, NULL);
+	if (p.status != 0)
+		FAIL_RUN(p, 0);
+	assert_non_null(strstr(p.out, "cannot open the journal")); /* a notice, with --json */
+	results = printed_tool_results(p.out);
+	assert_int_equal(cJSON_GetArraySize(results), 3);
+	assert_string_equal(jsonx_str(cJSON_GetArrayItem(results, 0), "output_file"),
+			    "attempts/probe/1/tool-1.txt");
+	assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(results, 1), "output_file"));
+	assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(results, 2), "output_file"));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(results, 2), "ok")));
+	cJSON_Delete(results);
+
+	cli_proc_free(&p);
+	cli_rm_rf(tmp);
+	free(script);
+	free(calls);
+	free(ws);
+	free(runs);
+	free(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -632,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_list_runs_and_journal_print_nothing_raw),
 		cmocka_unit_test(test_write_file_drops_setuid),
 		cmocka_unit_test(test_sighup_stops_headless_cleanly),
+		cmocka_unit_test(test_run_folder_removed_mid_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

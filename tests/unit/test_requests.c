@@ -25,14 +25,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "attempts.h"
 #include "http.h"
 #include "jsonx.h"
 #include "provider.h"
 #include "provider_anthropic.h"
 #include "provider_openai.h"
 #include "requests.h"
-#include "sandbox.h"
 #include "schemas.h"
 #include "strbuf.h"
 #include "testdir.h"
@@ -854,98 +852,6 @@ static void test_schemas_once_per_run(void **state)
 	schemas_free(memo);
 }
 
-/* ---- attempts' copies ---- */
-
-static void test_artifact_copies(void **state)
-{
-	char *dir = testdir_new("attempts"), *ws = xasprintf("%s/ws", dir), *err = NULL, *s, *rel;
-	char *run = xasprintf("%s/run", dir), *big;
-	struct strvec paths = STRVEC_INIT;
-	size_t len = 0;
-	bool cut = true;
-	int root;
-
-	(void)state;
-	assert_int_equal(mkdir(run, 0700), 0);
-	root = sandbox_open_root(ws, &err);
-	assert_true(root >= 0);
-	s = xasprintf("%s/sub", ws);
-	assert_int_equal(mkdir(s, 0755), 0);
-	free(s);
-	put(ws, "sub/a.md", "attempt text\n");
-	put(dir, "secret.txt", "outside\n");
-	assert_int_equal(symlinkat("../secret.txt", root, "link.md"), 0);
-	big = xmalloc(ATTEMPTS_MAX_FILE + 2);
-	memset(big, 'x', ATTEMPTS_MAX_FILE + 1);
-	big[ATTEMPTS_MAX_FILE + 1] = '\0';
-	put(ws, "big.txt", big);
-	free(big);
-	strvec_push(&paths, "sub/a.md");
-	strvec_push(&paths, "../secret.txt"); /* refused: leaves the workspace */
-	strvec_push(&paths, "/etc/passwd");   /* refused: absolute */
-	strvec_push(&paths, "link.md");       /* refused: a symbolic link */
-	strvec_push(&paths, "big.txt");       /* over the cap: left out */
-	strvec_push(&paths, "missing.md");
-	assert_int_equal(attempts_keep_artifacts(run, root, "step 1", 2, &paths), 1);
-	rel = attempts_artifact_path("step 1", 2, "sub/a.md");
-	assert_string_equal(rel, "attempts/step%201/2/files/sub/a.md");
-	s = attempts_read_beneath(run, rel, 1024, &len, &cut, &err);
-	assert_non_null(s);
-	assert_string_equal(s, "attempt text\n");
-	assert_int_equal(len, 13);
-	assert_false(cut);
-	free(s);
-	free(rel);
-	/* nothing else was written: not the secret, not the big file */
-	s = xasprintf("grep -r -q outside '%s'", run);
-	assert_int_not_equal(system(s), 0);
-	free(s);
-	rel = attempts_artifact_path("step 1", 2, "big.txt");
-	assert_null(attempts_read_beneath(run, rel, 1024, &len, NULL, &err));
-	free(err);
-	err = NULL;
-	free(rel);
-	/* reading never leaves its folder either */
-	assert_null(attempts_read_beneath(run, "../secret.txt", 1024, &len, NULL, &err));
-	assert_non_null(err);
-	free(err);
-	err = NULL;
-	/* a read stops at its bound and says so */
-	s = attempts_read_beneath(ws, "sub/a.md", 4, &len, &cut, &err);
-	assert_int_equal(len, 4);
-	assert_true(cut);
-	free(s);
-	close(root);
-	strvec_clear(&paths);
-	free(ws);
-	free(run);
-	assert_true(testdir_remove(dir));
-	free(dir);
-}
-
-static void test_tool_outputs(void **state)
-{
-	char *dir = testdir_new("outputs"), *rel, *s, *err = NULL;
-	size_t len;
-
-	(void)state;
-	rel = attempts_keep_output(dir, "s1", 3, 0, "full\noutput\n", 12);
-	assert_string_equal(rel, "attempts/s1/3/tool-1.txt");
-	s = attempts_read_beneath(dir, rel, 100, &len, NULL, &err);
-	assert_string_equal(s, "full\noutput\n");
-	free(s);
-	free(rel);
-	/* a leading dot cannot make a hidden or parent folder */
-	s = attempts_id_component("..");
-	assert_string_equal(s, "%2E.");
-	free(s);
-	s = attempts_id_component("a.b-c_d");
-	assert_string_equal(s, "a.b-c_d");
-	free(s);
-	assert_true(testdir_remove(dir));
-	free(dir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -961,8 +867,6 @@ int main(void)
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
 		cmocka_unit_test(test_schemas_once_per_run),
-		cmocka_unit_test(test_artifact_copies),
-		cmocka_unit_test(test_tool_outputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,6 +351,35 @@ static void test_fifo_refused(void **state)
 	free(err);
 }
 
+/* sandbox_open_stat hands back the fstat it made, on the fast path and the walk alike. */
+static void test_open_stat(void **state)
+{
+	struct fx *fx = *state;
+	struct stat st;
+	char *p = at(fx, "five.txt"), *err = NULL;
+	int fd;
+
+	write_text(p, "12345");
+	free(p);
+	fd = sandbox_open_stat(fx->root, "five.txt", O_RDONLY, 0, false, &st, &err);
+	assert_true(fd >= 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 5);
+	close(fd);
+	/* made on the way (the walk): a new empty file */
+	fd = sandbox_open_stat(fx->root, "new/dir/f.txt", O_WRONLY | O_CREAT, 0644, true, &st,
+			       &err);
+	assert_true(fd >= 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 0);
+	close(fd);
+	fd = sandbox_open_stat(fx->root, "new/dir", O_RDONLY | O_DIRECTORY, 0, false, &st, &err);
+	assert_true(fd >= 0);
+	assert_true(S_ISDIR(st.st_mode));
+	close(fd);
+	assert_null(err);
+}
+
 static void test_nonempty(void **state)
 {
 	struct fx *fx = *state;
@@ -459,6 +488,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_symlink_to_file_inside, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_stat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonempty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_paths_stay_inside, setup, teardown),
 	};

@@ -236,6 +236,43 @@ static void test_write_refusals(void **state)
 	free(out);
 }
 
+/* A name at the top of the workspace: no folder is opened for it, and what is in its
+ * place is still looked at first; a workspace that is gone says so. */
+static void test_write_at_the_top(void **state)
+{
+	struct fx *fx = *state;
+	bool ok;
+	char *p = path_in(fx, "pipe"), *out, *disk;
+
+	assert_int_equal(mkfifo(p, 0644), 0);
+	free(p);
+	out = run(fx, "write_file", "{\"path\":\"pipe\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_string_equal(out, "path \"pipe\" is not a regular file");
+	free(out);
+
+	out = run(fx, "write_file", "{\"path\":\"a.txt\",\"content\":\"one\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "created \"a.txt\" (3 bytes)");
+	free(out);
+	out = run(fx, "write_file", "{\"path\":\"a.txt\",\"content\":\"two\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "replaced \"a.txt\" (3 bytes)");
+	free(out);
+	p = path_in(fx, "a.txt");
+	disk = testdir_slurp(p);
+	assert_string_equal(disk, "two");
+	free(disk);
+	free(p);
+
+	/* the workspace removed under the run: the same sentence as before */
+	assert_true(testdir_remove(fx->ws));
+	out = run(fx, "write_file", "{\"path\":\"b.txt\",\"content\":\"x\"}", &ok);
+	assert_false(ok);
+	assert_string_equal(out, "cannot write path \"b.txt\": No such file or directory");
+	free(out);
+}
+
 static void test_bad_inputs(void **state)
 {
 	struct fx *fx = *state;
@@ -467,9 +504,14 @@ static void test_o_path_root(void **state)
 	assert_true(ok);
 	assert_string_equal(out, "hello");
 	free(out);
+	/* a name at the top is written straight beneath the descriptor, O_PATH or not */
+	out = run(fx, "write_file", "{\"path\":\"top.txt\",\"content\":\"up\"}", &ok);
+	assert_true(ok);
+	assert_string_equal(out, "created \"top.txt\" (2 bytes)");
+	free(out);
 	out = run(fx, "list_files", "{}", &ok);
 	assert_true(ok);
-	assert_string_equal(out, "p/\np/q.txt\n");
+	assert_string_equal(out, "p/\np/q.txt\ntop.txt\n");
 	free(out);
 	out = run(fx, "search_files", "{\"pattern\":\"ell\"}", &ok);
 	assert_true(ok);
@@ -862,6 +904,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_then_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_drops_dangerous_mode_bits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_at_the_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_cap, setup, teardown),
