@@ -1198,7 +1198,7 @@ static void test_compare_order(void **state)
 	int order;
 
 	for (int i = 0; i < 5; i++) {
-		char name[16];
+		char name[24]; /* room for any int: -Wformat-truncation under ASan */
 		snprintf(name, sizeof(name), "f%d.txt", i);
 		cpfix_put(fx, name, "x\n");
 		cpfix_take(fx, id[i], NULL);
