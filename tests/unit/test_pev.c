@@ -26,6 +26,7 @@
 #include "pev.h"
 #include "provider.h"
 #include "provider_sim.h"
+#include "requests.h"
 #include "settings.h"
 #include "strbuf.h"
 #include "testdir.h"
@@ -136,6 +137,7 @@ struct recorder {
 	int calls[ROLE__COUNT];
 	int fail_purpose;           /* calls for this purpose fail (a 400), or 0 */
 	bool cut_first_answer;      /* the executor's first final answer comes back cut */
+	bool rewrite_planner;       /* the planner's call sends a body, then a bigger one */
 };
 
 static int rec_complete(struct provider *p, const struct llm_request *req,
@@ -148,6 +150,16 @@ static int rec_complete(struct provider *p, const struct llm_request *req,
 	if (req->role == ROLE_EXECUTOR && req->n_msgs == 1)
 		strvec_push(&r->exec_prompts, req->msgs[0].text);
 	pthread_mutex_unlock(&r->lock);
+	/* As a provider that retries with a rebuilt body (openai's fallback without
+	 * response_format): the engine keeps both under the call's one number. */
+	if (r->rewrite_planner && req->role == ROLE_PLANNER && hooks->on_request) {
+		char big[2048];
+
+		memset(big, ' ', sizeof(big));
+		memcpy(big, "{\"second\":2}", 12);
+		hooks->on_request(hooks->ctx, "{\"first\":1}", 11);
+		hooks->on_request(hooks->ctx, big, sizeof(big));
+	}
 	if (r->fail_purpose && (int)req->purpose == r->fail_purpose) {
 		*err = xstrdup("HTTP 400: scripted failure");
 		return PROVIDER_ERROR;
@@ -207,6 +219,7 @@ struct run {
 	bool linger;   /* the engine stays after run.end (the cockpit's mode) */
 	int fail_purpose; /* the model's calls for this purpose fail (0: none) */
 	bool cut_first_answer; /* the executor's first final answer comes back cut */
+	bool rewrite_planner;  /* the planner's call sends two bodies (recorder) */
 	/* Sees every journaled event as it is published (bus lock held: it may only post
 	 * commands and answers, which queue). */
 	void (*hook)(struct run *r, const cJSON *ev);
@@ -308,6 +321,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	r->rec->base.impl = r->rec;
 	r->rec->fail_purpose = r->fail_purpose;
 	r->rec->cut_first_answer = r->cut_first_answer;
+	r->rec->rewrite_planner = r->rewrite_planner;
 	free(path);
 
 	if (!r->s.task)
@@ -1497,6 +1511,59 @@ static void test_rerun_uses_server_up_after_run_end(void **state)
 	late_server_done(&r);
 }
 
+/*
+ * A call whose provider rebuilt its body (a retry) writes it again under the same number;
+ * when that rewrite cannot be kept (the cap: an older run's 256 MiB of requests/, sparse
+ * here), llm.call still names the number, whose first body is on disk.
+ */
+static void test_request_kept_when_its_rewrite_is_not(void **state)
+{
+	struct run r;
+	struct request_ref ref;
+	char *old, *err = NULL, *body;
+	const cJSON *call, *ev;
+	size_t len;
+	int fd;
+	bool told = false;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.rewrite_planner = true;
+	r.run_dir = xasprintf("%s/run1", r.dir);
+	assert_int_equal(mkdir(r.run_dir, 0700), 0);
+	old = xasprintf("%s/" REQUESTS_DIR, r.run_dir);
+	assert_int_equal(mkdir(old, 0700), 0);
+	free(old);
+	old = xasprintf("%s/" REQUESTS_DIR "/000001-planner-~-0.json", r.run_dir);
+	fd = open(old, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(REQUESTS_MAX_BYTES - 1000)), 0);
+	close(fd);
+	free(old);
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	call = nth(&r, "llm.call", NULL, 0);
+	assert_string_equal(jsonx_str(call, "role"), "planner");
+	assert_non_null(jsonx_str(call, "request"));
+	assert_string_equal(jsonx_str(call, "request"), "requests.jsonl#2");
+	assert_true(requests_find(r.run_dir, jsonx_str(call, "request"), &ref));
+	body = requests_read(r.run_dir, &ref, 1024, &len, NULL, &err);
+	assert_non_null(body);
+	assert_string_equal(body, "{\"first\":1}");
+	free(body);
+	requests_ref_release(&ref);
+	/* The run says why the rest was not kept; later calls name no request. */
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		if (is(ev, "notice", NULL) && strstr(jsonx_str(ev, "message"), "cap of 256 MiB"))
+			told = true;
+		if (is(ev, "llm.call", NULL) && ev != call)
+			assert_null(jsonx_str(ev, "request"));
+	}
+	assert_true(told);
+	run_free(&r);
+}
+
 /* A verdict that leaves out a criterion is asked again, then counts as failed with the
  * criterion marked "not judged". */
 static cJSON *verdict_judging(const char *passing_csv)
@@ -1884,6 +1951,7 @@ int main(void)
 		cmocka_unit_test(test_forced_rerun_reopens_finished_run),
 		cmocka_unit_test(test_server_up_after_run_end_is_not_journaled),
 		cmocka_unit_test(test_rerun_uses_server_up_after_run_end),
+		cmocka_unit_test(test_request_kept_when_its_rewrite_is_not),
 		cmocka_unit_test(test_unjudged_criterion_fails_the_verdict),
 		cmocka_unit_test(test_budget_is_a_cap_without_operator),
 		cmocka_unit_test(test_budget_gate_takes_a_new_cap),
