@@ -529,25 +529,24 @@ static bool parse_record(const char *head, size_t n_head, long long off, size_t 
 }
 
 /*
- * Walks requests.jsonl beneath the run folder `root`, handing each whole record to fn
- * (which owns it). Only the first HEAD_MAX bytes of a line are kept while it is read, so a
- * file of any size walks in constant memory. *torn: its last line has no newline. Returns
- * the file's size (0 when there is none).
+ * Walks requests.jsonl, open as fd, from offset `from` (the start of a line) to its end,
+ * handing each whole record to fn (which owns it). Only the first HEAD_MAX bytes of a line
+ * are kept while it is read, so a file of any size walks in constant memory. *eof: where
+ * the file ended. Returns the offset past its last newline: a line after it has none yet
+ * (torn by a crash, or still being written), and a later walk starts there.
  */
-static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), void *ctx,
-			bool *torn)
+static long long scan_fd(int fd, long long from, void (*fn)(void *ctx, struct request_ref *r),
+			 void *ctx, long long *eof)
 {
-	char *err = NULL, buf[65536], head[HEAD_MAX];
-	int fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+	char buf[65536], head[HEAD_MAX];
 	unsigned char last[2] = {0, 0};
-	long long off = 0, at = 0;
+	long long off = from, at = from;
 	size_t n_head = 0, len = 0;
 	ssize_t r;
 
-	free(err);
-	*torn = false;
-	if (fd < 0)
-		return 0;
+	*eof = from;
+	if (lseek(fd, (off_t)from, SEEK_SET) < 0)
+		return from;
 	for (;;) {
 		r = read(fd, buf, sizeof(buf));
 		if (r < 0 && errno == EINTR)
@@ -585,9 +584,119 @@ static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), 
 			p = nl + 1;
 		}
 	}
+	*eof = at;
+	return off;
+}
+
+/* scan_fd over the whole of requests.jsonl beneath the run folder `root`. *torn: its last
+ * line has no newline. Returns the file's size (0 when there is none). */
+static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), void *ctx,
+			bool *torn)
+{
+	char *err = NULL;
+	int fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+	long long whole, end;
+
+	free(err);
+	*torn = false;
+	if (fd < 0)
+		return 0;
+	whole = scan_fd(fd, 0, fn, ctx, &end);
 	close(fd);
-	*torn = len > 0;
-	return (size_t)at;
+	*torn = end > whole;
+	return (size_t)end;
+}
+
+/*
+ * What the records of requests.jsonl read so far say, kept between listings: the file is
+ * only ever appended to, so a listing reads only what came after the last whole line read
+ * before (the line a crash tore, or one being written, is read again until it is whole:
+ * then it is a record, or a foreign line left out). A file that is not the one read
+ * before (another inode, shorter, no newline where the last read line ended) is read
+ * from its start.
+ */
+struct requests_index {
+	char *run_dir;
+	struct request_ref *v; /* in the order of the file; a later one of a seq wins */
+	size_t n, cap;
+	long long done;        /* read up to here: the end of its last whole line */
+	dev_t dev;
+	ino_t ino;
+	size_t last_read;      /* bytes the last listing read */
+};
+
+struct requests_index *requests_index_new(const char *run_dir)
+{
+	struct requests_index *ix = xcalloc(1, sizeof(*ix));
+
+	ix->run_dir = xstrdup(run_dir ? run_dir : ".");
+	return ix;
+}
+
+static void index_forget(struct requests_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		ref_release(&ix->v[i]);
+	ix->n = 0;
+	ix->done = 0;
+}
+
+void requests_index_free(struct requests_index *ix)
+{
+	if (!ix)
+		return;
+	index_forget(ix);
+	free(ix->v);
+	free(ix->run_dir);
+	free(ix);
+}
+
+size_t requests_index_last_read(const struct requests_index *ix)
+{
+	return ix ? ix->last_read : 0;
+}
+
+static void index_add(void *ctx, struct request_ref *r)
+{
+	struct requests_index *ix = ctx;
+
+	ix->v = xgrow(ix->v, &ix->cap, ix->n + 1, sizeof(*ix->v));
+	ix->v[ix->n++] = *r;
+}
+
+/* Reads what was appended to requests.jsonl since the last time. */
+static void index_refresh(struct requests_index *ix)
+{
+	int root = open(ix->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	char *err = NULL, nl = 0;
+	long long end;
+	struct stat st;
+
+	ix->last_read = 0;
+	if (root >= 0) {
+		fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+		free(err);
+		close(root);
+	}
+	if (fd < 0 || fstat(fd, &st)) {
+		index_forget(ix);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (st.st_dev != ix->dev || st.st_ino != ix->ino || (long long)st.st_size < ix->done ||
+	    (ix->done > 0 && (pread(fd, &nl, 1, (off_t)(ix->done - 1)) != 1 || nl != '\n'))) {
+		index_forget(ix);
+		ix->dev = st.st_dev;
+		ix->ino = st.st_ino;
+	}
+	if ((long long)st.st_size > ix->done) {
+		long long from = ix->done;
+
+		ix->done = scan_fd(fd, from, index_add, ix, &end);
+		ix->last_read = (size_t)(end - from);
+	}
+	close(fd);
 }
 
 /* What a listing gathers: every request of both layouts, in the order they were kept. */
@@ -620,13 +729,21 @@ static int by_seq(const void *x, const void *y)
 	return a->body_off < b->body_off ? -1 : a->body_off > b->body_off;
 }
 
-static void gather_all(const char *run_dir, struct gather *g)
+static void ref_copy(struct request_ref *to, const struct request_ref *from)
 {
-	int root = open(run_dir ? run_dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
+	*to = *from;
+	to->role = xstrdup(from->role);
+	to->step = xstrdup(from->step);
+	to->name = xstrdup(from->name);
+}
+
+static void gather_all(struct requests_index *ix, struct gather *g)
+{
+	int root = open(ix->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
 	struct strvec names = STRVEC_INIT;
 	size_t kept = 0;
-	bool torn;
 
+	index_refresh(ix);
 	if (root < 0)
 		return;
 	/* An older run's files (body_off -1: before any record of the same seq). */
@@ -642,8 +759,13 @@ static void gather_all(const char *run_dir, struct gather *g)
 	if (dfd >= 0)
 		close(dfd);
 	strvec_clear(&names);
-	scan_file(root, gather, g, &torn);
 	close(root);
+	for (size_t i = 0; i < ix->n; i++) {
+		struct request_ref r;
+
+		ref_copy(&r, &ix->v[i]);
+		gather(g, &r);
+	}
 	if (g->n > 1)
 		qsort(g->v, g->n, sizeof(*g->v), by_seq);
 	for (size_t i = 0; i < g->n; i++) {
@@ -655,16 +777,26 @@ static void gather_all(const char *run_dir, struct gather *g)
 	g->n = kept;
 }
 
-size_t requests_list(const char *run_dir, const char *step_id, int attempt,
-		     struct request_ref **out)
+size_t requests_index_list(struct requests_index *ix, const char *step_id, int attempt,
+			   struct request_ref **out)
 {
 	char *want = step_id ? attempts_id_component(step_id) : xstrdup("~");
 	struct gather g = {NULL, 0, 0, want, attempt};
 
-	gather_all(run_dir, &g);
+	gather_all(ix, &g);
 	free(want);
 	*out = g.v;
 	return g.n;
+}
+
+size_t requests_list(const char *run_dir, const char *step_id, int attempt,
+		     struct request_ref **out)
+{
+	struct requests_index *ix = requests_index_new(run_dir);
+	size_t n = requests_index_list(ix, step_id, attempt, out);
+
+	requests_index_free(ix);
+	return n;
 }
 
 void requests_list_free(struct request_ref *v, size_t n)
@@ -674,7 +806,7 @@ void requests_list_free(struct request_ref *v, size_t n)
 	free(v);
 }
 
-bool requests_find(const char *run_dir, const char *name, struct request_ref *out)
+bool requests_index_find(struct requests_index *ix, const char *name, struct request_ref *out)
 {
 	struct gather g = {0};
 	bool found = false;
@@ -682,7 +814,7 @@ bool requests_find(const char *run_dir, const char *name, struct request_ref *ou
 	memset(out, 0, sizeof(*out));
 	if (!name)
 		return false;
-	gather_all(run_dir, &g);
+	gather_all(ix, &g);
 	for (size_t i = 0; i < g.n && !found; i++)
 		if (!strcmp(g.v[i].name, name)) {
 			*out = g.v[i];
@@ -690,6 +822,15 @@ bool requests_find(const char *run_dir, const char *name, struct request_ref *ou
 			found = true;
 		}
 	requests_list_free(g.v, g.n);
+	return found;
+}
+
+bool requests_find(const char *run_dir, const char *name, struct request_ref *out)
+{
+	struct requests_index *ix = requests_index_new(run_dir);
+	bool found = requests_index_find(ix, name, out);
+
+	requests_index_free(ix);
 	return found;
 }
 

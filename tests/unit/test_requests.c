@@ -460,6 +460,114 @@ static void test_torn_last_line(void **state)
 	free(dir);
 }
 
+/* ---- a listing kept between openings ---- */
+
+static size_t file_size(const char *dir)
+{
+	char *p = xasprintf("%s/" REQUESTS_FILE, dir);
+	struct stat st;
+
+	assert_int_equal(stat(p, &st), 0);
+	free(p);
+	return (size_t)st.st_size;
+}
+
+/* The index lists what a fresh listing of the whole file lists (same records, same
+ * places): how many. */
+static size_t list_both(struct requests_index *ix, const char *dir)
+{
+	struct request_ref *a, *b;
+	size_t n = requests_index_list(ix, "s", 0, &a), m = requests_list(dir, "s", 0, &b);
+
+	assert_int_equal(n, m);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(a[i].seq, b[i].seq);
+		assert_int_equal(a[i].body_off, b[i].body_off);
+		assert_int_equal(a[i].body_len, b[i].body_len);
+		assert_int_equal(a[i].as_text, b[i].as_text);
+		assert_int_equal(a[i].attempt, b[i].attempt);
+		assert_string_equal(a[i].role, b[i].role);
+		assert_string_equal(a[i].name, b[i].name);
+	}
+	requests_list_free(a, n);
+	requests_list_free(b, m);
+	return n;
+}
+
+static void test_index_reads_what_was_added(void **state)
+{
+	static const char torn[] = "{\"seq\":9,\"role\":\"executor\",\"step_id\":\"s\","
+				   "\"attempt\":1,\"bytes\":40,\"body\":{\"d\":\"cut";
+	char *dir = testdir_new("requests-index"), *err = NULL, *body, *p, *q;
+	struct requests *rq = requests_open(dir, true, 0);
+	struct requests_index *ix = requests_index_new(dir);
+	struct request_ref r;
+	size_t size, len;
+
+	(void)state;
+	assert_int_equal(list_both(ix, dir), 0); /* no file yet */
+	assert_int_equal(requests_index_last_read(ix), 0);
+	for (int k = 0; k < 3; k++)
+		assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "{\"a\":1}",
+					   7, &err));
+	assert_int_equal(list_both(ix, dir), 3);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir));
+	/* opened again with nothing new: nothing is read */
+	assert_int_equal(list_both(ix, dir), 3);
+	assert_int_equal(requests_index_last_read(ix), 0);
+	/* one more: only its line is read */
+	size = file_size(dir);
+	assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "not json", 8, &err));
+	assert_int_equal(list_both(ix, dir), 4);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir) - size);
+	requests_close(rq);
+	/* a line a crash tore is left out, and read again until it is whole */
+	size = file_size(dir);
+	append_raw(dir, torn);
+	assert_int_equal(list_both(ix, dir), 4);
+	assert_int_equal(requests_index_last_read(ix), strlen(torn));
+	assert_int_equal(list_both(ix, dir), 4);
+	assert_int_equal(requests_index_last_read(ix), strlen(torn));
+	/* resumed: the next record starts a line of its own; the torn one stays out */
+	rq = requests_open(dir, true, 0);
+	assert_int_equal(requests_next(rq), 5);
+	assert_true(requests_write(rq, 5, "verifier", "s", 1, "{\"e\":5}", 7, &err));
+	requests_close(rq);
+	assert_int_equal(list_both(ix, dir), 5);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir) - size);
+	assert_true(requests_index_find(ix, "requests.jsonl#5", &r));
+	body = requests_read(dir, &r, 1024, &len, NULL, &err);
+	assert_string_equal(body, "{\"e\":5}");
+	free(body);
+	requests_ref_release(&r);
+	assert_true(requests_index_find(ix, "requests.jsonl#4", &r));
+	body = requests_read(dir, &r, 1024, &len, NULL, &err);
+	assert_string_equal(body, "not json");
+	free(body);
+	requests_ref_release(&r);
+	assert_false(requests_index_find(ix, "requests.jsonl#9", &r));
+	assert_int_equal(requests_index_last_read(ix), 0);
+	/* a file put in its place is read from its start */
+	p = xasprintf("%s/" REQUESTS_FILE, dir);
+	q = xasprintf("%s/other.jsonl", dir);
+	assert_int_equal(rename(p, q), 0);
+	rq = requests_open(dir, true, 0);
+	assert_true(requests_write(rq, requests_next(rq), "planner", "s", 1, "{}", 2, &err));
+	requests_close(rq);
+	assert_int_equal(list_both(ix, dir), 1);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir));
+	/* and so is one cut short, or gone */
+	assert_int_equal(truncate(p, 0), 0);
+	assert_int_equal(list_both(ix, dir), 0);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(list_both(ix, dir), 0);
+	free(p);
+	free(q);
+	requests_index_free(ix);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
 /* ---- runs kept by an older pevtui ---- */
 
 static void test_old_layout_still_read(void **state)
@@ -955,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_writers_do_not_interleave),
 		cmocka_unit_test(test_torn_last_line),
+		cmocka_unit_test(test_index_reads_what_was_added),
 		cmocka_unit_test(test_old_layout_still_read),
 		cmocka_unit_test(test_valid_line),
 		cmocka_unit_test(test_no_key_in_kept_bodies),
