@@ -104,8 +104,9 @@ size_t requests_index_last_read(const struct requests_index *ix);
 
 /*
  * The body of a kept request, byte for byte as it was kept, up to `max` bytes (*cut tells
- * whether there was more; may be NULL). Reads beneath RUN_DIR only. Returns the bytes
- * (NUL-terminated; *len without it), or NULL + *err (a sentence; caller frees).
+ * whether there was more; may be NULL). A body kept as "body_text" is decoded only as far
+ * as the bound. Reads beneath RUN_DIR only. Returns the bytes (NUL-terminated; *len
+ * without it: a body may hold a NUL), or NULL + *err (a sentence; caller frees).
  */
 char *requests_read(const char *run_dir, const struct request_ref *r, size_t max, size_t *len,
 		    bool *cut, char **err);
