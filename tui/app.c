@@ -41,6 +41,7 @@
 #include "mouse.h"
 #include "panes.h"
 #include "pev.h"
+#include "requests.h"
 #include "rewind_key.h"
 #include "settings.h"
 #include "statusbar.h"
@@ -135,6 +136,7 @@ struct app {
 	char *message;         /* one sentence in the status line until the next key */
 	struct drill_screen *drill; /* MODE_DRILL: a log line opened whole */
 	char *run_dir;         /* the run folder (kept requests, attempts' copies), or NULL */
+	struct requests_index *requests; /* its requests as listed so far (drill-down), or NULL */
 
 	bool auto_select;      /* the plan selection follows the running step */
 	struct layout layout;  /* as last drawn (mouse clicks) */
@@ -1233,7 +1235,9 @@ static char *fetch_event(void *ctx, unsigned long seq)
 
 static struct drill_source drill_source(struct app *a)
 {
-	return (struct drill_source){a->view, a->run_dir, fetch_event, a};
+	if (!a->requests && a->run_dir)
+		a->requests = requests_index_new(a->run_dir);
+	return (struct drill_source){a->view, a->run_dir, a->requests, fetch_event, a};
 }
 
 /* Enter in the Step log: the selected line's entry, whole. */
@@ -2197,6 +2201,7 @@ void app_free(struct app *a)
 	free(a->answered);
 	strbuf_release(&a->search);
 	drill_screen_free(a->drill);
+	requests_index_free(a->requests);
 	free(a->run_dir);
 	free(a);
 }
@@ -2218,6 +2223,8 @@ void app_set_notify(struct app *a, struct notify *n)
 
 void app_set_run_dir(struct app *a, const char *run_dir)
 {
+	requests_index_free(a->requests);
+	a->requests = NULL;
 	free(a->run_dir);
 	a->run_dir = xstrdup(run_dir);
 }

@@ -475,8 +475,10 @@ static bool load_requests(struct drill_screen *ds, const struct drill_source *sr
 		set_message(ds, xstrdup("no run folder: no request was kept"));
 		return false;
 	}
-	ds->n_reqs = requests_list(src->run_dir, ds->step_id, ds->step_id ? ds->attempt : 0,
-				   &ds->reqs);
+	ds->n_reqs = src->requests ? requests_index_list(src->requests, ds->step_id,
+							 ds->step_id ? ds->attempt : 0, &ds->reqs)
+				   : requests_list(src->run_dir, ds->step_id,
+						   ds->step_id ? ds->attempt : 0, &ds->reqs);
 	if (!ds->n_reqs) {
 		set_message(ds, ds->step_id
 					? xasprintf("no request was kept for attempt %d of step %s "

@@ -11,12 +11,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct requests_index;
 struct view;
 
 /* Where pages find what the view does not hold. Borrowed for each call. */
 struct drill_source {
 	const struct view *v;
 	const char *run_dir; /* NULL: no run folder to read (requests, copies, outputs) */
+	/* The run folder's requests as listed before (requests.h), so that opening the
+	 * requests again reads only what was kept since; NULL: read them afresh. */
+	struct requests_index *requests;
 	/* The event with this seq when the view kept only its seq (logref.h): the journal, or
 	 * the events of a replay. Caller frees; NULL when not found. */
 	char *(*fetch)(void *ctx, unsigned long seq);

@@ -30,18 +30,27 @@ struct call_ctx {
 	const char *step_id;
 	int attempt;
 	unsigned long request; /* the kept request's SEQ (llm.call's `request`), or 0 */
+	bool kept;     /* a body is on disk under `request` */
 	bool sent;     /* the provider showed the body it sends */
 };
 
-/* Keeps a request body in the run folder (requests.h) under the call's one SEQ. */
+/*
+ * Keeps a request body in the run folder (requests.h) under the call's one SEQ. A body
+ * rebuilt for a retry is written again under it (the later line is the one read back).
+ * When that rewrite cannot be kept (the cap, a failed write: a notice says which), the
+ * call still names its SEQ if an earlier body is on disk: a body this call did send,
+ * rather than no trace of the call's request at all.
+ */
 static void keep_request(struct call_ctx *c, const char *body, size_t len)
 {
 	char *err = NULL, *why;
 
 	if (!c->request)
 		c->request = requests_next(c->e->requests);
-	if (c->request && !requests_write(c->e->requests, c->request, llm_role_name(c->role),
-					  c->step_id, c->attempt, body, len, &err))
+	if (c->request && requests_write(c->e->requests, c->request, llm_role_name(c->role),
+					 c->step_id, c->attempt, body, len, &err))
+		c->kept = true;
+	else if (!c->kept)
 		c->request = 0;
 	free(err);
 	why = requests_take_notice(c->e->requests);
@@ -151,7 +160,7 @@ static bool reserve(struct pev *e, double est, const atomic_bool *cancel)
 int engine_call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
 		      const atomic_bool *cancel, char **err)
 {
-	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, 0, false};
+	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, 0, false, false};
 	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request};
 	long t0;
 	int rc;

@@ -253,6 +253,8 @@ struct pev {
 	struct attempts *attempts; /* the run folder, held for the attempts' copies (any thread) */
 	struct schemas *schemas;   /* the tools' schemas as printed, for every call (any thread) */
 	struct mcp_hub *mcp;     /* the operator's MCP servers, NULL when none (mcp_calls.c) */
+	bool mcp_ended;          /* run.end is out: servers' news is held (mcp_calls.c's lock) */
+	struct cJSON *mcp_held;  /* start outcomes held until a run.reopen (same lock) */
 	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);
 					  * NULL with [policy] checkpoints = off or when the
 					  * store could not be opened (checkpoint_err says why) */
@@ -382,6 +384,12 @@ struct mcp_offer;
 void mcpcalls_start(struct pev *e);
 /* Engine thread: ends the servers (again: nothing); after run.end without notices. */
 void mcpcalls_stop(struct pev *e);
+/* Engine thread, just before run.end is published: from here no server's start or stop
+ * is journaled; a start outcome is held for mcpcalls_run_reopened. */
+void mcpcalls_run_ended(struct pev *e);
+/* Engine thread, just after run.reopen is published: the held start outcomes are told,
+ * and what comes later is told as it comes. */
+void mcpcalls_run_reopened(struct pev *e);
 /* The planner's list of MCP tools (caller frees), NULL when there are none. */
 char *mcpcalls_describe(struct pev *e);
 /* True when `name` is a tool of one of the run's MCP servers. */

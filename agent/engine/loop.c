@@ -193,6 +193,7 @@ static void maybe_finish_ending(struct pev *e)
 	cJSON_AddNumberToObject(f, "exit_code", e->exit_code);
 	if (e->end_reason)
 		cJSON_AddStringToObject(f, "reason", e->end_reason);
+	mcpcalls_run_ended(e);
 	bus_publish(e->bus, EV_RUN_END, f);
 	e->phase = PH_ENDED;
 	/* The report is read from the journal: none from one that stopped short. */
@@ -339,6 +340,7 @@ static void reopen(struct pev *e, const char *reason)
 		cJSON_AddNullToObject(f, "by_seq");
 	cJSON_AddStringToObject(f, "reason", reason);
 	bus_publish(e->bus, EV_RUN_REOPEN, f);
+	mcpcalls_run_reopened(e);
 	e->phase = PH_EXECUTING;
 	e->exit_code = PEV_EXIT_OK;
 	free(e->end_reason);

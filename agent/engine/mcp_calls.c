@@ -6,6 +6,7 @@
 
 #include "engine.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,14 @@
  * a slow server's start-up overlaps the planner's call instead of delaying it. */
 #define MCP_PLANNER_WAIT_MS 1500
 
+/*
+ * Whether a server's news may be journaled now, and the start outcomes held while it may
+ * not, are under `told_lock`, held while a notice is published: a starter thread's notice
+ * is either in the journal before run.end or not at all (mcpcalls_run_ended). One lock for
+ * every engine of the process: it guards a flag and a short list.
+ */
+static pthread_mutex_t told_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void on_server(void *ctx, const char *server, bool ok, bool stopped, size_t n_tools,
                       const char *protocol, const char *err)
 {
@@ -29,11 +38,6 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 	cJSON *f;
 	char *msg;
 
-	/* Nothing is journaled after run.end: servers that outlived it (a cockpit keeps them
-	 * for a re-run) end with the engine's loop without a notice. A stop is told on the
-	 * engine thread (mcpcalls_stop), which owns the phase. */
-	if (stopped && e->phase == PH_ENDED)
-		return;
 	f = cJSON_CreateObject();
 	if (stopped)
 		msg = xasprintf("MCP server %s stopped with the run", server);
@@ -53,7 +57,20 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 	}
 	cJSON_AddStringToObject(f, "message", msg);
 	free(msg);
-	bus_publish(e->bus, EV_NOTICE, f);
+	/* Nothing is journaled after run.end. A cockpit keeps the ended run open, and its
+	 * servers for a re-run: a start that ends meanwhile is told if the run reopens;
+	 * servers stopping after the end stop without a notice. */
+	pthread_mutex_lock(&told_lock);
+	if (!e->mcp_ended) {
+		bus_publish(e->bus, EV_NOTICE, f);
+	} else if (!stopped) {
+		if (!e->mcp_held)
+			e->mcp_held = cJSON_CreateArray();
+		cJSON_AddItemToArray(e->mcp_held, f);
+	} else {
+		cJSON_Delete(f);
+	}
+	pthread_mutex_unlock(&told_lock);
 }
 
 void mcpcalls_start(struct pev *e)
@@ -64,6 +81,31 @@ void mcpcalls_start(struct pev *e)
 void mcpcalls_stop(struct pev *e)
 {
 	mcp_hub_stop(e->mcp);
+	/* Every starter is back: what the run never reopened for is dropped. */
+	pthread_mutex_lock(&told_lock);
+	cJSON_Delete(e->mcp_held);
+	e->mcp_held = NULL;
+	pthread_mutex_unlock(&told_lock);
+}
+
+void mcpcalls_run_ended(struct pev *e)
+{
+	pthread_mutex_lock(&told_lock);
+	e->mcp_ended = true;
+	pthread_mutex_unlock(&told_lock);
+}
+
+void mcpcalls_run_reopened(struct pev *e)
+{
+	cJSON *f;
+
+	pthread_mutex_lock(&told_lock);
+	e->mcp_ended = false;
+	while (e->mcp_held && (f = cJSON_DetachItemFromArray(e->mcp_held, 0)))
+		bus_publish(e->bus, EV_NOTICE, f);
+	cJSON_Delete(e->mcp_held);
+	e->mcp_held = NULL;
+	pthread_mutex_unlock(&told_lock);
 }
 
 char *mcpcalls_describe(struct pev *e)

@@ -529,25 +529,24 @@ static bool parse_record(const char *head, size_t n_head, long long off, size_t 
 }
 
 /*
- * Walks requests.jsonl beneath the run folder `root`, handing each whole record to fn
- * (which owns it). Only the first HEAD_MAX bytes of a line are kept while it is read, so a
- * file of any size walks in constant memory. *torn: its last line has no newline. Returns
- * the file's size (0 when there is none).
+ * Walks requests.jsonl, open as fd, from offset `from` (the start of a line) to its end,
+ * handing each whole record to fn (which owns it). Only the first HEAD_MAX bytes of a line
+ * are kept while it is read, so a file of any size walks in constant memory. *eof: where
+ * the file ended. Returns the offset past its last newline: a line after it has none yet
+ * (torn by a crash, or still being written), and a later walk starts there.
  */
-static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), void *ctx,
-			bool *torn)
+static long long scan_fd(int fd, long long from, void (*fn)(void *ctx, struct request_ref *r),
+			 void *ctx, long long *eof)
 {
-	char *err = NULL, buf[65536], head[HEAD_MAX];
-	int fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+	char buf[65536], head[HEAD_MAX];
 	unsigned char last[2] = {0, 0};
-	long long off = 0, at = 0;
+	long long off = from, at = from;
 	size_t n_head = 0, len = 0;
 	ssize_t r;
 
-	free(err);
-	*torn = false;
-	if (fd < 0)
-		return 0;
+	*eof = from;
+	if (lseek(fd, (off_t)from, SEEK_SET) < 0)
+		return from;
 	for (;;) {
 		r = read(fd, buf, sizeof(buf));
 		if (r < 0 && errno == EINTR)
@@ -585,9 +584,119 @@ static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), 
 			p = nl + 1;
 		}
 	}
+	*eof = at;
+	return off;
+}
+
+/* scan_fd over the whole of requests.jsonl beneath the run folder `root`. *torn: its last
+ * line has no newline. Returns the file's size (0 when there is none). */
+static size_t scan_file(int root, void (*fn)(void *ctx, struct request_ref *r), void *ctx,
+			bool *torn)
+{
+	char *err = NULL;
+	int fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+	long long whole, end;
+
+	free(err);
+	*torn = false;
+	if (fd < 0)
+		return 0;
+	whole = scan_fd(fd, 0, fn, ctx, &end);
 	close(fd);
-	*torn = len > 0;
-	return (size_t)at;
+	*torn = end > whole;
+	return (size_t)end;
+}
+
+/*
+ * What the records of requests.jsonl read so far say, kept between listings: the file is
+ * only ever appended to, so a listing reads only what came after the last whole line read
+ * before (the line a crash tore, or one being written, is read again until it is whole:
+ * then it is a record, or a foreign line left out). A file that is not the one read
+ * before (another inode, shorter, no newline where the last read line ended) is read
+ * from its start.
+ */
+struct requests_index {
+	char *run_dir;
+	struct request_ref *v; /* in the order of the file; a later one of a seq wins */
+	size_t n, cap;
+	long long done;        /* read up to here: the end of its last whole line */
+	dev_t dev;
+	ino_t ino;
+	size_t last_read;      /* bytes the last listing read */
+};
+
+struct requests_index *requests_index_new(const char *run_dir)
+{
+	struct requests_index *ix = xcalloc(1, sizeof(*ix));
+
+	ix->run_dir = xstrdup(run_dir ? run_dir : ".");
+	return ix;
+}
+
+static void index_forget(struct requests_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		ref_release(&ix->v[i]);
+	ix->n = 0;
+	ix->done = 0;
+}
+
+void requests_index_free(struct requests_index *ix)
+{
+	if (!ix)
+		return;
+	index_forget(ix);
+	free(ix->v);
+	free(ix->run_dir);
+	free(ix);
+}
+
+size_t requests_index_last_read(const struct requests_index *ix)
+{
+	return ix ? ix->last_read : 0;
+}
+
+static void index_add(void *ctx, struct request_ref *r)
+{
+	struct requests_index *ix = ctx;
+
+	ix->v = xgrow(ix->v, &ix->cap, ix->n + 1, sizeof(*ix->v));
+	ix->v[ix->n++] = *r;
+}
+
+/* Reads what was appended to requests.jsonl since the last time. */
+static void index_refresh(struct requests_index *ix)
+{
+	int root = open(ix->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	char *err = NULL, nl = 0;
+	long long end;
+	struct stat st;
+
+	ix->last_read = 0;
+	if (root >= 0) {
+		fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &err);
+		free(err);
+		close(root);
+	}
+	if (fd < 0 || fstat(fd, &st)) {
+		index_forget(ix);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (st.st_dev != ix->dev || st.st_ino != ix->ino || (long long)st.st_size < ix->done ||
+	    (ix->done > 0 && (pread(fd, &nl, 1, (off_t)(ix->done - 1)) != 1 || nl != '\n'))) {
+		index_forget(ix);
+		ix->dev = st.st_dev;
+		ix->ino = st.st_ino;
+	}
+	if ((long long)st.st_size > ix->done) {
+		long long from = ix->done;
+
+		ix->done = scan_fd(fd, from, index_add, ix, &end);
+		ix->last_read = (size_t)(end - from);
+	}
+	close(fd);
 }
 
 /* What a listing gathers: every request of both layouts, in the order they were kept. */
@@ -620,13 +729,21 @@ static int by_seq(const void *x, const void *y)
 	return a->body_off < b->body_off ? -1 : a->body_off > b->body_off;
 }
 
-static void gather_all(const char *run_dir, struct gather *g)
+static void ref_copy(struct request_ref *to, const struct request_ref *from)
 {
-	int root = open(run_dir ? run_dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
+	*to = *from;
+	to->role = xstrdup(from->role);
+	to->step = xstrdup(from->step);
+	to->name = xstrdup(from->name);
+}
+
+static void gather_all(struct requests_index *ix, struct gather *g)
+{
+	int root = open(ix->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
 	struct strvec names = STRVEC_INIT;
 	size_t kept = 0;
-	bool torn;
 
+	index_refresh(ix);
 	if (root < 0)
 		return;
 	/* An older run's files (body_off -1: before any record of the same seq). */
@@ -642,8 +759,13 @@ static void gather_all(const char *run_dir, struct gather *g)
 	if (dfd >= 0)
 		close(dfd);
 	strvec_clear(&names);
-	scan_file(root, gather, g, &torn);
 	close(root);
+	for (size_t i = 0; i < ix->n; i++) {
+		struct request_ref r;
+
+		ref_copy(&r, &ix->v[i]);
+		gather(g, &r);
+	}
 	if (g->n > 1)
 		qsort(g->v, g->n, sizeof(*g->v), by_seq);
 	for (size_t i = 0; i < g->n; i++) {
@@ -655,16 +777,26 @@ static void gather_all(const char *run_dir, struct gather *g)
 	g->n = kept;
 }
 
-size_t requests_list(const char *run_dir, const char *step_id, int attempt,
-		     struct request_ref **out)
+size_t requests_index_list(struct requests_index *ix, const char *step_id, int attempt,
+			   struct request_ref **out)
 {
 	char *want = step_id ? attempts_id_component(step_id) : xstrdup("~");
 	struct gather g = {NULL, 0, 0, want, attempt};
 
-	gather_all(run_dir, &g);
+	gather_all(ix, &g);
 	free(want);
 	*out = g.v;
 	return g.n;
+}
+
+size_t requests_list(const char *run_dir, const char *step_id, int attempt,
+		     struct request_ref **out)
+{
+	struct requests_index *ix = requests_index_new(run_dir);
+	size_t n = requests_index_list(ix, step_id, attempt, out);
+
+	requests_index_free(ix);
+	return n;
 }
 
 void requests_list_free(struct request_ref *v, size_t n)
@@ -674,7 +806,7 @@ void requests_list_free(struct request_ref *v, size_t n)
 	free(v);
 }
 
-bool requests_find(const char *run_dir, const char *name, struct request_ref *out)
+bool requests_index_find(struct requests_index *ix, const char *name, struct request_ref *out)
 {
 	struct gather g = {0};
 	bool found = false;
@@ -682,7 +814,7 @@ bool requests_find(const char *run_dir, const char *name, struct request_ref *ou
 	memset(out, 0, sizeof(*out));
 	if (!name)
 		return false;
-	gather_all(run_dir, &g);
+	gather_all(ix, &g);
 	for (size_t i = 0; i < g.n && !found; i++)
 		if (!strcmp(g.v[i].name, name)) {
 			*out = g.v[i];
@@ -693,24 +825,39 @@ bool requests_find(const char *run_dir, const char *name, struct request_ref *ou
 	return found;
 }
 
-/* `n` bytes at `off` of requests.jsonl beneath run_dir. */
-static char *read_span(const char *run_dir, long long off, size_t n, char **err)
+bool requests_find(const char *run_dir, const char *name, struct request_ref *out)
+{
+	struct requests_index *ix = requests_index_new(run_dir);
+	bool found = requests_index_find(ix, name, out);
+
+	requests_index_free(ix);
+	return found;
+}
+
+/* requests.jsonl beneath run_dir, open for reading; -1 + *err. */
+static int open_kept(const char *run_dir, char **err)
 {
 	int root = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
-	char *buf, *e = NULL;
-	size_t got = 0;
+	char *e = NULL;
 
 	if (root < 0) {
 		*err = xasprintf("cannot open the run folder: %s", strerror(errno));
-		return NULL;
+		return -1;
 	}
 	fd = sandbox_open(root, REQUESTS_FILE, O_RDONLY, 0, false, &e);
 	close(root);
-	if (fd < 0) {
+	if (fd < 0)
 		*err = e ? e : xstrdup("cannot open it");
-		return NULL;
-	}
-	buf = xmalloc(n + 1);
+	else
+		free(e);
+	return fd;
+}
+
+/* `n` bytes at `off` of fd into buf; false + *err when they are not all there. */
+static bool read_at(int fd, char *buf, size_t n, long long off, char **err)
+{
+	size_t got = 0;
+
 	while (got < n) {
 		ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + (long long)got));
 
@@ -719,22 +866,214 @@ static char *read_span(const char *run_dir, long long off, size_t n, char **err)
 		if (r <= 0) {
 			*err = r < 0 ? xasprintf("cannot read it: %s", strerror(errno))
 				     : xstrdup("it is shorter than its listing said");
-			free(buf);
-			close(fd);
-			return NULL;
+			return false;
 		}
 		got += (size_t)r;
+	}
+	return true;
+}
+
+/* `n` bytes at `off` of requests.jsonl beneath run_dir. */
+static char *read_span(const char *run_dir, long long off, size_t n, char **err)
+{
+	int fd = open_kept(run_dir, err);
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(n + 1);
+	if (!read_at(fd, buf, n, off, err)) {
+		free(buf);
+		close(fd);
+		return NULL;
 	}
 	close(fd);
 	buf[n] = 0;
 	return buf;
 }
 
+/* Four hex digits; -1 when they are not. */
+static long hex4(const char *p)
+{
+	long v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		int d = p[i];
+
+		d = d >= '0' && d <= '9'   ? d - '0'
+		    : d >= 'a' && d <= 'f' ? d - 'a' + 10
+		    : d >= 'A' && d <= 'F' ? d - 'A' + 10
+					   : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/*
+ * One escape at p (a backslash; `n` bytes there, 12 when there are that many) as the bytes
+ * it stands for, into u: how many (1 to 4), 0 when it is not a JSON escape. *used: its
+ * length. As cJSON reads them: a \u of a high surrogate needs its low one after it.
+ */
+static size_t unescape(const char *p, size_t n, unsigned char u[4], size_t *used)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	const char *k = n >= 2 && p[1] ? strchr(from, p[1]) : NULL;
+	long c, lo;
+
+	*used = 2;
+	if (k) {
+		u[0] = (unsigned char)to[k - from];
+		return 1;
+	}
+	if (n < 6 || p[1] != 'u' || (c = hex4(p + 2)) < 0 || (c >= 0xDC00 && c <= 0xDFFF))
+		return 0;
+	*used = 6;
+	if (c >= 0xD800 && c <= 0xDBFF) {
+		if (n < 12 || p[6] != '\\' || p[7] != 'u' || (lo = hex4(p + 8)) < 0xDC00 ||
+		    lo > 0xDFFF)
+			return 0;
+		*used = 12;
+		c = 0x10000 + (((c & 0x3FF) << 10) | (lo & 0x3FF));
+	}
+	if (c < 0x80) {
+		u[0] = (unsigned char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		u[0] = (unsigned char)(0xC0 | (c >> 6));
+		u[1] = (unsigned char)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	if (c < 0x10000) {
+		u[0] = (unsigned char)(0xE0 | (c >> 12));
+		u[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+		u[2] = (unsigned char)(0x80 | (c & 0x3F));
+		return 3;
+	}
+	u[0] = (unsigned char)(0xF0 | (c >> 18));
+	u[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+	u[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+	u[3] = (unsigned char)(0x80 | (c & 0x3F));
+	return 4;
+}
+
+#define ESCAPE_MAX 12 /* the longest escape: a surrogate pair, \uD83D\uDE00 */
+
+/* A body_text value being read: `n` bytes at `off` of fd, a piece at a time. */
+struct text_in {
+	int fd;
+	long long off;
+	size_t n, pos; /* of the value: its length, and how much of it was read */
+	size_t have, at; /* of the piece: what it holds, and where the reading is */
+	char piece[65536];
+};
+
+/* Tops the piece up while fewer than ESCAPE_MAX bytes of it are left, so that an escape
+ * never straddles two pieces. false + *err when the file is short. */
+static bool top_up(struct text_in *in, char **err)
+{
+	size_t want;
+
+	if (in->have - in->at >= ESCAPE_MAX || in->pos == in->n)
+		return true;
+	memmove(in->piece, in->piece + in->at, in->have - in->at);
+	in->have -= in->at;
+	in->at = 0;
+	want = sizeof(in->piece) - in->have;
+	if (want > in->n - in->pos)
+		want = in->n - in->pos;
+	if (!read_at(in->fd, in->piece + in->have, want, in->off + (long long)in->pos, err))
+		return false;
+	in->have += want;
+	in->pos += want;
+	return true;
+}
+
+/*
+ * A body kept as "body_text": the JSON string of `n` bytes (its quotes included) at `off`
+ * of fd, decoded up to `max` bytes of what it says and no further: what lies past the
+ * bound is neither read nor checked, but for the byte that tells whether the string goes
+ * on (*cut). A bound inside a character cuts it, as a byte bound does.
+ */
+static char *read_text(int fd, long long off, size_t n, size_t max, size_t *len, bool *cut,
+		       char **err)
+{
+	struct text_in *in = xmalloc(sizeof(*in));
+	char *out = xmalloc((n < max ? n : max) + 1);
+	size_t o = 0;
+	bool closed = false, more = false;
+
+	*in = (struct text_in){.fd = fd, .off = off, .n = n};
+	if (!top_up(in, err))
+		goto fail;
+	if (!in->have || in->piece[0] != '"')
+		goto bad;
+	in->at = 1;
+	while (o < max) {
+		const char *q;
+		size_t k;
+
+		if (!top_up(in, err))
+			goto fail;
+		if (in->at == in->have)
+			goto bad; /* no closing quote */
+		q = in->piece + in->at;
+		if (*q == '"') {
+			closed = true;
+			break;
+		}
+		if (*q == '\\') {
+			unsigned char u[4];
+			size_t used;
+
+			k = unescape(q, in->have - in->at, u, &used);
+			if (!k)
+				goto bad;
+			if (k > max - o) {
+				k = max - o;
+				more = true;
+			}
+			memcpy(out + o, u, k);
+			o += k;
+			in->at += used;
+			continue;
+		}
+		/* plain bytes, as far as the piece and the bound go */
+		for (k = 1; in->at + k < in->have && k < max - o && q[k] != '"' && q[k] != '\\';
+		     k++)
+			;
+		memcpy(out + o, q, k);
+		o += k;
+		in->at += k;
+	}
+	if (!closed && !more) {
+		if (!top_up(in, err))
+			goto fail;
+		if (in->at == in->have)
+			goto bad;
+		more = in->piece[in->at] != '"';
+	}
+	free(in);
+	out[o] = 0;
+	*len = o;
+	if (cut)
+		*cut = more;
+	return out;
+bad:
+	*err = xstrdup("its body_text is not a JSON string");
+fail:
+	free(in);
+	free(out);
+	return NULL;
+}
+
 char *requests_read(const char *run_dir, const struct request_ref *r, size_t max, size_t *len,
 		    bool *cut, char **err)
 {
-	char *span, *text;
-	cJSON *s;
+	char *span;
+	int fd;
 
 	*err = NULL;
 	*len = 0;
@@ -757,24 +1096,11 @@ char *requests_read(const char *run_dir, const struct request_ref *r, size_t max
 		}
 		return span;
 	}
-	/* A body that was not JSON, kept as a JSON string: decoded whole, then cut. */
-	span = read_span(run_dir, r->body_off, r->body_len, err);
-	if (!span)
+	/* A body that was not JSON, kept as a JSON string: decoded only up to the bound. */
+	fd = open_kept(run_dir, err);
+	if (fd < 0)
 		return NULL;
-	s = cJSON_ParseWithLength(span, r->body_len);
-	free(span);
-	if (!cJSON_IsString(s)) {
-		cJSON_Delete(s);
-		*err = xstrdup("its body_text is not a JSON string");
-		return NULL;
-	}
-	*len = strlen(s->valuestring);
-	if (*len > max) {
-		*len = max;
-		if (cut)
-			*cut = true;
-	}
-	text = xstrndup(s->valuestring, *len);
-	cJSON_Delete(s);
-	return text;
+	span = read_text(fd, r->body_off, r->body_len, max, len, cut, err);
+	close(fd);
+	return span;
 }

@@ -88,9 +88,25 @@ bool requests_find(const char *run_dir, const char *name, struct request_ref *ou
 void requests_ref_release(struct request_ref *r);
 
 /*
+ * The same listings, from what a listing before read of requests.jsonl: the file is only
+ * appended to, so each listing reads only the lines added since (a view that opens again
+ * and again keeps one; requests_list and requests_find read the whole file each time).
+ * For one run folder; one thread at a time.
+ */
+struct requests_index;
+struct requests_index *requests_index_new(const char *run_dir);
+void requests_index_free(struct requests_index *ix); /* NULL ok */
+size_t requests_index_list(struct requests_index *ix, const char *step_id, int attempt,
+			   struct request_ref **out);
+bool requests_index_find(struct requests_index *ix, const char *name, struct request_ref *out);
+/* How many bytes of requests.jsonl the last listing read (what it cost). */
+size_t requests_index_last_read(const struct requests_index *ix);
+
+/*
  * The body of a kept request, byte for byte as it was kept, up to `max` bytes (*cut tells
- * whether there was more; may be NULL). Reads beneath RUN_DIR only. Returns the bytes
- * (NUL-terminated; *len without it), or NULL + *err (a sentence; caller frees).
+ * whether there was more; may be NULL). A body kept as "body_text" is decoded only as far
+ * as the bound. Reads beneath RUN_DIR only. Returns the bytes (NUL-terminated; *len
+ * without it: a body may hold a NUL), or NULL + *err (a sentence; caller frees).
  */
 char *requests_read(const char *run_dir, const struct request_ref *r, size_t max, size_t *len,
 		    bool *cut, char **err);

@@ -6,9 +6,12 @@
  * --http (Streamable HTTP on 127.0.0.1 instead of stdio: the port is printed on stdout;
  * answers are JSON, or an event stream when there is more than one message or with --sse;
  * a session id is given at initialize and required after; DELETE ends it),
- * --flood BYTES (writes BYTES of stderr, in lines, before it serves: a chatty server). */
+ * --flood BYTES (writes BYTES of stderr, in lines, before it serves: a chatty server),
+ * --hold PATH (reads PATH, a FIFO, to its end before it serves: a server that starts only
+ * when the test says so — the test opens the FIFO for writing and closes it). */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,6 +360,21 @@ static void flood(long n)
 		fwrite(line, 1, n - k < 64 ? (size_t)(n - k) : 64, stderr);
 }
 
+/* Blocks until the writer of the FIFO at `path` has come and gone. */
+static void hold(const char *path)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0) {
+		perror(path);
+		exit(2);
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	char *line = NULL;
@@ -373,6 +391,8 @@ int main(int argc, char **argv)
 			sse_always = true;
 		else if (!strcmp(argv[i], "--flood") && i + 1 < argc)
 			flood(atol(argv[++i]));
+		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
+			hold(argv[++i]);
 	}
 	if (http_mode)
 		return serve_http();

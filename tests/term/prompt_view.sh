@@ -36,6 +36,24 @@ wait_for "request 1 of [0-9]+ · planner · the run"
 expect "You are the planner"
 keys Escape
 wait_gone "planner · the run"
+# A re-run keeps more requests: P, opened again, lists them too (the cockpit keeps what it
+# listed and reads only what was added to requests.jsonl since).
+keys j j
+wait_for "Step log .* brightline Review the Brightline"
+keys r
+wait_for "Run again: brightline"
+keys y
+j=$(ls "$TMPD"/runs/*/journal.jsonl | head -n 1)
+n=0
+until [ "$(grep -c '"type":"run.end"' "$j")" -ge 2 ]; do
+	n=$((n + 1))
+	[ $n -lt 600 ] || fail "the re-run did not end"
+	sleep 0.1
+done
+keys P
+wait_for "request 1 of [0-9]+ · executor · step brightline · attempt 3"
+keys Escape
+wait_gone "attempt 3"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 rundir=$(ls -d "$TMPD"/runs/*/ | head -n 1)

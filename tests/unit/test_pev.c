@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,15 @@
 #include <cjson/cJSON.h>
 
 #include "bus.h"
+#include "engine.h" /* e->mcp: a test waits for its servers' start (mcp_hub_wait) */
 #include "gate.h"
 #include "journal.h"
 #include "jsonx.h"
+#include "mcp_hub.h"
 #include "pev.h"
 #include "provider.h"
 #include "provider_sim.h"
+#include "requests.h"
 #include "settings.h"
 #include "strbuf.h"
 #include "testdir.h"
@@ -133,6 +137,7 @@ struct recorder {
 	int calls[ROLE__COUNT];
 	int fail_purpose;           /* calls for this purpose fail (a 400), or 0 */
 	bool cut_first_answer;      /* the executor's first final answer comes back cut */
+	bool rewrite_planner;       /* the planner's call sends a body, then a bigger one */
 };
 
 static int rec_complete(struct provider *p, const struct llm_request *req,
@@ -145,6 +150,16 @@ static int rec_complete(struct provider *p, const struct llm_request *req,
 	if (req->role == ROLE_EXECUTOR && req->n_msgs == 1)
 		strvec_push(&r->exec_prompts, req->msgs[0].text);
 	pthread_mutex_unlock(&r->lock);
+	/* As a provider that retries with a rebuilt body (openai's fallback without
+	 * response_format): the engine keeps both under the call's one number. */
+	if (r->rewrite_planner && req->role == ROLE_PLANNER && hooks->on_request) {
+		char big[2048];
+
+		memset(big, ' ', sizeof(big));
+		memcpy(big, "{\"second\":2}", 12);
+		hooks->on_request(hooks->ctx, "{\"first\":1}", 11);
+		hooks->on_request(hooks->ctx, big, sizeof(big));
+	}
 	if (r->fail_purpose && (int)req->purpose == r->fail_purpose) {
 		*err = xstrdup("HTTP 400: scripted failure");
 		return PROVIDER_ERROR;
@@ -204,6 +219,7 @@ struct run {
 	bool linger;   /* the engine stays after run.end (the cockpit's mode) */
 	int fail_purpose; /* the model's calls for this purpose fail (0: none) */
 	bool cut_first_answer; /* the executor's first final answer comes back cut */
+	bool rewrite_planner;  /* the planner's call sends two bodies (recorder) */
 	/* Sees every journaled event as it is published (bus lock held: it may only post
 	 * commands and answers, which queue). */
 	void (*hook)(struct run *r, const cJSON *ev);
@@ -305,6 +321,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	r->rec->base.impl = r->rec;
 	r->rec->fail_purpose = r->fail_purpose;
 	r->rec->cut_first_answer = r->cut_first_answer;
+	r->rec->rewrite_planner = r->rewrite_planner;
 	free(path);
 
 	if (!r->s.task)
@@ -1341,6 +1358,212 @@ static void test_forced_rerun_reopens_finished_run(void **state)
 	run_free(&r);
 }
 
+/*
+ * An MCP server that finishes starting after run.end, in the cockpit (which keeps the run
+ * open): the server of the tests waits on a FIFO (--hold) until the first run.end, when a
+ * thread of the test lets it start, waits until the hub has its outcome and then posts
+ * `then` (a re-run of "a", or quit). Nothing is journaled after a run.end but what a
+ * command starts.
+ */
+static struct late_server {
+	char *fifo;
+	enum pev_cmd then;
+	pthread_t thread;
+	bool thread_live;
+} late;
+
+static void *let_server_start(void *arg)
+{
+	struct run *r = arg;
+	int fd = open(late.fifo, O_WRONLY | O_CLOEXEC); /* once the server reads it */
+
+	assert_true(fd >= 0);
+	close(fd);
+	mcp_hub_wait(r->e->mcp); /* its start is over: told, or held while the run is ended */
+	pev_post(r->e, late.then, late.then == PEV_CMD_QUIT ? NULL : "a", NULL);
+	return NULL;
+}
+
+/* "a" is skipped at its gate the first time (no executor call waits for the server, so
+ * the run ends while it starts), approved the second. */
+static void late_server_hook(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "gate.open", "a"))
+		assert_true(gatekeeper_answer(r->gates, gate_id_of(ev),
+					      r->hook_state == 0 ? GATE_SKIP : GATE_APPROVE, NULL));
+	if (is(ev, "run.end", NULL) && r->hook_state++ == 0) {
+		assert_int_equal(pthread_create(&late.thread, NULL, let_server_start, r), 0);
+		late.thread_live = true;
+	} else if (is(ev, "run.end", NULL)) {
+		pev_post(r->e, PEV_CMD_QUIT, NULL, NULL);
+	}
+}
+
+static void late_server_run(struct run *r, enum pev_cmd then)
+{
+	char *err = NULL;
+	cJSON *ex = cJSON_CreateObject(), *attempt, *round;
+
+	run_init(r, script_new());
+	late.fifo = xasprintf("%s/hold", r->dir);
+	late.then = then;
+	late.thread_live = false;
+	assert_int_equal(mkfifo(late.fifo, 0600), 0);
+	assert_true(mcp_conf_set_key(&r->s.mcp, "t", "command", MCP_TEST_SERVER, &err));
+	/* the FIFO's path as one word, whatever it holds */
+	strvec_push(&r->s.mcp.v[0].args, "--hold");
+	strvec_push(&r->s.mcp.v[0].args, late.fifo);
+	assert_true(mcp_conf_set_key(&r->s.mcp, "t", "allow", "echo", &err));
+	r->s.gates = GATE_MASK(GATE_HIGH);
+	r->linger = true;
+	r->hook = late_server_hook;
+	script_plan(r->script, plan_of(step("a", NULL, "high", NULL), NULL));
+	/* The re-run's attempt calls the server's echo. */
+	attempt = cJSON_CreateObject();
+	round = cJSON_CreateObject();
+	cJSON_AddStringToObject(round, "text", "Calling.");
+	cJSON_AddItemToObject(round, "tool_calls",
+			      cJSON_Parse("[{\"name\": \"t__echo\", \"input\": {\"text\": \"hi\"}}]"));
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(attempt, "rounds"), round);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(ex, "a"), attempt);
+	cJSON_ReplaceItemInObject(r->script, "executor", ex);
+}
+
+static void late_server_done(struct run *r)
+{
+	if (late.thread_live)
+		pthread_join(late.thread, NULL);
+	free(late.fifo);
+	late.fifo = NULL;
+	run_free(r);
+}
+
+/* Every event after a run.end, up to the next run.reopen, is the command that reopened
+ * the run; nothing at all follows the last. */
+static void assert_nothing_after_run_end(const struct run *r)
+{
+	const cJSON *ev;
+	bool ended = false;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		if (ended && !is(ev, "operator.command", NULL) && !is(ev, "run.reopen", NULL))
+			fail_msg("%s (%s) was journaled after run.end", jsonx_str(ev, "type"),
+				 jsonx_str(ev, "message") ? jsonx_str(ev, "message") : "");
+		if (is(ev, "run.end", NULL))
+			ended = true;
+		if (is(ev, "run.reopen", NULL))
+			ended = false;
+	}
+	assert_true(ended);
+}
+
+static const cJSON *mcp_notice(const struct run *r, const char *state)
+{
+	const cJSON *ev;
+
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		if (is(ev, "notice", NULL) && jsonx_str(ev, "kind") &&
+		    !strcmp(jsonx_str(ev, "kind"), "mcp_server") &&
+		    !strcmp(jsonx_str(ev, "state"), state))
+			return ev;
+	}
+	return NULL;
+}
+
+/* The operator quits the ended run: the server that came up after run.end is not told. */
+static void test_server_up_after_run_end_is_not_journaled(void **state)
+{
+	struct run r;
+
+	(void)state;
+	late_server_run(&r, PEV_CMD_QUIT);
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_PARTIAL);
+	assert_string_equal(end_status(&r, "a"), "skipped");
+	assert_nothing_after_run_end(&r);
+	assert_null(mcp_notice(&r, "started"));
+	late_server_done(&r);
+}
+
+/* A re-run reopens the run: the server that came up while it was ended is told in the new
+ * segment, before the re-run calls its tool. */
+static void test_rerun_uses_server_up_after_run_end(void **state)
+{
+	struct run r;
+	const cJSON *up, *reopen, *res;
+
+	(void)state;
+	late_server_run(&r, PEV_CMD_RERUN);
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	assert_nothing_after_run_end(&r);
+	up = mcp_notice(&r, "started");
+	reopen = nth(&r, "run.reopen", NULL, 0);
+	res = nth(&r, "tool.result", "a", 0);
+	assert_non_null(up);
+	assert_non_null(reopen);
+	assert_non_null(res);
+	assert_true(seq_of(reopen) < seq_of(up));
+	assert_true(seq_of(up) < seq_of(nth(&r, "tool.call", "a", 0)));
+	assert_string_equal(jsonx_str(res, "server"), "t");
+	assert_string_equal(jsonx_str(res, "mcp_status"), "ok");
+	assert_string_equal(end_status(&r, "a"), "passed");
+	late_server_done(&r);
+}
+
+/*
+ * A call whose provider rebuilt its body (a retry) writes it again under the same number;
+ * when that rewrite cannot be kept (the cap: an older run's 256 MiB of requests/, sparse
+ * here), llm.call still names the number, whose first body is on disk.
+ */
+static void test_request_kept_when_its_rewrite_is_not(void **state)
+{
+	struct run r;
+	struct request_ref ref;
+	char *old, *err = NULL, *body;
+	const cJSON *call, *ev;
+	size_t len;
+	int fd;
+	bool told = false;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.rewrite_planner = true;
+	r.run_dir = xasprintf("%s/run1", r.dir);
+	assert_int_equal(mkdir(r.run_dir, 0700), 0);
+	old = xasprintf("%s/" REQUESTS_DIR, r.run_dir);
+	assert_int_equal(mkdir(old, 0700), 0);
+	free(old);
+	old = xasprintf("%s/" REQUESTS_DIR "/000001-planner-~-0.json", r.run_dir);
+	fd = open(old, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(REQUESTS_MAX_BYTES - 1000)), 0);
+	close(fd);
+	free(old);
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, false), PEV_EXIT_OK);
+	call = nth(&r, "llm.call", NULL, 0);
+	assert_string_equal(jsonx_str(call, "role"), "planner");
+	assert_non_null(jsonx_str(call, "request"));
+	assert_string_equal(jsonx_str(call, "request"), "requests.jsonl#2");
+	assert_true(requests_find(r.run_dir, jsonx_str(call, "request"), &ref));
+	body = requests_read(r.run_dir, &ref, 1024, &len, NULL, &err);
+	assert_non_null(body);
+	assert_string_equal(body, "{\"first\":1}");
+	free(body);
+	requests_ref_release(&ref);
+	/* The run says why the rest was not kept; later calls name no request. */
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		if (is(ev, "notice", NULL) && strstr(jsonx_str(ev, "message"), "cap of 256 MiB"))
+			told = true;
+		if (is(ev, "llm.call", NULL) && ev != call)
+			assert_null(jsonx_str(ev, "request"));
+	}
+	assert_true(told);
+	run_free(&r);
+}
+
 /* A verdict that leaves out a criterion is asked again, then counts as failed with the
  * criterion marked "not judged". */
 static cJSON *verdict_judging(const char *passing_csv)
@@ -1726,6 +1949,9 @@ int main(void)
 		cmocka_unit_test(test_gate_holds_only_its_step),
 		cmocka_unit_test(test_edit_at_gate_invalidates_dependents),
 		cmocka_unit_test(test_forced_rerun_reopens_finished_run),
+		cmocka_unit_test(test_server_up_after_run_end_is_not_journaled),
+		cmocka_unit_test(test_rerun_uses_server_up_after_run_end),
+		cmocka_unit_test(test_request_kept_when_its_rewrite_is_not),
 		cmocka_unit_test(test_unjudged_criterion_fails_the_verdict),
 		cmocka_unit_test(test_budget_is_a_cap_without_operator),
 		cmocka_unit_test(test_budget_gate_takes_a_new_cap),

@@ -458,6 +458,226 @@ static void test_torn_last_line(void **state)
 	free(dir);
 }
 
+/* ---- a listing kept between openings ---- */
+
+static size_t file_size(const char *dir)
+{
+	char *p = xasprintf("%s/" REQUESTS_FILE, dir);
+	struct stat st;
+
+	assert_int_equal(stat(p, &st), 0);
+	free(p);
+	return (size_t)st.st_size;
+}
+
+/* The index lists what a fresh listing of the whole file lists (same records, same
+ * places): how many. */
+static size_t list_both(struct requests_index *ix, const char *dir)
+{
+	struct request_ref *a, *b;
+	size_t n = requests_index_list(ix, "s", 0, &a), m = requests_list(dir, "s", 0, &b);
+
+	assert_int_equal(n, m);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(a[i].seq, b[i].seq);
+		assert_int_equal(a[i].body_off, b[i].body_off);
+		assert_int_equal(a[i].body_len, b[i].body_len);
+		assert_int_equal(a[i].as_text, b[i].as_text);
+		assert_int_equal(a[i].attempt, b[i].attempt);
+		assert_string_equal(a[i].role, b[i].role);
+		assert_string_equal(a[i].name, b[i].name);
+	}
+	requests_list_free(a, n);
+	requests_list_free(b, m);
+	return n;
+}
+
+static void test_index_reads_what_was_added(void **state)
+{
+	static const char torn[] = "{\"seq\":9,\"role\":\"executor\",\"step_id\":\"s\","
+				   "\"attempt\":1,\"bytes\":40,\"body\":{\"d\":\"cut";
+	char *dir = testdir_new("requests-index"), *err = NULL, *body, *p, *q;
+	struct requests *rq = requests_open(dir, true, 0);
+	struct requests_index *ix = requests_index_new(dir);
+	struct request_ref r;
+	size_t size, len;
+
+	(void)state;
+	assert_int_equal(list_both(ix, dir), 0); /* no file yet */
+	assert_int_equal(requests_index_last_read(ix), 0);
+	for (int k = 0; k < 3; k++)
+		assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "{\"a\":1}",
+					   7, &err));
+	assert_int_equal(list_both(ix, dir), 3);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir));
+	/* opened again with nothing new: nothing is read */
+	assert_int_equal(list_both(ix, dir), 3);
+	assert_int_equal(requests_index_last_read(ix), 0);
+	/* one more: only its line is read */
+	size = file_size(dir);
+	assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "not json", 8, &err));
+	assert_int_equal(list_both(ix, dir), 4);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir) - size);
+	requests_close(rq);
+	/* a line a crash tore is left out, and read again until it is whole */
+	size = file_size(dir);
+	append_raw(dir, torn);
+	assert_int_equal(list_both(ix, dir), 4);
+	assert_int_equal(requests_index_last_read(ix), strlen(torn));
+	assert_int_equal(list_both(ix, dir), 4);
+	assert_int_equal(requests_index_last_read(ix), strlen(torn));
+	/* resumed: the next record starts a line of its own; the torn one stays out */
+	rq = requests_open(dir, true, 0);
+	assert_int_equal(requests_next(rq), 5);
+	assert_true(requests_write(rq, 5, "verifier", "s", 1, "{\"e\":5}", 7, &err));
+	requests_close(rq);
+	assert_int_equal(list_both(ix, dir), 5);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir) - size);
+	assert_true(requests_index_find(ix, "requests.jsonl#5", &r));
+	body = requests_read(dir, &r, 1024, &len, NULL, &err);
+	assert_string_equal(body, "{\"e\":5}");
+	free(body);
+	requests_ref_release(&r);
+	assert_true(requests_index_find(ix, "requests.jsonl#4", &r));
+	body = requests_read(dir, &r, 1024, &len, NULL, &err);
+	assert_string_equal(body, "not json");
+	free(body);
+	requests_ref_release(&r);
+	assert_false(requests_index_find(ix, "requests.jsonl#9", &r));
+	assert_int_equal(requests_index_last_read(ix), 0);
+	/* a file put in its place is read from its start */
+	p = xasprintf("%s/" REQUESTS_FILE, dir);
+	q = xasprintf("%s/other.jsonl", dir);
+	assert_int_equal(rename(p, q), 0);
+	rq = requests_open(dir, true, 0);
+	assert_true(requests_write(rq, requests_next(rq), "planner", "s", 1, "{}", 2, &err));
+	requests_close(rq);
+	assert_int_equal(list_both(ix, dir), 1);
+	assert_int_equal(requests_index_last_read(ix), file_size(dir));
+	/* and so is one cut short, or gone */
+	assert_int_equal(truncate(p, 0), 0);
+	assert_int_equal(list_both(ix, dir), 0);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(list_both(ix, dir), 0);
+	free(p);
+	free(q);
+	requests_index_free(ix);
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
+/* ---- a body kept as a string, read back to a bound ---- */
+
+/* Reads request `seq` of step s, up to max. */
+static char *read_seq(const char *dir, unsigned long seq, size_t max, size_t *len, bool *cut,
+		      char **err)
+{
+	struct request_ref r;
+	char *name = requests_name(seq), *body;
+
+	assert_true(requests_find(dir, name, &r));
+	free(name);
+	body = requests_read(dir, &r, max, len, cut, err);
+	requests_ref_release(&r);
+	return body;
+}
+
+static void test_text_body_decoded_to_its_bound(void **state)
+{
+	/* escapes as a foreign writer may use them: \/, \u of 1 to 4 bytes, a pair */
+	static const char line[] =
+	    "{\"seq\":2,\"role\":\"executor\",\"step_id\":\"s\",\"attempt\":1,\"bytes\":15,"
+	    "\"body_text\":\"a\\/\\u00e9\\u20ac\\ud83d\\ude00\\n\\u0041\"}\n";
+	static const char decoded[] = "a/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\nA";
+	char *dir = testdir_new("requests-text"), *err = NULL, *body, *big;
+	struct requests *rq;
+	size_t len, n = 200000;
+	bool cut;
+
+	(void)state;
+	/* 1: past its fourth byte, an escape no JSON reader takes: never looked at */
+	append_raw(dir, "{\"seq\":1,\"role\":\"executor\",\"step_id\":\"s\",\"attempt\":1,"
+			"\"bytes\":6,\"body_text\":\"abcd\\qz\"}\n");
+	body = read_seq(dir, 1, 4, &len, &cut, &err);
+	assert_non_null(body);
+	assert_int_equal(len, 4);
+	assert_string_equal(body, "abcd");
+	assert_true(cut);
+	free(body);
+	assert_null(read_seq(dir, 1, 1024, &len, &cut, &err)); /* read whole, it is refused */
+	assert_string_equal(err, "its body_text is not a JSON string");
+	free(err);
+	err = NULL;
+	/* 2: every bound gives the decoded bytes up to it, a character cut where it falls */
+	append_raw(dir, line);
+	for (size_t max = 0; max <= sizeof(decoded); max++) {
+		size_t want = max < sizeof(decoded) - 1 ? max : sizeof(decoded) - 1;
+
+		body = read_seq(dir, 2, max, &len, &cut, &err);
+		assert_non_null(body);
+		assert_int_equal(len, want);
+		assert_memory_equal(body, decoded, want);
+		assert_int_equal(body[len], 0);
+		assert_int_equal(cut, want < sizeof(decoded) - 1);
+		free(body);
+	}
+	/* 3: a body with a NUL is read back whole, NUL included */
+	rq = requests_open(dir, true, 0);
+	assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, "a\0b", 3, &err));
+	body = read_seq(dir, 3, 1024, &len, &cut, &err);
+	assert_int_equal(len, 3);
+	assert_memory_equal(body, "a\0b", 3);
+	assert_false(cut);
+	free(body);
+	/* 4: a long body (pieces of 64 KiB), escapes at every alignment */
+	big = xmalloc(n);
+	for (size_t i = 0; i < n; i++)
+		big[i] = i % 7 == 3 ? "\n\"\\\x01"[i % 4] : (char)('a' + i % 26);
+	assert_true(requests_write(rq, requests_next(rq), "executor", "s", 1, big, n, &err));
+	requests_close(rq);
+	body = read_seq(dir, 4, n, &len, &cut, &err);
+	assert_int_equal(len, n);
+	assert_memory_equal(body, big, n);
+	assert_false(cut);
+	free(body);
+	for (size_t max = 65520; max < 65560; max++) {
+		body = read_seq(dir, 4, max, &len, &cut, &err);
+		assert_int_equal(len, max);
+		assert_memory_equal(body, big, max);
+		assert_true(cut);
+		free(body);
+	}
+	free(big);
+	/* 5: 12-byte escapes (surrogate pairs) across the pieces' edges */
+	{
+		struct strbuf sb;
+		size_t pairs = 20000;
+
+		strbuf_init(&sb);
+		strbuf_addf(&sb, "{\"seq\":5,\"role\":\"executor\",\"step_id\":\"s\","
+				 "\"attempt\":1,\"bytes\":%zu,\"body_text\":\"",
+			    pairs * 4);
+		for (size_t i = 0; i < pairs; i++)
+			strbuf_adds(&sb, i % 3 ? "\\ud83d\\ude00" : "x\\ud83d\\ude00");
+		strbuf_adds(&sb, "\"}\n");
+		append_raw(dir, sb.buf);
+		strbuf_release(&sb);
+		body = read_seq(dir, 5, REQUESTS_MAX_BYTES, &len, &cut, &err);
+		assert_non_null(body);
+		assert_int_equal(len, pairs * 4 + (pairs + 2) / 3);
+		for (size_t i = 0, at = 0; i < pairs; i++) {
+			if (!(i % 3))
+				assert_int_equal(body[at++], 'x');
+			assert_memory_equal(body + at, "\xf0\x9f\x98\x80", 4);
+			at += 4;
+		}
+		assert_false(cut);
+		free(body);
+	}
+	assert_true(testdir_remove(dir));
+	free(dir);
+}
+
 /* ---- runs kept by an older pevtui ---- */
 
 static void test_old_layout_still_read(void **state)
@@ -861,6 +1081,8 @@ int main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_writers_do_not_interleave),
 		cmocka_unit_test(test_torn_last_line),
+		cmocka_unit_test(test_index_reads_what_was_added),
+		cmocka_unit_test(test_text_body_decoded_to_its_bound),
 		cmocka_unit_test(test_old_layout_still_read),
 		cmocka_unit_test(test_valid_line),
 		cmocka_unit_test(test_no_key_in_kept_bodies),
