@@ -253,8 +253,9 @@ struct pev {
 	struct attempts *attempts; /* the run folder, held for the attempts' copies (any thread) */
 	struct schemas *schemas;   /* the tools' schemas as printed, for every call (any thread) */
 	struct mcp_hub *mcp;     /* the operator's MCP servers, NULL when none (mcp_calls.c) */
-	bool mcp_ended;          /* run.end is out: servers' news is held (mcp_calls.c's lock) */
-	struct cJSON *mcp_held;  /* start outcomes held until a run.reopen (same lock) */
+	pthread_mutex_t mcp_told_lock; /* the two below; held while a server's notice is published */
+	bool mcp_ended;          /* run.end is out: servers' news is held (mcp_calls.c) */
+	struct cJSON *mcp_held;  /* start outcomes held until a run.reopen */
 	struct checkpoints *checkpoints; /* workspace snapshots (any thread: its own mutex);
 					  * NULL with [policy] checkpoints = off or when the
 					  * store could not be opened (checkpoint_err says why) */

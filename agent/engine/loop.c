@@ -703,7 +703,8 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	atomic_init(&e->checkpoint_err_told, false);
 	if (pthread_mutex_init(&e->lock, NULL) || pthread_cond_init(&e->cond, NULL) ||
 	    pthread_mutex_init(&e->acct, NULL) || pthread_mutex_init(&e->pool_lock, NULL) ||
-	    pthread_cond_init(&e->pool_cond, NULL) || pthread_cond_init(&e->queue_cond, NULL))
+	    pthread_cond_init(&e->pool_cond, NULL) || pthread_cond_init(&e->queue_cond, NULL) ||
+	    pthread_mutex_init(&e->mcp_told_lock, NULL))
 		fatal("cannot initialise engine locks");
 
 	if (mkdir(run_dir, 0700) && errno != EEXIST) {
@@ -871,6 +872,7 @@ void pev_free(struct pev *e)
 	pthread_cond_destroy(&e->pool_cond);
 	pthread_cond_destroy(&e->queue_cond);
 	pthread_mutex_destroy(&e->pool_lock);
+	pthread_mutex_destroy(&e->mcp_told_lock);
 	free(e);
 }
 

@@ -25,11 +25,10 @@
 
 /*
  * Whether a server's news may be journaled now, and the start outcomes held while it may
- * not, are under `told_lock`, held while a notice is published: a starter thread's notice
- * is either in the journal before run.end or not at all (mcpcalls_run_ended). One lock for
- * every engine of the process: it guards a flag and a short list.
+ * not, are under the engine's `mcp_told_lock`, held while a notice is published: a starter
+ * thread's notice is either in the journal before run.end or not at all
+ * (mcpcalls_run_ended).
  */
-static pthread_mutex_t told_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_server(void *ctx, const char *server, bool ok, bool stopped, size_t n_tools,
                       const char *protocol, const char *err)
@@ -60,7 +59,7 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 	/* Nothing is journaled after run.end. A cockpit keeps the ended run open, and its
 	 * servers for a re-run: a start that ends meanwhile is told if the run reopens;
 	 * servers stopping after the end stop without a notice. */
-	pthread_mutex_lock(&told_lock);
+	pthread_mutex_lock(&e->mcp_told_lock);
 	if (!e->mcp_ended) {
 		bus_publish(e->bus, EV_NOTICE, f);
 	} else if (!stopped) {
@@ -70,7 +69,7 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 	} else {
 		cJSON_Delete(f);
 	}
-	pthread_mutex_unlock(&told_lock);
+	pthread_mutex_unlock(&e->mcp_told_lock);
 }
 
 void mcpcalls_start(struct pev *e)
@@ -82,30 +81,30 @@ void mcpcalls_stop(struct pev *e)
 {
 	mcp_hub_stop(e->mcp);
 	/* Every starter is back: what the run never reopened for is dropped. */
-	pthread_mutex_lock(&told_lock);
+	pthread_mutex_lock(&e->mcp_told_lock);
 	cJSON_Delete(e->mcp_held);
 	e->mcp_held = NULL;
-	pthread_mutex_unlock(&told_lock);
+	pthread_mutex_unlock(&e->mcp_told_lock);
 }
 
 void mcpcalls_run_ended(struct pev *e)
 {
-	pthread_mutex_lock(&told_lock);
+	pthread_mutex_lock(&e->mcp_told_lock);
 	e->mcp_ended = true;
-	pthread_mutex_unlock(&told_lock);
+	pthread_mutex_unlock(&e->mcp_told_lock);
 }
 
 void mcpcalls_run_reopened(struct pev *e)
 {
 	cJSON *f;
 
-	pthread_mutex_lock(&told_lock);
+	pthread_mutex_lock(&e->mcp_told_lock);
 	e->mcp_ended = false;
 	while (e->mcp_held && (f = cJSON_DetachItemFromArray(e->mcp_held, 0)))
 		bus_publish(e->bus, EV_NOTICE, f);
 	cJSON_Delete(e->mcp_held);
 	e->mcp_held = NULL;
-	pthread_mutex_unlock(&told_lock);
+	pthread_mutex_unlock(&e->mcp_told_lock);
 }
 
 char *mcpcalls_describe(struct pev *e)
