@@ -245,23 +245,7 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 /* A string as cJSON prints it: '"', '\\' and the C0 controls escaped, nothing else. */
 static void put_strn(struct strbuf *sb, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + len;
-
-	strbuf_addc(sb, '"');
-	while (p < end) {
-		const unsigned char *run = p;
-		char esc[6];
-
-		while (p < end && *p > 31 && *p != '"' && *p != '\\')
-			p++;
-		if (p > run)
-			strbuf_add(sb, run, (size_t)(p - run));
-		if (p == end)
-			break;
-		strbuf_add(sb, esc, json_escape_byte(*p, esc));
-		p++;
-	}
-	strbuf_addc(sb, '"');
+	strbuf_add_json(sb, s, len, 0);
 }
 
 static void put_str(struct strbuf *sb, const char *s)
