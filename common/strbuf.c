@@ -12,15 +12,27 @@
 
 #include "xalloc.h"
 
-static void strbuf_reserve(struct strbuf *sb, size_t extra)
+static void strbuf_grow_to(struct strbuf *sb, size_t extra)
 {
 	size_t need = sb->len + extra + 1;
 
 	if (need < sb->len)
 		fatal("string too long");
-	if (!sb->buf || need > sb->cap) {
-		sb->buf = xgrow(sb->buf, &sb->cap, need, 1);
-	}
+	sb->buf = xgrow(sb->buf, &sb->cap, need, 1);
+}
+
+/* Room for `extra` more bytes and the NUL; the test is all that most calls do. */
+static inline void strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+	if (!sb->buf || extra >= sb->cap - sb->len)
+		strbuf_grow_to(sb, extra);
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	strbuf_reserve(sb, extra);
+	if (sb->len == 0)
+		sb->buf[0] = '\0';
 }
 
 void strbuf_init(struct strbuf *sb)
@@ -62,21 +74,29 @@ void strbuf_adds(struct strbuf *sb, const char *s)
 
 void strbuf_addc(struct strbuf *sb, char c)
 {
-	strbuf_add(sb, &c, 1);
+	strbuf_reserve(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
 }
 
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list ap2;
+	size_t room;
 	int n;
 
+	/* Printed once where it fits in the room there is, else measured and printed again. */
+	strbuf_reserve(sb, 0);
+	room = sb->cap - sb->len;
 	va_copy(ap2, ap);
-	n = vsnprintf(NULL, 0, fmt, ap2);
+	n = vsnprintf(sb->buf + sb->len, room, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
 		fatal("bad format string \"%s\"", fmt);
-	strbuf_reserve(sb, (size_t)n);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	if ((size_t)n >= room) {
+		strbuf_reserve(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	}
 	sb->len += (size_t)n;
 }
 

@@ -16,6 +16,9 @@ struct strbuf {
 void strbuf_init(struct strbuf *sb);
 void strbuf_release(struct strbuf *sb); /* frees the buffer, leaves sb empty */
 void strbuf_reset(struct strbuf *sb);   /* length 0, keeps the memory */
+/* Makes room for `extra` more bytes at once (a size known or guessed ahead spares the
+ * doublings on the way there). */
+void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_add(struct strbuf *sb, const void *data, size_t n);
 void strbuf_adds(struct strbuf *sb, const char *s);
 void strbuf_addc(struct strbuf *sb, char c);
