@@ -33,15 +33,17 @@ struct call_ctx {
 	bool sent;     /* the provider showed the body it sends */
 };
 
-/* Keeps a request body in the run folder (requests.h) under the call's one SEQ. */
-static void keep_request(struct call_ctx *c, const char *body, size_t len)
+/* Keeps a request body in the run folder (requests.h) under the call's one SEQ. `printed`:
+ * compact JSON printed by pevtui (requests_write_printed). */
+static void keep_request(struct call_ctx *c, const char *body, size_t len, bool printed)
 {
 	char *err = NULL, *why;
 
 	if (!c->request)
 		c->request = requests_next(c->e->requests);
-	if (c->request && !requests_write(c->e->requests, c->request, llm_role_name(c->role),
-					  c->step_id, c->attempt, body, len, &err))
+	if (c->request && !(printed ? requests_write_printed : requests_write)(
+				  c->e->requests, c->request, llm_role_name(c->role), c->step_id,
+				  c->attempt, body, len, &err))
 		c->request = 0;
 	free(err);
 	why = requests_take_notice(c->e->requests);
@@ -56,7 +58,15 @@ static void on_request(void *ctx, const char *body, size_t len)
 	struct call_ctx *c = ctx;
 
 	c->sent = true;
-	keep_request(c, body, len);
+	keep_request(c, body, len, false);
+}
+
+static void on_request_printed(void *ctx, const char *body, size_t len)
+{
+	struct call_ctx *c = ctx;
+
+	c->sent = true;
+	keep_request(c, body, len, true);
 }
 
 static void on_delta(void *ctx, const char *text, size_t len)
@@ -152,7 +162,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		      const atomic_bool *cancel, char **err)
 {
 	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, 0, false};
-	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request};
+	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request, on_request_printed};
 	long t0;
 	int rc;
 	bool known = false, est_known;
@@ -172,7 +182,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		/* A provider that sends nothing (simulated): the request as the engine built it. */
 		char *body = requests_body_of(req);
 
-		keep_request(&cc, body, strlen(body));
+		keep_request(&cc, body, strlen(body), true);
 		free(body);
 	}
 	if (rc == PROVIDER_OK) {

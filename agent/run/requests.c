@@ -159,10 +159,26 @@ char *requests_name(unsigned long seq)
 	return xasprintf(REQUESTS_FILE "#%lu", seq);
 }
 
-/* One record, with a newline before it (written only after a torn line) and after it. */
-static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
-		   int attempt, const char *body, size_t len)
+/* Whether a body the caller printed as compact JSON nests no deeper than a record takes:
+ * it nests at most as deep as it has '{' and '[' (counted in strings too: a bound). */
+static bool printed_fits(const char *body, size_t len)
 {
+	const char *end = body + len;
+	size_t opens = 0;
+
+	for (const char *c = "{["; *c; c++)
+		for (const char *p = body; (p = memchr(p, *c, (size_t)(end - p))); p++)
+			if (++opens > JSONX_LINE_DEPTH)
+				return false;
+	return true;
+}
+
+/* One record, with a newline before it (written only after a torn line) and after it.
+ * `printed`: the body is compact JSON the caller printed (requests_write_printed). */
+static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
+		   int attempt, const char *body, size_t len, bool printed)
+{
+	strbuf_grow(sb, len + strlen(role) + (step_id ? strlen(step_id) : 0) + 128);
 	strbuf_addf(sb, "\n{\"seq\":%lu,\"role\":", seq);
 	put_str(sb, role);
 	strbuf_adds(sb, ",\"step_id\":");
@@ -173,7 +189,7 @@ static void record(struct strbuf *sb, unsigned long seq, const char *role, const
 	strbuf_addf(sb, ",\"attempt\":%d,\"bytes\":%zu", step_id ? attempt : 0, len);
 	/* The body is last, so that a reader finds it from the members before it and takes
 	 * it back byte for byte without parsing it. */
-	if (jsonx_valid_line(body, len)) {
+	if ((printed && printed_fits(body, len)) || jsonx_valid_line(body, len)) {
 		strbuf_adds(sb, ",\"body\":");
 		strbuf_add(sb, body, len);
 	} else {
@@ -183,8 +199,9 @@ static void record(struct strbuf *sb, unsigned long seq, const char *role, const
 	strbuf_adds(sb, "}\n");
 }
 
-bool requests_write(struct requests *rq, unsigned long seq, const char *role,
-		    const char *step_id, int attempt, const char *body, size_t len, char **err)
+static bool write_record(struct requests *rq, unsigned long seq, const char *role,
+			 const char *step_id, int attempt, const char *body, size_t len,
+			 bool printed, char **err)
 {
 	struct strbuf sb;
 	const char *p;
@@ -197,7 +214,7 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 		return false;
 	}
 	strbuf_init(&sb);
-	record(&sb, seq, role ? role : "", step_id, attempt, body, len);
+	record(&sb, seq, role ? role : "", step_id, attempt, body, len, printed);
 	if (pthread_mutex_lock(&rq->lock))
 		fatal("requests: cannot lock");
 	p = sb.buf + !rq->torn;
@@ -231,6 +248,19 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 	pthread_mutex_unlock(&rq->lock);
 	strbuf_release(&sb);
 	return !*err;
+}
+
+bool requests_write(struct requests *rq, unsigned long seq, const char *role,
+		    const char *step_id, int attempt, const char *body, size_t len, char **err)
+{
+	return write_record(rq, seq, role, step_id, attempt, body, len, false, err);
+}
+
+bool requests_write_printed(struct requests *rq, unsigned long seq, const char *role,
+			    const char *step_id, int attempt, const char *body, size_t len,
+			    char **err)
+{
+	return write_record(rq, seq, role, step_id, attempt, body, len, true, err);
 }
 
 /* ---- a body for providers that send none ---- */
