@@ -210,6 +210,8 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 		fatal("event_build: fields of %s are not an object", event_type_name(t));
 	event_timestamp(ts, sizeof(ts));
 	strbuf_init(&sb);
+	/* Most lines are a few hundred bytes: room for them at once, not by doublings. */
+	strbuf_grow(&sb, 500);
 	strbuf_add(&sb, "{\"seq\":", 7);
 	put_number(&sb, (double)seq);
 	strbuf_add(&sb, ",\"ts\":", 6);
@@ -217,15 +219,13 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 	strbuf_add(&sb, ",\"type\":", 8);
 	put_string(&sb, event_type_name(t));
 	if (fields) {
-		/* Fields that would shadow the header are left out. */
-		const char *const header[] = {"seq", "ts", "type"};
-
+		/* Fields that would shadow the header are left out (the first byte tells most
+		 * names from all three). */
 		for (const cJSON *f = fields->child; f; f = f->next) {
-			bool shadow = false;
+			const char *k = f->string;
 
-			for (int i = 0; i < 3 && !shadow; i++)
-				shadow = !strcmp(f->string, header[i]);
-			if (shadow)
+			if ((*k == 's' || *k == 't') &&
+			    (!strcmp(k, "seq") || !strcmp(k, "ts") || !strcmp(k, "type")))
 				continue;
 			strbuf_addc(&sb, ',');
 			put_string(&sb, f->string);

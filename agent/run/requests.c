@@ -390,11 +390,30 @@ static void put_message(struct strbuf *sb, const struct llm_msg *m)
 	strbuf_addc(sb, '}');
 }
 
+/* About how long the body will be: the texts in it, and a tool's name, description and
+ * schema at some 600 bytes (room made once rather than by doublings). */
+static size_t body_guess(const struct llm_request *req)
+{
+	size_t n = 256 + 600 * req->n_tools + (req->system ? strlen(req->system) : 0);
+
+	for (size_t m = 0; m < req->n_msgs; m++) {
+		const struct llm_msg *msg = &req->msgs[m];
+
+		n += 64 + (msg->text ? strlen(msg->text) : 0);
+		for (size_t c = 0; c < msg->n_calls; c++)
+			n += 64 + (msg->calls[c].input_json ? strlen(msg->calls[c].input_json) : 0);
+		for (size_t r = 0; r < msg->n_results; r++)
+			n += 64 + (msg->results[r].content ? strlen(msg->results[r].content) : 0);
+	}
+	return n;
+}
+
 char *requests_body_of(const struct llm_request *req)
 {
 	struct strbuf sb;
 
 	strbuf_init(&sb);
+	strbuf_grow(&sb, body_guess(req));
 	strbuf_adds(&sb, "{\"pevtui_note\":\"nothing went over the wire (simulated provider): "
 			 "this is the request as the engine built it\"");
 	put_member(&sb, true, "model", req->model ? req->model : "");
