@@ -296,6 +296,24 @@ static void put_member(struct strbuf *sb, bool comma, const char *key, const cha
 	put_str(sb, value);
 }
 
+/* The same for a text every call repeats (a system prompt, a tool's name or description):
+ * written as a JSON string once per run, through the run's memo (schemas.h) when set. */
+static void put_member_kept(struct schemas *memo, struct strbuf *sb, bool comma,
+			    const char *key, const char *value)
+{
+	const char *text = memo && value ? schemas_string(memo, value) : NULL;
+
+	if (!text) {
+		put_member(sb, comma, key, value);
+		return;
+	}
+	if (comma)
+		strbuf_addc(sb, ',');
+	put_str(sb, key);
+	strbuf_addc(sb, ':');
+	strbuf_adds(sb, text);
+}
+
 /* JSON text as cJSON reprints it, or, when it does not parse, as a string. Caller frees. */
 static char *json_or_string(const char *s)
 {
@@ -420,14 +438,14 @@ char *requests_body_of(const struct llm_request *req)
 	strbuf_addf(&sb, ",\"max_tokens\":%d", req->max_tokens);
 	if (req->want_json)
 		strbuf_adds(&sb, ",\"want_json\":true");
-	put_member(&sb, true, "system", req->system ? req->system : "");
+	put_member_kept(req->schemas, &sb, true, "system", req->system ? req->system : "");
 	strbuf_adds(&sb, ",\"tools\":[");
 	for (size_t t = 0; t < req->n_tools; t++) {
 		strbuf_adds(&sb, t ? ",{" : "{");
 		/* cJSON_AddStringToObject left a NULL name or description out */
-		put_member(&sb, false, "name", req->tools[t]->name);
-		put_member(&sb, req->tools[t]->name != NULL, "description",
-			   req->tools[t]->description);
+		put_member_kept(req->schemas, &sb, false, "name", req->tools[t]->name);
+		put_member_kept(req->schemas, &sb, req->tools[t]->name != NULL, "description",
+				req->tools[t]->description);
 		if (req->tools[t]->name || req->tools[t]->description)
 			strbuf_addc(&sb, ',');
 		strbuf_adds(&sb, "\"input_schema\":");

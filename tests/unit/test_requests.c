@@ -1005,6 +1005,40 @@ static void test_schemas_once_per_run(void **state)
 	schemas_free(memo);
 }
 
+/* A text every call repeats is written as a JSON string once per run: the same bytes as
+ * written for the call, the same copy each time after; past a bound, none is kept. */
+static void test_strings_once_per_run(void **state)
+{
+	static const char odd[] = "q\" b\\ \n\t \x01 \x7f \xc3\xa9 \xe2\x80\xa8 end";
+	struct schemas *memo = schemas_new();
+	struct strbuf sb = STRBUF_INIT;
+	const char *first, *again;
+	char *copy = xstrdup(odd);
+	int i;
+
+	(void)state;
+	strbuf_init(&sb);
+	strbuf_add_json(&sb, odd, strlen(odd), 0);
+	first = schemas_string(memo, odd);
+	assert_string_equal(first, sb.buf);
+	again = schemas_string(memo, copy); /* found by its text, not its address */
+	assert_ptr_equal(again, first);
+	assert_null(schemas_string(memo, NULL));
+	for (i = 0; i < 100000; i++) {
+		char *text = xasprintf("text %d", i);
+		const char *kept = schemas_string(memo, text);
+
+		free(text);
+		if (!kept)
+			break;
+	}
+	assert_true(i < 100000);
+	assert_ptr_equal(schemas_string(memo, odd), first);
+	free(copy);
+	strbuf_release(&sb);
+	schemas_free(memo);
+}
+
 /* ---- attempts' copies ---- */
 
 static void test_artifact_copies(void **state)
@@ -1115,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
 		cmocka_unit_test(test_schemas_once_per_run),
+		cmocka_unit_test(test_strings_once_per_run),
 		cmocka_unit_test(test_artifact_copies),
 		cmocka_unit_test(test_tool_outputs),
 	};
