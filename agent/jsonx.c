@@ -603,7 +603,7 @@ static bool v_value(struct vcur *c, int depth)
 	case '[': break;
 	default: return v_number(c);
 	}
-	if (depth >= 512)
+	if (depth >= JSONX_LINE_DEPTH)
 		return false;
 	object = *c->p++ == '{';
 	v_blank(c);

@@ -63,8 +63,11 @@ const char *jsonx_kind(const struct cJSON *it);
  * ("\"maybe\""), anything else by its kind ("an object"). Caller frees. */
 char *jsonx_describe(const struct cJSON *it, size_t max);
 
+/* How deep jsonx_valid_line lets containers nest. */
+#define JSONX_LINE_DEPTH 512
+
 /* True when s[0..n) is exactly one JSON value (RFC 8259: strings checked escape by escape,
- * \u surrogates paired; nesting up to 512) held on one line: no newline or carriage
+ * \u surrogates paired; nesting up to JSONX_LINE_DEPTH) held on one line: no newline or carriage
  * return, not even as blank space between tokens, so that it can be embedded in a JSON
  * Lines record as it is. No allocation; linear in n. */
 bool jsonx_valid_line(const char *s, size_t n);

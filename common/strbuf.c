@@ -6,18 +6,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "xalloc.h"
 
-static void strbuf_reserve(struct strbuf *sb, size_t extra)
+static void strbuf_grow_to(struct strbuf *sb, size_t extra)
 {
 	size_t need = sb->len + extra + 1;
 
 	if (need < sb->len)
 		fatal("string too long");
-	if (!sb->buf || need > sb->cap) {
-		sb->buf = xgrow(sb->buf, &sb->cap, need, 1);
-	}
+	sb->buf = xgrow(sb->buf, &sb->cap, need, 1);
+}
+
+/* Room for `extra` more bytes and the NUL; the test is all that most calls do. */
+static inline void strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+	if (!sb->buf || extra >= sb->cap - sb->len)
+		strbuf_grow_to(sb, extra);
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	strbuf_reserve(sb, extra);
+	if (sb->len == 0)
+		sb->buf[0] = '\0';
 }
 
 void strbuf_init(struct strbuf *sb)
@@ -59,21 +74,29 @@ void strbuf_adds(struct strbuf *sb, const char *s)
 
 void strbuf_addc(struct strbuf *sb, char c)
 {
-	strbuf_add(sb, &c, 1);
+	strbuf_reserve(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
 }
 
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list ap2;
+	size_t room;
 	int n;
 
+	/* Printed once where it fits in the room there is, else measured and printed again. */
+	strbuf_reserve(sb, 0);
+	room = sb->cap - sb->len;
 	va_copy(ap2, ap);
-	n = vsnprintf(NULL, 0, fmt, ap2);
+	n = vsnprintf(sb->buf + sb->len, room, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
 		fatal("bad format string \"%s\"", fmt);
-	strbuf_reserve(sb, (size_t)n);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	if ((size_t)n >= room) {
+		strbuf_reserve(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	}
 	sb->len += (size_t)n;
 }
 
@@ -119,6 +142,120 @@ size_t json_escape_byte(unsigned char c, char esc[6])
 	esc[4] = hex[c >> 4];
 	esc[5] = hex[c & 15];
 	return 6;
+}
+
+/* What a byte asks of strbuf_add_json: 1 an escape always (C0, '"', '\\'), 2 a look with
+ * STRBUF_JSON_TERMINAL (DEL, and the lead bytes of the sequences it escapes). */
+static const unsigned char json_class[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1, [0x7f] = 2, [0xc2] = 2, [0xe2] = 2,
+};
+
+/* The first byte at or after p, before end, of a class in `mask`; end when none. Where
+ * SSE2 is (every x86-64), 16 bytes at a time: a block none of whose bytes is below 0x20,
+ * '"', '\\' (or, for the terminal, DEL or above 0x7f) is passed over whole; the first byte
+ * that may need a look is then looked at in the table. */
+static const unsigned char *json_plain_run(const unsigned char *p, const unsigned char *end,
+					   unsigned mask)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+	const __m128i c0 = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p), m;
+		unsigned bits;
+
+		m = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash));
+		m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, c0), x)); /* x <= 0x1f */
+		if (mask & 2) /* DEL, and every byte with its top bit set */
+			m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(x, del), x));
+		bits = (unsigned)_mm_movemask_epi8(m);
+		if (!bits) {
+			p += 16;
+			continue;
+		}
+		p += __builtin_ctz(bits);
+		if (json_class[*p] & mask)
+			return p;
+		p++; /* a byte the terminal may show after all (UTF-8) */
+	}
+#endif
+	while (p < end && !(json_class[*p] & mask))
+		p++;
+	return p;
+}
+
+/* The code point of the sequence at p that STRBUF_JSON_TERMINAL escapes, and its length;
+ * 0 when p starts none. */
+static unsigned json_terminal_at(const unsigned char *p, const unsigned char *end, size_t *len)
+{
+	size_t left = (size_t)(end - p);
+
+	if (p[0] == 0x7f) {
+		*len = 1;
+		return 0x7f;
+	}
+	if (p[0] == 0xc2 && left >= 2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+		*len = 2;
+		return p[1];
+	}
+	if (p[0] == 0xe2 && left >= 3 && p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) {
+		*len = 3;
+		return 0x2000u + (p[2] - 0x80u);
+	}
+	if (p[0] == 0xe2 && left >= 3 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9) {
+		*len = 3;
+		return 0x2040u + (p[2] - 0x80u);
+	}
+	return 0;
+}
+
+void strbuf_add_json(struct strbuf *sb, const char *s, size_t len, unsigned flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	const unsigned mask = flags & STRBUF_JSON_TERMINAL ? 3 : 1;
+
+	/* Room for the string with nothing escaped; each escape makes room for the rest. */
+	strbuf_reserve(sb, len + 2);
+	sb->buf[sb->len++] = '"';
+	for (;;) {
+		const unsigned char *run = p;
+		size_t n = 1;
+		unsigned cp;
+		char *o;
+
+		p = json_plain_run(p, end, mask);
+		if (p > run) {
+			memcpy(sb->buf + sb->len, run, (size_t)(p - run));
+			sb->len += (size_t)(p - run);
+		}
+		if (p == end)
+			break;
+		strbuf_reserve(sb, 6 + (size_t)(end - p) + 1);
+		o = sb->buf + sb->len;
+		if (json_class[*p] == 1) {
+			sb->len += json_escape_byte(*p++, o);
+			continue;
+		}
+		cp = json_terminal_at(p, end, &n);
+		if (!cp) { /* a character that starts the same way, harmless */
+			sb->buf[sb->len++] = (char)*p++;
+			continue;
+		}
+		o[0] = '\\';
+		o[1] = 'u';
+		o[2] = hex[(cp >> 12) & 15];
+		o[3] = hex[(cp >> 8) & 15];
+		o[4] = hex[(cp >> 4) & 15];
+		o[5] = hex[cp & 15];
+		sb->len += 6;
+		p += n;
+	}
+	sb->buf[sb->len++] = '"';
+	sb->buf[sb->len] = '\0';
 }
 
 void strvec_take(struct strvec *sv, char *s)

@@ -35,20 +35,22 @@ struct call_ctx {
 };
 
 /*
- * Keeps a request body in the run folder (requests.h) under the call's one SEQ. A body
- * rebuilt for a retry is written again under it (the later line is the one read back).
- * When that rewrite cannot be kept (the cap, a failed write: a notice says which), the
- * call still names its SEQ if an earlier body is on disk: a body this call did send,
- * rather than no trace of the call's request at all.
+ * Keeps a request body in the run folder (requests.h) under the call's one SEQ; `printed`:
+ * compact JSON printed by pevtui (requests_write_printed). A body rebuilt for a retry is
+ * written again under it (the later line is the one read back). When that rewrite cannot
+ * be kept (the cap, a failed write: a notice says which), the call still names its SEQ if
+ * an earlier body is on disk: a body this call did send, rather than no trace of the
+ * call's request at all.
  */
-static void keep_request(struct call_ctx *c, const char *body, size_t len)
+static void keep_request(struct call_ctx *c, const char *body, size_t len, bool printed)
 {
 	char *err = NULL, *why;
 
 	if (!c->request)
 		c->request = requests_next(c->e->requests);
-	if (c->request && requests_write(c->e->requests, c->request, llm_role_name(c->role),
-					 c->step_id, c->attempt, body, len, &err))
+	if (c->request && (printed ? requests_write_printed : requests_write)(
+				  c->e->requests, c->request, llm_role_name(c->role), c->step_id,
+				  c->attempt, body, len, &err))
 		c->kept = true;
 	else if (!c->kept)
 		c->request = 0;
@@ -65,7 +67,15 @@ static void on_request(void *ctx, const char *body, size_t len)
 	struct call_ctx *c = ctx;
 
 	c->sent = true;
-	keep_request(c, body, len);
+	keep_request(c, body, len, false);
+}
+
+static void on_request_printed(void *ctx, const char *body, size_t len)
+{
+	struct call_ctx *c = ctx;
+
+	c->sent = true;
+	keep_request(c, body, len, true);
 }
 
 static void on_delta(void *ctx, const char *text, size_t len)
@@ -161,7 +171,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		      const atomic_bool *cancel, char **err)
 {
 	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, 0, false, false};
-	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request};
+	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request, on_request_printed};
 	long t0;
 	int rc;
 	bool known = false, est_known;
@@ -181,7 +191,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 		/* A provider that sends nothing (simulated): the request as the engine built it. */
 		char *body = requests_body_of(req);
 
-		keep_request(&cc, body, strlen(body));
+		keep_request(&cc, body, strlen(body), true);
 		free(body);
 	}
 	if (rc == PROVIDER_OK) {

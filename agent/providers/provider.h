@@ -111,6 +111,11 @@ struct llm_hooks {
 	 * out). Never given headers, so never a key. Providers that send nothing never call
 	 * it. */
 	void (*on_request)(void *ctx, const char *body, size_t len);
+	/* When set, takes instead of on_request each body the provider printed whole as
+	 * compact JSON (cJSON_PrintUnformatted): JSON on one line by construction, so it
+	 * need not be checked again. A body changed after printing (a key hidden in it) still
+	 * goes to on_request. */
+	void (*on_request_printed)(void *ctx, const char *body, size_t len);
 };
 
 enum { PROVIDER_OK = 0, PROVIDER_ERROR = -1, PROVIDER_CANCELLED = -2 };

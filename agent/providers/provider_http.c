@@ -266,17 +266,21 @@ int phttp_complete(struct phttp *h, struct llm_response *out, char **err)
 		body = h->wire->build_body(h->ctx);
 		hc.body = body;
 		hc.body_len = strlen(body);
-		if (h->hooks && h->hooks->on_request) {
+		if (h->hooks && (h->hooks->on_request || h->hooks->on_request_printed)) {
 			const char *key = h->cf->api_key;
 
 			/* The key travels in a header; a body can still hold it when a tool
-			 * result read it (a .env): the kept copy never does. */
+			 * result read it (a .env): the kept copy never does. Hidden, it is no
+			 * longer the body as printed. */
 			if (key && *key && memmem(body, hc.body_len, key, strlen(key))) {
 				char *copy = xstrdup(body);
 
 				http_redact(copy, key);
-				h->hooks->on_request(h->hooks->ctx, copy, strlen(copy));
+				if (h->hooks->on_request)
+					h->hooks->on_request(h->hooks->ctx, copy, strlen(copy));
 				free(copy);
+			} else if (h->hooks->on_request_printed) {
+				h->hooks->on_request_printed(h->hooks->ctx, body, hc.body_len);
 			} else {
 				h->hooks->on_request(h->hooks->ctx, body, hc.body_len);
 			}

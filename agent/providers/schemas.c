@@ -1,31 +1,39 @@
-/* schemas — tools' schemas printed once per run, looked up by their text. */
+/* schemas — tools' schemas (and texts every call repeats) printed once per run, looked up
+ * by their text. */
 #include "config.h"
 
 #include "schemas.h"
 
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "strbuf.h"
 #include "xalloc.h"
 
 struct entry {
-	uint64_t hash; /* of src, to pass over the others without comparing them */
+	size_t len; /* of src, to pass over the others without comparing them */
 	char *src;
 	char *text; /* NULL: src is not JSON */
 	bool object;
 };
 
-/* A run offers a few dozen tools at most (MCP servers' included), each with one schema:
- * a linear search over their hashes is all it takes. */
+/* A run offers a few dozen tools at most (MCP servers' included), each with one schema,
+ * and its roles' system prompts: a linear search over their lengths is all it takes
+ * (a hash would read the whole text, as the comparison of the one that matches does). */
 struct schemas {
 	pthread_mutex_t lock;
-	struct entry *v;
+	struct entry *v;      /* schemas */
 	size_t n, cap;
+	struct entry *str;    /* texts as JSON strings (schemas_string) */
+	size_t n_str, cap_str;
 };
+
+/* Past this many texts a run keeps, schemas_string keeps no more (a text that is not the
+ * same in every call should not be given to it, but nothing grows without a bound). */
+#define STRINGS_MAX 256
 
 struct schemas *schemas_new(void)
 {
@@ -45,48 +53,45 @@ void schemas_free(struct schemas *s)
 		free(s->v[i].text);
 	}
 	free(s->v);
+	for (size_t i = 0; i < s->n_str; i++) {
+		free(s->str[i].src);
+		free(s->str[i].text);
+	}
+	free(s->str);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-static uint64_t fnv1a(const char *p)
+/* Under the lock: the entry of v[0..n) for src (len bytes), or NULL. Its text (not the
+ * entry: the array may move) outlives the lock. */
+static const struct entry *find(const struct entry *v, size_t n, size_t len, const char *src)
 {
-	uint64_t h = 14695981039346656037ull;
-
-	for (; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	return h;
-}
-
-/* Under the lock. The entry's text (not the entry: the array may move) outlives it. */
-static bool find(const struct schemas *s, uint64_t h, const char *src, const char **text,
-		 bool *object)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].hash == h && !strcmp(s->v[i].src, src)) {
-			*text = s->v[i].text;
-			*object = s->v[i].object;
-			return true;
-		}
-	return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].len == len && !memcmp(v[i].src, src, len))
+			return &v[i];
+	return NULL;
 }
 
 const char *schemas_print(struct schemas *s, const char *src, bool *is_object)
 {
 	struct entry made = {0};
+	const struct entry *e;
 	const char *text = NULL;
-	bool found;
 	cJSON *v;
 
 	*is_object = false;
 	if (!src)
 		return NULL;
-	made.hash = fnv1a(src);
+	made.len = strlen(src);
 	if (pthread_mutex_lock(&s->lock))
 		fatal("schemas: cannot lock");
-	found = find(s, made.hash, src, &text, is_object);
+	e = find(s->v, s->n, made.len, src);
+	if (e) {
+		text = e->text;
+		*is_object = e->object;
+	}
 	pthread_mutex_unlock(&s->lock);
-	if (found)
+	if (e)
 		return text;
 	/* Parsed outside the lock: two threads meeting a new schema at once both parse it,
 	 * and the first to come back keeps its text. */
@@ -103,7 +108,11 @@ const char *schemas_print(struct schemas *s, const char *src, bool *is_object)
 	}
 	if (pthread_mutex_lock(&s->lock))
 		fatal("schemas: cannot lock");
-	if (!find(s, made.hash, src, &text, is_object)) {
+	e = find(s->v, s->n, made.len, src);
+	if (e) {
+		text = e->text;
+		*is_object = e->object;
+	} else {
 		made.src = xstrdup(src);
 		s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(*s->v));
 		s->v[s->n++] = made;
@@ -122,4 +131,42 @@ const char *schemas_object(struct schemas *s, const char *src)
 	const char *text = schemas_print(s, src, &object);
 
 	return object ? text : "{\"type\":\"object\"}";
+}
+
+const char *schemas_string(struct schemas *s, const char *src)
+{
+	struct entry made = {0};
+	const struct entry *e;
+	const char *text = NULL;
+	struct strbuf sb;
+
+	if (!src)
+		return NULL;
+	made.len = strlen(src);
+	if (pthread_mutex_lock(&s->lock))
+		fatal("schemas: cannot lock");
+	e = find(s->str, s->n_str, made.len, src);
+	if (e)
+		text = e->text;
+	pthread_mutex_unlock(&s->lock);
+	if (text)
+		return text;
+	strbuf_init(&sb);
+	strbuf_add_json(&sb, src, made.len, 0);
+	made.text = strbuf_detach(&sb);
+	if (pthread_mutex_lock(&s->lock))
+		fatal("schemas: cannot lock");
+	e = find(s->str, s->n_str, made.len, src);
+	if (e) {
+		text = e->text;
+	} else if (s->n_str < STRINGS_MAX) {
+		made.src = xstrndup(src, made.len);
+		s->str = xgrow(s->str, &s->cap_str, s->n_str + 1, sizeof(*s->str));
+		s->str[s->n_str++] = made;
+		text = made.text;
+		made.text = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(made.text);
+	return text;
 }

@@ -100,79 +100,18 @@ void event_timestamp(char *buf, unsigned long bufsize)
  * sscanf (whole numbers, most of them, are written directly here) and the fields were
  * moved into a second object only to be printed once.
  *
- * One difference: strings escape more. Model text lands in journals that people `cat`,
- * `tail -f` and `grep`, so besides C0 controls the characters a terminal or an editor
- * acts on are written as \uXXXX escapes too: DEL, the C1 controls U+0080–U+009F (one
- * of them, U+009B, is a CSI on some terminals), the bidirectional overrides and isolates
- * U+202A–U+202E and U+2066–U+2069 (text that reads differently than it is), and the line
- * separators U+2028/U+2029. The JSON means the same.
+ * One difference: strings escape more (STRBUF_JSON_TERMINAL). Model text lands in
+ * journals that people `cat`, `tail -f` and `grep`, so besides C0 controls the characters
+ * a terminal or an editor acts on are written as \uXXXX escapes too: DEL, the C1 controls
+ * U+0080–U+009F (one of them, U+009B, is a CSI on some terminals), the bidirectional
+ * overrides and isolates U+202A–U+202E and U+2066–U+2069 (text that reads differently
+ * than it is), and the line separators U+2028/U+2029. The JSON means the same.
  */
-
-/* The code point a dangerous UTF-8 sequence at p stands for, and its length; 0 if p
- * starts none. */
-static unsigned dangerous_at(const unsigned char *p, size_t *len)
-{
-	if (p[0] == 0x7f) {
-		*len = 1;
-		return 0x7f;
-	}
-	if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-		*len = 2;
-		return p[1];
-	}
-	if (p[0] == 0xe2 && p[1] == 0x80 && ((p[2] >= 0xa8 && p[2] <= 0xae))) {
-		*len = 3;
-		return 0x2000u + (p[2] - 0x80u);
-	}
-	if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9) {
-		*len = 3;
-		return 0x2040u + (p[2] - 0x80u);
-	}
-	return 0;
-}
 
 static void put_string(struct strbuf *sb, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	strbuf_addc(sb, '"');
-	for (;;) {
-		const unsigned char *run = p;
-		char esc[6];
-		size_t len = 1;
-		unsigned cp = 0;
-
-		while (*p >= 32 && *p != '"' && *p != '\\' && *p != 0x7f && *p != 0xc2 &&
-		       *p != 0xe2)
-			p++;
-		if (*p == 0xc2 || *p == 0xe2 || *p == 0x7f) {
-			cp = dangerous_at(p, &len);
-			if (!cp) { /* a harmless character that starts the same way */
-				strbuf_add(sb, run, (size_t)(p + 1 - run));
-				p++;
-				continue;
-			}
-		}
-		if (p > run)
-			strbuf_add(sb, run, (size_t)(p - run));
-		if (!*p)
-			break;
-		esc[0] = '\\';
-		if (cp) {
-			esc[1] = 'u';
-			esc[2] = hex[(cp >> 12) & 15];
-			esc[3] = hex[(cp >> 8) & 15];
-			esc[4] = hex[(cp >> 4) & 15];
-			esc[5] = hex[cp & 15];
-			strbuf_add(sb, esc, 6);
-			p += len;
-			continue;
-		}
-		strbuf_add(sb, esc, json_escape_byte(*p, esc));
-		p++;
-	}
-	strbuf_addc(sb, '"');
+	s = s ? s : "";
+	strbuf_add_json(sb, s, strlen(s), STRBUF_JSON_TERMINAL);
 }
 
 static void put_number(struct strbuf *sb, double d)
@@ -271,6 +210,8 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 		fatal("event_build: fields of %s are not an object", event_type_name(t));
 	event_timestamp(ts, sizeof(ts));
 	strbuf_init(&sb);
+	/* Most lines are a few hundred bytes: room for them at once, not by doublings. */
+	strbuf_grow(&sb, 500);
 	strbuf_add(&sb, "{\"seq\":", 7);
 	put_number(&sb, (double)seq);
 	strbuf_add(&sb, ",\"ts\":", 6);
@@ -278,15 +219,13 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 	strbuf_add(&sb, ",\"type\":", 8);
 	put_string(&sb, event_type_name(t));
 	if (fields) {
-		/* Fields that would shadow the header are left out. */
-		const char *const header[] = {"seq", "ts", "type"};
-
+		/* Fields that would shadow the header are left out (the first byte tells most
+		 * names from all three). */
 		for (const cJSON *f = fields->child; f; f = f->next) {
-			bool shadow = false;
+			const char *k = f->string;
 
-			for (int i = 0; i < 3 && !shadow; i++)
-				shadow = !strcmp(f->string, header[i]);
-			if (shadow)
+			if ((*k == 's' || *k == 't') &&
+			    (!strcmp(k, "seq") || !strcmp(k, "ts") || !strcmp(k, "type")))
 				continue;
 			strbuf_addc(&sb, ',');
 			put_string(&sb, f->string);

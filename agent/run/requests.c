@@ -159,10 +159,26 @@ char *requests_name(unsigned long seq)
 	return xasprintf(REQUESTS_FILE "#%lu", seq);
 }
 
-/* One record, with a newline before it (written only after a torn line) and after it. */
-static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
-		   int attempt, const char *body, size_t len)
+/* Whether a body the caller printed as compact JSON nests no deeper than a record takes:
+ * it nests at most as deep as it has '{' and '[' (counted in strings too: a bound). */
+static bool printed_fits(const char *body, size_t len)
 {
+	const char *end = body + len;
+	size_t opens = 0;
+
+	for (const char *c = "{["; *c; c++)
+		for (const char *p = body; (p = memchr(p, *c, (size_t)(end - p))); p++)
+			if (++opens > JSONX_LINE_DEPTH)
+				return false;
+	return true;
+}
+
+/* One record, with a newline before it (written only after a torn line) and after it.
+ * `printed`: the body is compact JSON the caller printed (requests_write_printed). */
+static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
+		   int attempt, const char *body, size_t len, bool printed)
+{
+	strbuf_grow(sb, len + strlen(role) + (step_id ? strlen(step_id) : 0) + 128);
 	strbuf_addf(sb, "\n{\"seq\":%lu,\"role\":", seq);
 	put_str(sb, role);
 	strbuf_adds(sb, ",\"step_id\":");
@@ -173,7 +189,7 @@ static void record(struct strbuf *sb, unsigned long seq, const char *role, const
 	strbuf_addf(sb, ",\"attempt\":%d,\"bytes\":%zu", step_id ? attempt : 0, len);
 	/* The body is last, so that a reader finds it from the members before it and takes
 	 * it back byte for byte without parsing it. */
-	if (jsonx_valid_line(body, len)) {
+	if ((printed && printed_fits(body, len)) || jsonx_valid_line(body, len)) {
 		strbuf_adds(sb, ",\"body\":");
 		strbuf_add(sb, body, len);
 	} else {
@@ -183,8 +199,9 @@ static void record(struct strbuf *sb, unsigned long seq, const char *role, const
 	strbuf_adds(sb, "}\n");
 }
 
-bool requests_write(struct requests *rq, unsigned long seq, const char *role,
-		    const char *step_id, int attempt, const char *body, size_t len, char **err)
+static bool write_record(struct requests *rq, unsigned long seq, const char *role,
+			 const char *step_id, int attempt, const char *body, size_t len,
+			 bool printed, char **err)
 {
 	struct strbuf sb;
 	const char *p;
@@ -197,7 +214,7 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 		return false;
 	}
 	strbuf_init(&sb);
-	record(&sb, seq, role ? role : "", step_id, attempt, body, len);
+	record(&sb, seq, role ? role : "", step_id, attempt, body, len, printed);
 	if (pthread_mutex_lock(&rq->lock))
 		fatal("requests: cannot lock");
 	p = sb.buf + !rq->torn;
@@ -233,6 +250,19 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 	return !*err;
 }
 
+bool requests_write(struct requests *rq, unsigned long seq, const char *role,
+		    const char *step_id, int attempt, const char *body, size_t len, char **err)
+{
+	return write_record(rq, seq, role, step_id, attempt, body, len, false, err);
+}
+
+bool requests_write_printed(struct requests *rq, unsigned long seq, const char *role,
+			    const char *step_id, int attempt, const char *body, size_t len,
+			    char **err)
+{
+	return write_record(rq, seq, role, step_id, attempt, body, len, true, err);
+}
+
 /* ---- a body for providers that send none ---- */
 
 /*
@@ -245,23 +275,7 @@ bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 /* A string as cJSON prints it: '"', '\\' and the C0 controls escaped, nothing else. */
 static void put_strn(struct strbuf *sb, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + len;
-
-	strbuf_addc(sb, '"');
-	while (p < end) {
-		const unsigned char *run = p;
-		char esc[6];
-
-		while (p < end && *p > 31 && *p != '"' && *p != '\\')
-			p++;
-		if (p > run)
-			strbuf_add(sb, run, (size_t)(p - run));
-		if (p == end)
-			break;
-		strbuf_add(sb, esc, json_escape_byte(*p, esc));
-		p++;
-	}
-	strbuf_addc(sb, '"');
+	strbuf_add_json(sb, s, len, 0);
 }
 
 static void put_str(struct strbuf *sb, const char *s)
@@ -280,6 +294,24 @@ static void put_member(struct strbuf *sb, bool comma, const char *key, const cha
 	put_str(sb, key);
 	strbuf_addc(sb, ':');
 	put_str(sb, value);
+}
+
+/* The same for a text every call repeats (a system prompt, a tool's name or description):
+ * written as a JSON string once per run, through the run's memo (schemas.h) when set. */
+static void put_member_kept(struct schemas *memo, struct strbuf *sb, bool comma,
+			    const char *key, const char *value)
+{
+	const char *text = memo && value ? schemas_string(memo, value) : NULL;
+
+	if (!text) {
+		put_member(sb, comma, key, value);
+		return;
+	}
+	if (comma)
+		strbuf_addc(sb, ',');
+	put_str(sb, key);
+	strbuf_addc(sb, ':');
+	strbuf_adds(sb, text);
 }
 
 /* JSON text as cJSON reprints it, or, when it does not parse, as a string. Caller frees. */
@@ -376,25 +408,44 @@ static void put_message(struct strbuf *sb, const struct llm_msg *m)
 	strbuf_addc(sb, '}');
 }
 
+/* About how long the body will be: the texts in it, and a tool's name, description and
+ * schema at some 600 bytes (room made once rather than by doublings). */
+static size_t body_guess(const struct llm_request *req)
+{
+	size_t n = 256 + 600 * req->n_tools + (req->system ? strlen(req->system) : 0);
+
+	for (size_t m = 0; m < req->n_msgs; m++) {
+		const struct llm_msg *msg = &req->msgs[m];
+
+		n += 64 + (msg->text ? strlen(msg->text) : 0);
+		for (size_t c = 0; c < msg->n_calls; c++)
+			n += 64 + (msg->calls[c].input_json ? strlen(msg->calls[c].input_json) : 0);
+		for (size_t r = 0; r < msg->n_results; r++)
+			n += 64 + (msg->results[r].content ? strlen(msg->results[r].content) : 0);
+	}
+	return n;
+}
+
 char *requests_body_of(const struct llm_request *req)
 {
 	struct strbuf sb;
 
 	strbuf_init(&sb);
+	strbuf_grow(&sb, body_guess(req));
 	strbuf_adds(&sb, "{\"pevtui_note\":\"nothing went over the wire (simulated provider): "
 			 "this is the request as the engine built it\"");
 	put_member(&sb, true, "model", req->model ? req->model : "");
 	strbuf_addf(&sb, ",\"max_tokens\":%d", req->max_tokens);
 	if (req->want_json)
 		strbuf_adds(&sb, ",\"want_json\":true");
-	put_member(&sb, true, "system", req->system ? req->system : "");
+	put_member_kept(req->schemas, &sb, true, "system", req->system ? req->system : "");
 	strbuf_adds(&sb, ",\"tools\":[");
 	for (size_t t = 0; t < req->n_tools; t++) {
 		strbuf_adds(&sb, t ? ",{" : "{");
 		/* cJSON_AddStringToObject left a NULL name or description out */
-		put_member(&sb, false, "name", req->tools[t]->name);
-		put_member(&sb, req->tools[t]->name != NULL, "description",
-			   req->tools[t]->description);
+		put_member_kept(req->schemas, &sb, false, "name", req->tools[t]->name);
+		put_member_kept(req->schemas, &sb, req->tools[t]->name != NULL, "description",
+				req->tools[t]->description);
 		if (req->tools[t]->name || req->tools[t]->description)
 			strbuf_addc(&sb, ',');
 		strbuf_adds(&sb, "\"input_schema\":");

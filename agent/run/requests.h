@@ -45,6 +45,14 @@ char *requests_name(unsigned long seq);
  */
 bool requests_write(struct requests *rq, unsigned long seq, const char *role,
 		    const char *step_id, int attempt, const char *body, size_t len, char **err);
+/* The same for a body the caller printed itself as compact JSON (cJSON_PrintUnformatted,
+ * requests_body_of): JSON on one line by construction, so it is not checked token by
+ * token again. Only its nesting can be more than a record takes (cJSON reads and prints
+ * deeper): that is bounded by counting its '{' and '[', and a body with too many is
+ * checked as any other. The line written is the same as requests_write's. */
+bool requests_write_printed(struct requests *rq, unsigned long seq, const char *role,
+			    const char *step_id, int attempt, const char *body, size_t len,
+			    char **err);
 
 /* True once the cap stopped keeping requests. */
 bool requests_capped(const struct requests *rq);

@@ -862,6 +862,157 @@ static void test_no_key_in_kept_bodies(void **state)
 	free(dir);
 }
 
+/* ---- bodies pevtui printed: kept without a second check ---- */
+
+/* The request file of a folder where `body` alone was written, by requests_write or by
+ * requests_write_printed. */
+static char *one_record(const char *body, size_t len, bool printed)
+{
+	char *dir = testdir_new("requests-printed"), *err = NULL, *text;
+	struct requests *rq = requests_open(dir, true, 0);
+	unsigned long seq = requests_next(rq);
+
+	assert_true(printed ? requests_write_printed(rq, seq, "executor", "s1", 2, body, len, &err)
+			    : requests_write(rq, seq, "executor", "s1", 2, body, len, &err));
+	assert_null(err);
+	requests_close(rq);
+	text = slurp(dir, REQUESTS_FILE);
+	assert_non_null(text);
+	assert_true(testdir_remove(dir));
+	free(dir);
+	return text;
+}
+
+/* A body printed as compact JSON is written as requests_write writes it, byte for byte:
+ * one the simulated provider builds, one with more '{' in its strings than a record may
+ * nest (counted, then checked), and ones nested as deep as a record takes and deeper
+ * (cJSON prints those; they go as text). */
+static void test_printed_bodies_written_alike(void **state)
+{
+	struct llm_msg msg = {.kind = LLM_MSG_USER, .text = "say \"hi\"\n\x01 {[ \xe2\x80\xa8"};
+	size_t nt;
+	const struct tool_def *const *all = tool_registry(&nt);
+	struct llm_request req = {.model = "m", .system = "sys\tem", .msgs = &msg, .n_msgs = 1,
+				  .tools = all, .n_tools = nt, .max_tokens = 10};
+	char *bodies[4], braces[700], *deep[2];
+	cJSON *o = cJSON_CreateObject();
+
+	(void)state;
+	bodies[0] = requests_body_of(&req);
+	memset(braces, '{', sizeof(braces) - 1);
+	braces[sizeof(braces) - 1] = '\0';
+	cJSON_AddStringToObject(o, "text", braces);
+	bodies[1] = jsonx_print(o);
+	cJSON_Delete(o);
+	for (int i = 0; i < 2; i++) {
+		size_t depth = JSONX_LINE_DEPTH + (size_t)i;
+
+		deep[i] = xcalloc(2 * depth + 1, 1);
+		memset(deep[i], '[', depth);
+		memset(deep[i] + depth, ']', depth);
+		bodies[2 + i] = deep[i];
+	}
+	for (int i = 0; i < 4; i++) {
+		char *checked = one_record(bodies[i], strlen(bodies[i]), false);
+		char *printed = one_record(bodies[i], strlen(bodies[i]), true);
+
+		assert_string_equal(printed, checked);
+		/* as deep as a record takes: kept as JSON; deeper: as text */
+		assert_non_null(strstr(printed, i == 3 ? "\"body_text\":\"[[[" : "\"body\":"));
+		free(checked);
+		free(printed);
+	}
+	for (int i = 0; i < 2; i++)
+		free(bodies[i]);
+	free(deep[0]);
+	free(deep[1]);
+}
+
+/* The caller's word is taken: what requests_write checks and keeps as text,
+ * requests_write_printed keeps as it is (so only pevtui's own prints are given to it). */
+static void test_printed_is_not_checked_again(void **state)
+{
+	static const char body[] = "{\"a\":}";
+	char *checked = one_record(body, strlen(body), false);
+	char *printed = one_record(body, strlen(body), true);
+
+	(void)state;
+	assert_non_null(strstr(checked, ",\"body_text\":\"{\\\"a\\\":}\"}\n"));
+	assert_non_null(strstr(printed, ",\"body\":{\"a\":}}\n"));
+	free(checked);
+	free(printed);
+}
+
+struct routed {
+	int printed, other;
+	char *body;
+};
+
+static void route_printed(void *ctx, const char *body, size_t len)
+{
+	struct routed *r = ctx;
+
+	r->printed++;
+	free(r->body);
+	r->body = xstrndup(body, len);
+}
+
+static void route_other(void *ctx, const char *body, size_t len)
+{
+	struct routed *r = ctx;
+
+	r->other++;
+	free(r->body);
+	r->body = xstrndup(body, len);
+}
+
+/* A wire body goes to on_request_printed as the provider printed it; one with the key
+ * hidden in it is no longer that print and goes to on_request, to be checked. */
+static void test_wire_bodies_routed_by_origin(void **state)
+{
+	struct http_options opt = {.connect_timeout_ms = 2000, .max_retries = -1};
+	struct llm_msg plain = {.kind = LLM_MSG_USER, .text = "count the words"};
+	struct llm_msg leaky = {.kind = LLM_MSG_USER,
+				.text = "count the words; the .env says KEY=" FAKE_KEY};
+
+	(void)state;
+	for (int anthropic = 0; anthropic < 2; anthropic++)
+		for (int leak = 0; leak < 2; leak++) {
+			struct llm_request req = {.role = ROLE_EXECUTOR, .model = "m",
+						  .system = "s", .msgs = leak ? &leaky : &plain,
+						  .n_msgs = 1, .max_tokens = 64};
+			struct routed r = {0, 0, NULL};
+			struct llm_hooks hooks = {.ctx = &r, .on_request = route_other,
+						  .on_request_printed = route_printed};
+			struct llm_response res = {0};
+			char *err = NULL, *url;
+			int fd, port = closed_port(&fd);
+			struct provider *p;
+
+			url = xasprintf("http://127.0.0.1:%d", port);
+			p = anthropic ? provider_anthropic_new(url, FAKE_KEY, &err)
+				      : provider_openai_new(url, FAKE_KEY, &err);
+			assert_non_null(p);
+			if (anthropic)
+				provider_anthropic_set_http(p, &opt);
+			else
+				provider_openai_set_http(p, &opt);
+			assert_int_equal(provider_complete(p, &req, &hooks, &res, &err),
+					 PROVIDER_ERROR);
+			free(err);
+			assert_int_equal(leak ? r.other : r.printed, 1);
+			assert_int_equal(leak ? r.printed : r.other, 0);
+			assert_non_null(r.body);
+			assert_null(strstr(r.body, FAKE_KEY));
+			assert_non_null(strstr(r.body, "count the words"));
+			free(r.body);
+			llm_response_release(&res);
+			provider_free(p);
+			close(fd);
+			free(url);
+		}
+}
+
 /* The simulated provider sends nothing: the request as the engine built it. */
 static void test_body_of(void **state)
 {
@@ -1072,6 +1223,40 @@ static void test_schemas_once_per_run(void **state)
 	schemas_free(memo);
 }
 
+/* A text every call repeats is written as a JSON string once per run: the same bytes as
+ * written for the call, the same copy each time after; past a bound, none is kept. */
+static void test_strings_once_per_run(void **state)
+{
+	static const char odd[] = "q\" b\\ \n\t \x01 \x7f \xc3\xa9 \xe2\x80\xa8 end";
+	struct schemas *memo = schemas_new();
+	struct strbuf sb = STRBUF_INIT;
+	const char *first, *again;
+	char *copy = xstrdup(odd);
+	int i;
+
+	(void)state;
+	strbuf_init(&sb);
+	strbuf_add_json(&sb, odd, strlen(odd), 0);
+	first = schemas_string(memo, odd);
+	assert_string_equal(first, sb.buf);
+	again = schemas_string(memo, copy); /* found by its text, not its address */
+	assert_ptr_equal(again, first);
+	assert_null(schemas_string(memo, NULL));
+	for (i = 0; i < 100000; i++) {
+		char *text = xasprintf("text %d", i);
+		const char *kept = schemas_string(memo, text);
+
+		free(text);
+		if (!kept)
+			break;
+	}
+	assert_true(i < 100000);
+	assert_ptr_equal(schemas_string(memo, odd), first);
+	free(copy);
+	strbuf_release(&sb);
+	schemas_free(memo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,9 +1271,13 @@ int main(void)
 		cmocka_unit_test(test_old_layout_still_read),
 		cmocka_unit_test(test_valid_line),
 		cmocka_unit_test(test_no_key_in_kept_bodies),
+		cmocka_unit_test(test_printed_bodies_written_alike),
+		cmocka_unit_test(test_printed_is_not_checked_again),
+		cmocka_unit_test(test_wire_bodies_routed_by_origin),
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
 		cmocka_unit_test(test_schemas_once_per_run),
+		cmocka_unit_test(test_strings_once_per_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
