@@ -22,7 +22,7 @@
 #include "checkpoint.h"
 #include "journal.h"
 #include "jsonx.h"
-#include "report.h"
+#include "report_live.h"
 #include "requests.h"
 #include "runlock.h"
 #include "sandbox.h"
@@ -203,7 +203,7 @@ static void maybe_finish_ending(struct pev *e)
 	}
 	free(e->report_path);
 	e->report_path = NULL;
-	if (report_write(e->run_dir, &err))
+	if (report_live_write(e->report, e->run_dir, &err))
 		e->report_path = xasprintf("%s/report.md", e->run_dir);
 	else {
 		/* the journal has everything; the report is a convenience */
@@ -741,6 +741,9 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 			checkpoint_set_exclude(e->checkpoints, &s->checkpoint_exclude);
 		}
 	}
+	/* The report takes what the journal takes: the journal's past (resume), then, from
+	 * the same moment as the journal, every event published. */
+	e->report = report_live_new();
 	if (resume && !rebuild_from_journal(e, err))
 		goto fail;
 	e->journal = journal_open(run_dir, err);
@@ -748,6 +751,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 		goto fail;
 	journal_on_failure(e->journal, journal_failure_cb, e);
 	bus_subscribe(bus, journal_on_event, e->journal);
+	report_live_attach(e->report, bus);
 	gatekeeper_attach(gates, answer_cb, e);
 	return e;
 fail:
@@ -842,6 +846,7 @@ void pev_free(struct pev *e)
 	strvec_clear(&e->shell_run_allow);
 	strvec_clear(&e->mcp_run_allow);
 	strvec_clear(&e->http_allow_hosts);
+	report_live_free(e->report);
 	journal_close(e->journal);
 	runlock_release(e->lock_fd);
 	attempts_close(e->attempts);

@@ -10,23 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "budget.h"
 #include "bus.h"
 #include "events.h"
 #include "journal.h"
+#include "report_live.h"
 #include "series_rebuild.h"
 #include "xalloc.h"
 
 struct visit_ctx {
 	struct run_state *rs;
 	struct series_rebuild *series; /* NULL without checkpoints */
+	struct report_live *report;    /* the run's report.md goes on from the journal's past */
 };
 
 static bool visit(void *ctx, const struct event *ev)
 {
 	struct visit_ctx *v = ctx;
+	cJSON *o = cJSON_Parse(ev->json); /* once, for the fold and the report */
 
-	fold_apply(v->rs, ev);
+	fold_apply_json(v->rs, (int)ev->type, o);
+	report_live_apply(v->report, (int)ev->type, o);
+	cJSON_Delete(o);
 	if (v->series)
 		series_rebuild_event(v->series, ev);
 	return true;
@@ -107,7 +114,8 @@ bool rebuild_from_journal(struct pev *e, char **err)
 	struct journal_load_info info = {0};
 	struct run_state rs;
 	struct strvec kept = STRVEC_INIT, again = STRVEC_INIT;
-	struct visit_ctx vc = {&rs, e->checkpoints ? series_rebuild_new(e->checkpoints) : NULL};
+	struct visit_ctx vc = {&rs, e->checkpoints ? series_rebuild_new(e->checkpoints) : NULL,
+			       e->report};
 	bool ok;
 
 	fold_init(&rs);

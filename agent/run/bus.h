@@ -16,15 +16,27 @@ struct bus;
  */
 typedef void (*bus_fn)(void *ctx, const struct event *ev);
 
+/*
+ * For a subscriber that would parse each event's text: called as bus_fn is, for journaled
+ * events only, with `line` the object cJSON_Parse would make of ev->json ("seq", "ts" and
+ * "type" first, then the fields, numbers as the text has them) built from the fields the
+ * event was printed from, not parsed. `line` is the bus's and is freed after the call:
+ * read it, do not keep it or change it.
+ */
+typedef void (*bus_tree_fn)(void *ctx, const struct event *ev, const struct cJSON *line);
+
 struct bus *bus_new(void);
 void bus_free(struct bus *b);
 /* Journaled events only (everything but streaming deltas). */
 void bus_subscribe(struct bus *b, bus_fn fn, void *ctx);
 /* Every event, ephemeral ones (llm.delta) included: for live screens. */
 void bus_subscribe_all(struct bus *b, bus_fn fn, void *ctx);
+/* Journaled events with their objects (bus_tree_fn). */
+void bus_subscribe_tree(struct bus *b, bus_tree_fn fn, void *ctx);
 /* Removes a subscriber (fn and ctx as subscribed); once it returns, fn is not called
  * again with ctx. */
 void bus_unsubscribe(struct bus *b, bus_fn fn, void *ctx);
+void bus_unsubscribe_tree(struct bus *b, bus_tree_fn fn, void *ctx);
 /* True if some subscriber takes ephemeral events: publishers may skip building them. */
 bool bus_wants_ephemeral(struct bus *b);
 /* Next seq to hand out (resume continues a journal's numbering). */

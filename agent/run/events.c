@@ -202,6 +202,22 @@ static void put_value(struct strbuf *sb, const cJSON *item)
 
 struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 {
+	struct event *ev = event_print(t, seq, fields);
+
+	cJSON_Delete(fields);
+	return ev;
+}
+
+char *event_number_text(double d)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	put_number(&sb, d);
+	return strbuf_detach(&sb);
+}
+
+struct event *event_print(enum event_type t, unsigned long seq, const cJSON *fields)
+{
 	struct event *ev = xcalloc(1, sizeof(*ev));
 	struct strbuf sb;
 	char ts[40];
@@ -233,7 +249,6 @@ struct event *event_build(enum event_type t, unsigned long seq, cJSON *fields)
 			put_value(&sb, f);
 		}
 		ev->step_id = xstrdup(jsonx_str(fields, "step_id"));
-		cJSON_Delete(fields);
 	}
 	strbuf_addc(&sb, '}');
 	ev->type = t;

@@ -53,6 +53,11 @@ bool event_type_is_ephemeral(enum event_type t);  /* not journaled, no seq */
 
 /* Builds an event from `fields` (taken): prepends seq, ts (RFC 3339 UTC, now) and type. */
 struct event *event_build(enum event_type t, unsigned long seq, struct cJSON *fields);
+/* The same, `fields` (NULL ok) left to the caller. */
+struct event *event_print(enum event_type t, unsigned long seq, const struct cJSON *fields);
+/* The text an event's line holds for the number d ("null" for NaN and infinities), so a
+ * reader of the tree that was printed can see what a reader of the line sees. Caller frees. */
+char *event_number_text(double d);
 /* Parses one journal line. NULL + *err if it is not an event. */
 struct event *event_from_line(const char *line, char **err);
 struct event *event_dup(const struct event *ev);

@@ -1,4 +1,5 @@
-/* report — renders report.md for a run from its journal (finished or interrupted). */
+/* report — renders report.md for a run from its events (finished or interrupted): fed one
+ * at a time as they are published, or read back from its journal. */
 #include "config.h"
 
 #include "report.h"
@@ -48,7 +49,8 @@ struct report {
 	struct strvec unknown_models[3]; /* per role: models without a known price */
 	struct strbuf gates;
 	struct strbuf notices;
-	char *last_type;
+	const char *last_type; /* event_type_name's */
+	bool torn_tail; /* the journal read had a cut-off last line */
 	struct audit *audit; /* times, tool calls, edits, budget (report_audit.h) */
 	struct report_replans *replans; /* each replan and its diff (report_replans.h) */
 	struct report_mcp *mcp; /* MCP servers and their calls (report_mcp.h) */
@@ -384,27 +386,24 @@ static void on_notice(struct report *r, const cJSON *o)
 	strbuf_adds(&r->notices, "\n");
 }
 
-/* Each event is parsed once: the fold reads it, then the story takes what it adds. */
-static bool visit(void *ctx, const struct event *ev)
+/* The fold reads each event, then the story takes what it adds. */
+void report_apply(struct report *r, int type, const cJSON *o)
 {
-	struct report *r = ctx;
-	cJSON *o = cJSON_Parse(ev->json);
-	const char *sid = ev->step_id;
+	const char *sid = jsonx_str(o, "step_id"); /* what journal_load makes ev->step_id */
 
-	if (!o)
-		return true; /* journal_load parsed it already; cannot happen */
-	fold_apply_json(&r->rs, (int)ev->type, o);
-	audit_apply(r->audit, (int)ev->type, o);
-	report_replans_apply(r->replans, &r->rs, (int)ev->type, o);
-	report_mcp_apply(r->mcp, (int)ev->type, o);
-	free(r->last_type);
-	r->last_type = xstrdup(event_type_name(ev->type));
-	switch (ev->type) {
+	if (!cJSON_IsObject(o) || type < 0 || type >= EV__COUNT)
+		return;
+	fold_apply_json(&r->rs, type, o);
+	audit_apply(r->audit, type, o);
+	report_replans_apply(r->replans, &r->rs, type, o);
+	report_mcp_apply(r->mcp, type, o);
+	r->last_type = event_type_name((enum event_type)type);
+	switch ((enum event_type)type) {
 	case EV_RUN_START: r->has_start = true; break;
 	case EV_RUN_FINAL:
 		cJSON_Delete(r->final);
-		r->final = o;
-		return true;
+		r->final = cJSON_Duplicate(o, true);
+		break;
 	case EV_RUN_REOPEN:
 		cJSON_Delete(r->final);
 		r->final = NULL;
@@ -451,6 +450,13 @@ static bool visit(void *ctx, const struct event *ev)
 	case EV_NOTICE: on_notice(r, o); break;
 	default: break;
 	}
+}
+
+static bool visit(void *ctx, const struct event *ev)
+{
+	cJSON *o = cJSON_Parse(ev->json); /* journal_load checked it is an object */
+
+	report_apply(ctx, (int)ev->type, o);
 	cJSON_Delete(o);
 	return true;
 }
@@ -690,8 +696,7 @@ static void render_final(struct strbuf *sb, const struct report *r)
 	strbuf_adds(sb, "\n");
 }
 
-static void render_outcome(struct strbuf *sb, const struct report *r,
-                           const struct journal_load_info *info)
+static void render_outcome(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
 	const char *reason = rs->end_reason;
@@ -712,12 +717,11 @@ static void render_outcome(struct strbuf *sb, const struct report *r,
 		            "without run.end.\n",
 		            rs->last_seq, r->last_type ? r->last_type : "none");
 	}
-	if (info->torn_tail)
+	if (r->torn_tail)
 		strbuf_adds(sb, "The journal's last line was cut off and was left out.\n");
 }
 
-static char *render(const struct report *r, const struct journal_load_info *info,
-		    const char *run_dir)
+static char *render(const struct report *r, const char *run_dir)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const struct run_state *rs = &r->rs;
@@ -771,12 +775,27 @@ static char *render(const struct report *r, const struct journal_load_info *info
 	render_final(&sb, r);
 	render_cost(&sb, r);
 	audit_render_budget(r->audit, &sb, rs);
-	render_outcome(&sb, r, info);
+	render_outcome(&sb, r);
 	return strbuf_detach(&sb);
 }
 
-static void report_release(struct report *r)
+struct report *report_new(void)
 {
+	struct report *r = xcalloc(1, sizeof(*r));
+
+	fold_init(&r->rs);
+	strbuf_init(&r->gates);
+	strbuf_init(&r->notices);
+	r->audit = audit_new();
+	r->replans = report_replans_new();
+	r->mcp = report_mcp_new();
+	return r;
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
 	fold_release(&r->rs);
 	cJSON_Delete(r->final);
 	for (size_t i = 0; i < r->n_steps; i++) {
@@ -789,10 +808,10 @@ static void report_release(struct report *r)
 		strvec_clear(&r->unknown_models[i]);
 	strbuf_release(&r->gates);
 	strbuf_release(&r->notices);
-	free(r->last_type);
 	audit_free(r->audit);
 	report_replans_free(r->replans);
 	report_mcp_free(r->mcp);
+	free(r);
 }
 
 /* Temporary file + fsync + rename, so a reader never sees half a report. */
@@ -824,30 +843,29 @@ static bool write_atomic(const char *path, const char *text, char **err)
 	return e == 0;
 }
 
+bool report_render_write(const struct report *r, const char *run_dir, char **err)
+{
+	char *rpath = xasprintf("%s/report.md", run_dir);
+	char *text = render(r, run_dir);
+	bool ok = write_atomic(rpath, text, err);
+
+	free(text);
+	free(rpath);
+	return ok;
+}
+
 bool report_write(const char *run_dir, char **err)
 {
-	struct report r;
+	struct report *r = report_new();
 	struct journal_load_info info;
 	char *jpath = xasprintf("%s/journal.jsonl", run_dir);
-	char *rpath = xasprintf("%s/report.md", run_dir);
-	char *text;
-	bool ok;
+	bool ok = journal_load(jpath, visit, r, &info, err);
 
-	memset(&r, 0, sizeof(r));
-	fold_init(&r.rs);
-	strbuf_init(&r.gates);
-	strbuf_init(&r.notices);
-	r.audit = audit_new();
-	r.replans = report_replans_new();
-	r.mcp = report_mcp_new();
-	ok = journal_load(jpath, visit, &r, &info, err);
 	if (ok) {
-		text = render(&r, &info, run_dir);
-		ok = write_atomic(rpath, text, err);
-		free(text);
+		r->torn_tail = info.torn_tail;
+		ok = report_render_write(r, run_dir, err);
 	}
-	report_release(&r);
+	report_free(r);
 	free(jpath);
-	free(rpath);
 	return ok;
 }

@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "journal.h"
 #include "jsonx.h"
+#include "report_check.h"
 #include "strbuf.h"
 #include "xalloc.h"
 
@@ -641,6 +642,12 @@ static void crash_and_resume(struct kill_spec k)
 		         p.status, base->exit_code, p.out, p.err);
 	load(rd, &after);
 	check_resumed(&before, &after, base, 1);
+	{
+		/* The resumed process's report covers the killed part too, as the journal's. */
+		char *why = report_check_live(rd);
+		if (why)
+			fail_msg("%s: %s", k.scenario, why);
+	}
 	if (k.also)
 		k.also(&before, &after);
 	assert_listed(tmp, runs, id, base->exit_code ? "partial" : "passed");

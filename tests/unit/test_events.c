@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <ctype.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -566,6 +567,104 @@ static void test_bus_ephemeral_only_to_all_subscribers(void **state)
 	bus_free(b);
 }
 
+/* Exactly the same tree: types, keys, strings, and numbers to the bit. */
+static bool same_tree(const cJSON *a, const cJSON *b)
+{
+	if ((a->type & 0xFF) != (b->type & 0xFF) || !a->string != !b->string ||
+	    (a->string && strcmp(a->string, b->string)))
+		return false;
+	switch (a->type & 0xFF) {
+	case cJSON_Number:
+		return !memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) &&
+		       a->valueint == b->valueint;
+	case cJSON_String: return !strcmp(a->valuestring, b->valuestring);
+	case cJSON_Array:
+	case cJSON_Object:
+		for (a = a->child, b = b->child; a && b; a = a->next, b = b->next)
+			if (!same_tree(a, b))
+				return false;
+		return !a && !b;
+	default: return true;
+	}
+}
+
+struct tree_rec {
+	int calls, same;
+	unsigned long seq[8];
+};
+
+/* A tree subscriber: its tree must be what parsing the event's text gives. */
+static void tree_sub(void *ctx, const struct event *ev, const cJSON *line)
+{
+	struct tree_rec *t = ctx;
+	cJSON *parsed = cJSON_Parse(ev->json);
+
+	if (t->calls < 8)
+		t->seq[t->calls] = ev->seq;
+	t->calls++;
+	if (parsed && same_tree(line, parsed))
+		t->same++;
+	else
+		fprintf(stderr, "tree %s\n  vs line %s\n", cJSON_PrintUnformatted(line), ev->json);
+	cJSON_Delete(parsed);
+}
+
+/* A tree subscriber gets, without a parse, the object a reader of the line parses:
+ * numbers as written (15 digits when they read back closely, null for NaN), the header
+ * first and fields that would shadow it left out, raw JSON as values. */
+static void test_bus_tree_is_the_parsed_line(void **state)
+{
+	struct bus *b = bus_new();
+	struct tree_rec t = {0};
+	struct record rec = {0};
+	struct sub_ctx sub = {0, &rec};
+	cJSON *f = cJSON_CreateObject(), *nested = cJSON_CreateObject();
+	cJSON *arr = cJSON_CreateArray();
+	const double numbers[] = {0.1 + 0.2, 1.0 / 3, 1e300,  -0.0,         NAN,  INFINITY,
+	                          1e15,      -5,      3.5,    2147483648.0, 1e-7, 123456789012345678.0};
+	struct event *remote;
+
+	(void)state;
+	bus_subscribe(b, recorder, &sub);
+	bus_subscribe_tree(b, tree_sub, &t);
+	cJSON_AddStringToObject(f, "step_id", "s1");
+	cJSON_AddNumberToObject(f, "seq", 99);
+	cJSON_AddNumberToObject(f, "cost_usd", 0.1 + 0.2);
+	cJSON_AddStringToObject(f, "type", "shadow");
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(numbers[i]));
+	cJSON_AddItemToObject(nested, "numbers", arr);
+	cJSON_AddStringToObject(nested, "text", "tab\there \x1b[31m \xc2\x9b \xe2\x80\xae \xff\"q\"\\");
+	cJSON_AddItemToObject(f, "nested", nested);
+	cJSON_AddStringToObject(f, "ts", "shadow");
+	cJSON_AddRawToObject(f, "raw", "{\"x\":[1,2.5,null,0.30000000000000004]}");
+	cJSON_AddBoolToObject(f, "ok", true);
+	cJSON_AddNullToObject(f, "none");
+	cJSON_AddNumberToObject(f, "cost_usd", 7); /* a second key of the same name */
+	assert_int_equal(bus_publish(b, EV_TOOL_RESULT, f), 1);
+	assert_int_equal(bus_publish(b, EV_NOTICE, NULL), 2);
+	assert_int_equal(bus_publish(b, EV_LLM_DELTA, cJSON_CreateObject()), 0);
+	assert_int_equal(t.calls, 2); /* not the ephemeral one */
+	assert_int_equal(t.same, 2);
+	assert_int_equal(t.seq[0], 1);
+	assert_int_equal(t.seq[1], 2);
+	/* Text from elsewhere (bus_deliver) is parsed for them. */
+	remote = event_from_line("{\"seq\":7,\"ts\":\"x\",\"type\":\"notice\",\"n\":0.5}", &(char *){NULL});
+	assert_non_null(remote);
+	bus_deliver(b, remote);
+	assert_int_equal(t.calls, 3);
+	assert_int_equal(t.same, 3);
+	event_free(remote);
+	/* The text subscriber saw each event as before, in the same order. */
+	assert_int_equal(rec.n, 3);
+	assert_int_equal(rec.seq[0], 1);
+	bus_unsubscribe_tree(b, tree_sub, &t);
+	bus_publish(b, EV_NOTICE, cJSON_CreateObject());
+	assert_int_equal(t.calls, 3);
+	record_free(&rec);
+	bus_free(b);
+}
+
 static void test_bus_notice(void **state)
 {
 	struct bus *b = bus_new();
@@ -685,6 +784,7 @@ int main(void)
 	    cmocka_unit_test(test_bus_set_next_seq),
 	    cmocka_unit_test(test_bus_ephemeral_only_to_all_subscribers),
 	    cmocka_unit_test(test_bus_notice),
+	    cmocka_unit_test(test_bus_tree_is_the_parsed_line),
 	    cmocka_unit_test(test_bus_total_order_across_threads),
 	    cmocka_unit_test(test_changes_summary),
 	};
