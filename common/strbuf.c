@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
+#if defined(__SSE2__) && !defined(STRBUF_NO_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -159,7 +159,7 @@ static const unsigned char json_class[256] = {
 static const unsigned char *json_plain_run(const unsigned char *p, const unsigned char *end,
 					   unsigned mask)
 {
-#ifdef __SSE2__
+#if defined(__SSE2__) && !defined(STRBUF_NO_SIMD)
 	const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
 	const __m128i c0 = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
 
