@@ -868,6 +868,9 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 		fprintf(stderr, "pevtui: resume the run with pevtui --resume %s\n", pev_run_id(e));
 	if (pev_report_path(e))
 		fprintf(stderr, "pevtui: report: %s\n", pev_report_path(e));
+	else if (pev_report_error(e))
+		fprintf(stderr, "pevtui: no report: %s (the journal has the whole run)\n",
+			pev_report_error(e));
 
 	ctl_server_free(ctl);
 	/* A signal still on its way (the end of the run) gets its notify_cmd first. */

@@ -239,6 +239,7 @@ struct pev {
 	char *end_reason;
 	int lock_fd;             /* RUNDIR/lock, held for the engine's life (runlock.h) */
 	char *report_path;       /* RUNDIR/report.md once written, else NULL */
+	char *report_error;      /* why the last report could not be written, else NULL */
 	struct report_live *report; /* report.md's events so far (report_live.h) */
 	bool quit;               /* no run.end: leave the run resumable */
 	bool stop_loop;          /* leave the event loop */

@@ -196,20 +196,21 @@ static void maybe_finish_ending(struct pev *e)
 	mcpcalls_run_ended(e);
 	bus_publish(e->bus, EV_RUN_END, f);
 	e->phase = PH_ENDED;
-	/* The report is read from the journal: none from one that stopped short. */
+	/* The report tells what the journal has: none when the journal stopped short. */
 	if (journal_error(e->journal)) {
 		journal_failed(e, journal_error(e->journal));
 		return;
 	}
 	free(e->report_path);
+	free(e->report_error);
 	e->report_path = NULL;
+	e->report_error = NULL;
+	/* The journal has everything, the report is a convenience: one that cannot be written
+	 * is said by the front end (pev_report_error), not journaled after run.end. */
 	if (report_live_write(e->report, e->run_dir, &err))
 		e->report_path = xasprintf("%s/report.md", e->run_dir);
-	else {
-		/* the journal has everything; the report is a convenience */
-		bus_notice(e->bus, "warn", NULL, "%s", err);
-		free(err);
-	}
+	else
+		e->report_error = err;
 	if (!e->linger)
 		e->stop_loop = true;
 }
@@ -801,6 +802,11 @@ const char *pev_report_path(const struct pev *e)
 	return e->report_path;
 }
 
+const char *pev_report_error(const struct pev *e)
+{
+	return e->report_error;
+}
+
 void pev_free(struct pev *e)
 {
 	struct msg *m, *next;
@@ -868,6 +874,7 @@ void pev_free(struct pev *e)
 	free(e->workspace);
 	free(e->end_reason);
 	free(e->report_path);
+	free(e->report_error);
 	free(e->replan_step);
 	free(e->replan_why);
 	free(e->resume_summary);

@@ -84,6 +84,9 @@ const char *pev_run_id(const struct pev *e);
 const char *pev_end_reason(const struct pev *e);
 /* RUNDIR/report.md once the run ended and it was written; NULL otherwise. */
 const char *pev_report_path(const struct pev *e);
+/* Why the report of the run's last end could not be written (NULL if it was, or the run has
+ * not ended): the front end says it, since nothing is journaled after run.end. */
+const char *pev_report_error(const struct pev *e);
 /* A fresh run directory path RUNS_DIR/<run-id> (not created). Caller frees. */
 char *pev_new_run_dir(const char *runs_dir);
 
