@@ -505,15 +505,12 @@ static bool v_lit(struct vcur *c, const char *word)
 	return true;
 }
 
-/* Four hex digits after "\u"; -1 when not. */
-static long v_hex4(struct vcur *c)
+long jsonx_hex4(const char *p)
 {
 	long v = 0;
 
-	if (c->end - c->p < 4)
-		return -1;
 	for (int i = 0; i < 4; i++) {
-		int d = c->p[i];
+		int d = p[i];
 
 		d = d >= '0' && d <= '9'   ? d - '0'
 		    : d >= 'a' && d <= 'f' ? d - 'a' + 10
@@ -523,7 +520,16 @@ static long v_hex4(struct vcur *c)
 			return -1;
 		v = v * 16 + d;
 	}
-	c->p += 4;
+	return v;
+}
+
+/* Four hex digits after "\u"; -1 when not. */
+static long v_hex4(struct vcur *c)
+{
+	long v = c->end - c->p < 4 ? -1 : jsonx_hex4((const char *)c->p);
+
+	if (v >= 0)
+		c->p += 4;
 	return v;
 }
 

@@ -71,6 +71,9 @@ char *jsonx_describe(const struct cJSON *it, size_t max);
  * return, not even as blank space between tokens, so that it can be embedded in a JSON
  * Lines record as it is. No allocation; linear in n. */
 bool jsonx_valid_line(const char *s, size_t n);
+/* The value of the four hex digits at p (as after "\\u"); -1 when they are not four hex
+ * digits (p is read no further than the first that is not). */
+long jsonx_hex4(const char *p);
 
 /* Compact serialization; caller frees. NULL in → "null". */
 char *jsonx_print(const struct cJSON *item);

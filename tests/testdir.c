@@ -54,3 +54,23 @@ char *testdir_slurp(const char *path)
 	fclose(f);
 	return strbuf_detach(&sb);
 }
+
+char *testdir_slurp_in(const char *dir, const char *rel)
+{
+	char *p = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(p);
+
+	free(p);
+	return s;
+}
+
+bool testdir_put(const char *dir, const char *rel, const char *text)
+{
+	char *p = xasprintf("%s/%s", dir, rel);
+	FILE *f = fopen(p, "w");
+	bool ok = f && fputs(text, f) >= 0;
+
+	if (f && fclose(f))
+		ok = false;
+	free(p);
+	return ok;
+}

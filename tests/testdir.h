@@ -12,5 +12,9 @@ bool testdir_remove(const char *dir);
 /* A whole file as a string (NUL-terminated; NULs inside stay), or NULL if it cannot be
  * read. Caller frees. */
 char *testdir_slurp(const char *path);
+/* testdir_slurp of DIR/REL. */
+char *testdir_slurp_in(const char *dir, const char *rel);
+/* Writes TEXT as the whole of DIR/REL (made or truncated); false if it cannot. */
+bool testdir_put(const char *dir, const char *rel, const char *text);
 
 #endif

@@ -943,25 +943,6 @@ static char *read_span(const char *run_dir, long long off, size_t n, char **err)
 	return buf;
 }
 
-/* Four hex digits; -1 when they are not. */
-static long hex4(const char *p)
-{
-	long v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		int d = p[i];
-
-		d = d >= '0' && d <= '9'   ? d - '0'
-		    : d >= 'a' && d <= 'f' ? d - 'a' + 10
-		    : d >= 'A' && d <= 'F' ? d - 'A' + 10
-					   : -1;
-		if (d < 0)
-			return -1;
-		v = v * 16 + d;
-	}
-	return v;
-}
-
 /*
  * One escape at p (a backslash; `n` bytes there, 12 when there are that many) as the bytes
  * it stands for, into u: how many (1 to 4), 0 when it is not a JSON escape. *used: its
@@ -978,11 +959,11 @@ static size_t unescape(const char *p, size_t n, unsigned char u[4], size_t *used
 		u[0] = (unsigned char)to[k - from];
 		return 1;
 	}
-	if (n < 6 || p[1] != 'u' || (c = hex4(p + 2)) < 0 || (c >= 0xDC00 && c <= 0xDFFF))
+	if (n < 6 || p[1] != 'u' || (c = jsonx_hex4(p + 2)) < 0 || (c >= 0xDC00 && c <= 0xDFFF))
 		return 0;
 	*used = 6;
 	if (c >= 0xD800 && c <= 0xDBFF) {
-		if (n < 12 || p[6] != '\\' || p[7] != 'u' || (lo = hex4(p + 8)) < 0xDC00 ||
+		if (n < 12 || p[6] != '\\' || p[7] != 'u' || (lo = jsonx_hex4(p + 8)) < 0xDC00 ||
 		    lo > 0xDFFF)
 			return 0;
 		*used = 12;

@@ -59,22 +59,7 @@ static int teardown(void **state)
 
 static void put(const char *dir, const char *rel, const char *text)
 {
-	char *p = xasprintf("%s/%s", dir, rel);
-	FILE *f = fopen(p, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(p);
-}
-
-/* DIR/REL's text, or NULL when it is not there. */
-static char *text_in(const char *dir, const char *rel)
-{
-	char *p = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
+	assert_true(testdir_put(dir, rel, text));
 }
 
 static void make_dir(const char *dir, const char *rel)
@@ -137,7 +122,7 @@ static void test_artifact_copies(void **state)
 	assert_false(cut);
 	free(s);
 	free(rel);
-	s = text_in(fx->run, "attempts/step%201/2/files/top.md");
+	s = testdir_slurp_in(fx->run, "attempts/step%201/2/files/top.md");
 	assert_string_equal(s, "top text\n");
 	free(s);
 	/* nothing else was written: not the secret, not the big file */
@@ -179,7 +164,7 @@ static void test_tool_outputs(void **state)
 	rel = attempts_keep_output(d, 1, "second", 6);
 	assert_string_equal(rel, "attempts/s1/3/tool-2.txt");
 	free(rel);
-	s = text_in(fx->run, "attempts/s1/3/tool-2.txt");
+	s = testdir_slurp_in(fx->run, "attempts/s1/3/tool-2.txt");
 	assert_string_equal(s, "second");
 	free(s);
 	attempts_dir_free(d);
@@ -210,10 +195,10 @@ static void test_existing_attempt_folder(void **state)
 	assert_string_equal(rel, "attempts/s1/1/tool-1.txt");
 	free(rel);
 	attempts_dir_free(d);
-	s = text_in(fx->run, "attempts/s1/1/tool-1.txt");
+	s = testdir_slurp_in(fx->run, "attempts/s1/1/tool-1.txt");
 	assert_string_equal(s, "new");
 	free(s);
-	s = text_in(fx->run, "attempts/s1/1/note.txt");
+	s = testdir_slurp_in(fx->run, "attempts/s1/1/note.txt");
 	assert_string_equal(s, "left alone");
 	free(s);
 }
@@ -265,7 +250,7 @@ static void test_run_folder_held_open(void **state)
 	assert_int_equal(rename(fx->run, moved), 0);
 	rel = attempts_keep_output(d, 0, "kept", 4);
 	assert_non_null(rel);
-	s = text_in(moved, rel);
+	s = testdir_slurp_in(moved, rel);
 	assert_string_equal(s, "kept");
 	free(s);
 	free(rel);
@@ -323,7 +308,7 @@ static void test_attempts_folder_removed(void **state)
 	rel = attempts_keep_output(d, 0, "second", 6);
 	assert_string_equal(rel, "attempts/s1/2/tool-1.txt");
 	attempts_dir_free(d);
-	s = text_in(fx->run, rel);
+	s = testdir_slurp_in(fx->run, rel);
 	assert_string_equal(s, "second");
 	free(s);
 	free(rel);

@@ -41,21 +41,7 @@
 
 static void put(const char *dir, const char *rel, const char *text)
 {
-	char *p = xasprintf("%s/%s", dir, rel);
-	FILE *f = fopen(p, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(p);
-}
-
-static char *slurp(const char *dir, const char *rel)
-{
-	char *p = xasprintf("%s/%s", dir, rel), *s = testdir_slurp(p);
-
-	free(p);
-	return s;
+	assert_true(testdir_put(dir, rel, text));
 }
 
 /* ---- the request store ---- */
@@ -80,7 +66,7 @@ static char *read_back(const char *dir, const char *name)
 /* Every line of the file is one JSON object (jq can read it): how many. */
 static int whole_lines(const char *dir)
 {
-	char *text = slurp(dir, REQUESTS_FILE), *line, *save = NULL;
+	char *text = testdir_slurp_in(dir, REQUESTS_FILE), *line, *save = NULL;
 	int n = 0;
 
 	assert_non_null(text);
@@ -145,7 +131,7 @@ static void test_names_and_listing(void **state)
 	assert_int_not_equal(access(path, F_OK), 0);
 	free(path);
 	assert_int_equal(whole_lines(dir), 7);
-	body = slurp(dir, REQUESTS_FILE);
+	body = testdir_slurp_in(dir, REQUESTS_FILE);
 	assert_non_null(strstr(body, "{\"seq\":1,\"role\":\"planner\",\"step_id\":null,"
 				     "\"attempt\":0,\"bytes\":7,\"body\":{\"p\":1}}\n"));
 	assert_non_null(strstr(body, "\"bytes\":10,\"body\": [1, \"x\"] }\n"));
@@ -442,7 +428,7 @@ static void test_torn_last_line(void **state)
 	body = read_back(dir, "requests.jsonl#3");
 	assert_string_equal(body, "{\"e\":5}");
 	free(body);
-	body = slurp(dir, REQUESTS_FILE);
+	body = testdir_slurp_in(dir, REQUESTS_FILE);
 	assert_non_null(strstr(body, "cut her\n{\"seq\":3,\"role\":\"verifier\""));
 	free(body);
 	free(path);
@@ -876,7 +862,7 @@ static char *one_record(const char *body, size_t len, bool printed)
 			    : requests_write(rq, seq, "executor", "s1", 2, body, len, &err));
 	assert_null(err);
 	requests_close(rq);
-	text = slurp(dir, REQUESTS_FILE);
+	text = testdir_slurp_in(dir, REQUESTS_FILE);
 	assert_non_null(text);
 	assert_true(testdir_remove(dir));
 	free(dir);
