@@ -426,6 +426,10 @@ void headless_on_event(void *ctx, const struct event *ev)
 	}
 	it = xcalloc(1, sizeof(*it));
 	it->ev = event_dup(ev);
+	/* The printer waits only on an empty queue, and empties it before it waits again:
+	 * the first event of a burst wakes it, the rest of the burst need not. */
+	if (!h->head)
+		pthread_cond_signal(&h->cond);
 	if (h->tail)
 		h->tail->next = it;
 	else
@@ -434,7 +438,6 @@ void headless_on_event(void *ctx, const struct event *ev)
 	h->n++;
 	h->n_ephemeral += event_type_is_ephemeral(ev->type);
 	h->bytes += size;
-	pthread_cond_signal(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 }
 
