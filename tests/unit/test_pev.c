@@ -1641,6 +1641,50 @@ static void test_rerun_uses_server_up_after_run_end(void **state)
 }
 
 /*
+ * --resume of a run that ended (rejected at its plan gate): the run is ended until the
+ * run.reopen the resumed engine publishes first; its MCP servers start beside it, and a
+ * start that is over before that run.reopen is told after it, not after the run.end.
+ */
+static void test_resumed_ended_run_tells_servers_after_reopen(void **state)
+{
+	struct run r;
+	char *err = NULL;
+	const cJSON *ev;
+	bool ended = false;
+	int bad = 0;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_PLAN);
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_NONE, false), PEV_EXIT_ABORTED);
+	run_end_go(&r);
+
+	r.s.gates = 0;
+	/* A server that fails at once: its outcome is ready before the engine's first event. */
+	assert_true(mcp_conf_set_key(&r.s.mcp, "t", "command", "/nonexistent/pevtui-mcp", &err));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, true), PEV_EXIT_OK);
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		if (ended && !is(ev, "operator.command", NULL) && !is(ev, "run.reopen", NULL)) {
+			print_message("%s (%s) after run.end\n", jsonx_str(ev, "type"),
+				      jsonx_str(ev, "message") ? jsonx_str(ev, "message") : "");
+			bad++;
+		}
+		if (is(ev, "run.end", NULL))
+			ended = true;
+		if (is(ev, "run.reopen", NULL))
+			ended = false;
+	}
+	assert_int_equal(bad, 0);
+	ev = mcp_notice(&r, "failed");
+	assert_non_null(ev);
+	assert_true(seq_of(nth(&r, "run.reopen", NULL, 0)) < seq_of(ev));
+	run_free(&r);
+}
+
+/*
  * A call whose provider rebuilt its body (a retry) writes it again under the same number;
  * when that rewrite cannot be kept (the cap: an older run's 256 MiB of requests/, sparse
  * here), llm.call still names the number, whose first body is on disk.
@@ -2051,6 +2095,7 @@ int main(void)
 	alarm(120);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_pass),
+		cmocka_unit_test(test_resumed_ended_run_tells_servers_after_reopen),
 		cmocka_unit_test(test_deep_tool_input_keeps_the_journal),
 		cmocka_unit_test(test_second_engine_on_a_run_folder_is_refused),
 		cmocka_unit_test(test_synthesis_failure_keeps_verified_results),
