@@ -639,6 +639,18 @@ static bool v_value(struct vcur *c, int depth)
 	}
 }
 
+bool jsonx_deeper_than(const cJSON *it, int depth)
+{
+	if (!it || !(cJSON_IsObject(it) || cJSON_IsArray(it)))
+		return false;
+	if (depth < 1)
+		return true;
+	for (const cJSON *c = it->child; c; c = c->next)
+		if (jsonx_deeper_than(c, depth - 1))
+			return true;
+	return false;
+}
+
 bool jsonx_valid_line(const char *s, size_t n)
 {
 	struct vcur c = {(const unsigned char *)s, (const unsigned char *)s + n};

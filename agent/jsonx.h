@@ -66,6 +66,11 @@ char *jsonx_describe(const struct cJSON *it, size_t max);
 /* How deep jsonx_valid_line lets containers nest. */
 #define JSONX_LINE_DEPTH 512
 
+/* True when `it` holds containers nested more than `depth` deep (an object or array is
+ * one level; a scalar none). cJSON reads JSON nested up to 1000 levels, and a journal line
+ * that holds such a value one level down no longer loads. */
+bool jsonx_deeper_than(const struct cJSON *it, int depth);
+
 /* True when s[0..n) is exactly one JSON value (RFC 8259: strings checked escape by escape,
  * \u surrogates paired; nesting up to JSONX_LINE_DEPTH) held on one line: no newline or carriage
  * return, not even as blank space between tokens, so that it can be embedded in a JSON

@@ -519,6 +519,7 @@ static void start(struct pev *e)
 		cJSON_AddNullToObject(f, "by_seq");
 		cJSON_AddStringToObject(f, "reason", "resume");
 		bus_publish(e->bus, EV_RUN_REOPEN, f);
+		mcpcalls_run_reopened(e);
 	}
 	publish_run_start(e, EV_RUN_RESUME);
 	bus_notice(e->bus, "info", NULL, "resuming run %s from its journal: %s", e->run_id,

@@ -192,6 +192,9 @@ bool rebuild_from_journal(struct pev *e, char **err)
 		e->exit_code = rs.partial ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
 	}
 	e->reopen_on_start = rs.ended;
+	/* Until that run.reopen the run is ended: its servers' start outcomes, which come
+	 * from threads that start beside the engine's, wait for it (mcp_calls.c). */
+	e->mcp_ended = rs.ended;
 	e->resume_summary = summary(&kept, &again, e->proposal != NULL);
 	/* Commands the operator allowed for the rest of the run are not allowed again from
 	 * the journal: a run folder may come from elsewhere, and a journal never widens what

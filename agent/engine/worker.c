@@ -456,6 +456,10 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 			       .http_allow_hosts = &e->http_allow_hosts};
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
+	/* Nested as deep as cJSON reads (1000 levels), the input would make tool.call's line
+	 * (and an MCP gate's) deeper than the journal's readers take: the journal would stop
+	 * loading. Refused as the call's error, the event holding no such tree. */
+	bool too_deep = jsonx_deeper_than(input, JSONX_LINE_DEPTH);
 	cJSON *f = cJSON_CreateObject();
 	struct shell_run shell = {.exit_status = -1};
 	bool ok = false, is_mcp = !t && mcpcalls_owns(e, call->name);
@@ -468,6 +472,10 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	cJSON_AddNumberToObject(f, "attempt", attempt);
 	cJSON_AddStringToObject(f, "call_id", call->id ? call->id : "");
 	cJSON_AddStringToObject(f, "tool", call->name ? call->name : "");
+	if (too_deep) {
+		cJSON_Delete(input);
+		input = NULL;
+	}
 	cJSON_AddItemToObject(f, "params", input ? cJSON_Duplicate(input, 1) : cJSON_CreateObject());
 	if (is_mcp)
 		mcpcalls_annotate(e, call->name, f);
@@ -479,6 +487,9 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 		ok = mcpcalls_run(j, call->name, input, &out, mcp_fields);
 	else if (!is_mcp && (!t || (t->demo_only && !e->demo)))
 		strbuf_addf(&out, "unknown tool \"%s\"", call->name ? call->name : "");
+	else if (too_deep)
+		strbuf_addf(&out, "the arguments of %s nest deeper than %d levels", call->name,
+			    JSONX_LINE_DEPTH);
 	else if (!input || !cJSON_IsObject(input))
 		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
 	else

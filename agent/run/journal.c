@@ -128,7 +128,9 @@ bool journal_write_plan(const char *run_dir, const char *plan_json, char **err)
 
 	memcpy(buf, plan_json, len);
 	buf[len] = '\n';
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* A fresh file of our own: never through a link planted in its place. */
+	(void)unlink(tmp); /* mostly ENOENT; whatever else, open says below */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		*err = xasprintf("cannot create %s: %s", tmp, strerror(errno));
 		goto out;

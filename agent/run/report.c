@@ -820,9 +820,12 @@ static bool write_atomic(const char *path, const char *text, char **err)
 	char *tmp = xasprintf("%s.tmp", path);
 	size_t len = strlen(text);
 	const char *p = text;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	int e = 0;
+	int fd, e = 0;
 
+	/* A fresh file of our own: one left by a crash goes first, and a link planted in its
+	 * place (symbolic or hard) is neither followed nor written through. */
+	(void)unlink(tmp); /* mostly ENOENT; whatever else, open says below */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		*err = xasprintf("cannot create %s: %s", tmp, strerror(errno));
 		free(tmp);

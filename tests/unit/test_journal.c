@@ -501,6 +501,28 @@ static void test_large_journal_streams(void **state)
 	assert_false(info.torn_tail);
 }
 
+/* A symbolic link planted at plan.json.tmp is not written through. */
+static void test_write_plan_not_through_a_link(void **state)
+{
+	struct fixture *fx = *state;
+	char *err = NULL;
+	char *victim = xasprintf("%s/victim.txt", fx->dir);
+	char *tmp = xasprintf("%s/plan.json.tmp", fx->dir);
+	char *text;
+	FILE *f = fopen(victim, "w");
+
+	assert_non_null(f);
+	fputs("keep me\n", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_true(journal_write_plan(fx->dir, "{\"goal\":\"g\"}", &err));
+	text = read_all(victim, NULL);
+	assert_string_equal(text, "keep me\n");
+	free(text);
+	free(victim);
+	free(tmp);
+}
+
 static void test_write_plan_atomic(void **state)
 {
 	struct fixture *fx = *state;
@@ -693,6 +715,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_visitor_stops_early, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_large_journal_streams, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_plan_atomic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_plan_not_through_a_link, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_error_is_reported, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_threads_one_bus, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_writers_one_file, setup, teardown),

@@ -139,6 +139,7 @@ struct recorder {
 	int fail_purpose;           /* calls for this purpose fail (a 400), or 0 */
 	bool cut_first_answer;      /* the executor's first final answer comes back cut */
 	bool rewrite_planner;       /* the planner's call sends a body, then a bigger one */
+	int deep_input;             /* the executor's first tool call's input nests this deep */
 };
 
 static int rec_complete(struct provider *p, const struct llm_request *req,
@@ -167,6 +168,22 @@ static int rec_complete(struct provider *p, const struct llm_request *req,
 	}
 	{
 		int rc = provider_complete(r->inner, req, hooks, out, err);
+
+		/* As a model may answer: a tool call's input nested as deep as cJSON reads. */
+		if (rc == PROVIDER_OK && r->deep_input && req->role == ROLE_EXECUTOR &&
+		    out->n_calls) {
+			struct strbuf in = STRBUF_INIT;
+
+			strbuf_adds(&in, "{\"path\":\"deep.md\",\"content\":\"x\",\"deep\":");
+			for (int i = 1; i < r->deep_input; i++)
+				strbuf_addc(&in, '[');
+			for (int i = 1; i < r->deep_input; i++)
+				strbuf_addc(&in, ']');
+			strbuf_addc(&in, '}');
+			free(out->calls[0].input_json);
+			out->calls[0].input_json = strbuf_detach(&in);
+			r->deep_input = 0;
+		}
 
 		/* As a server does at its output token limit: the text stops, the reason says
 		 * so. Once, on the executor's final answer. */
@@ -221,6 +238,7 @@ struct run {
 	int fail_purpose; /* the model's calls for this purpose fail (0: none) */
 	bool cut_first_answer; /* the executor's first final answer comes back cut */
 	bool rewrite_planner;  /* the planner's call sends two bodies (recorder) */
+	int deep_input;        /* the executor's first tool input nests this deep (recorder) */
 	/* Sees every journaled event as it is published (bus lock held: it may only post
 	 * commands and answers, which queue). */
 	void (*hook)(struct run *r, const cJSON *ev);
@@ -345,6 +363,7 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	r->rec->fail_purpose = r->fail_purpose;
 	r->rec->cut_first_answer = r->cut_first_answer;
 	r->rec->rewrite_planner = r->rewrite_planner;
+	r->rec->deep_input = r->deep_input;
 	free(path);
 
 	if (!r->s.task)
@@ -838,6 +857,41 @@ static void test_deterministic_catches_missing_artifact(void **state)
 	 * plus the final check. */
 	assert_int_equal(r.rec->calls[ROLE_VERIFIER], 2);
 	assert_non_null(strstr(r.rec->exec_prompts.v[1], "ghost.md"));
+	run_free(&r);
+}
+
+/*
+ * A model's tool input nested as deep as cJSON reads it (1000 levels) would put in
+ * tool.call's params a line nested deeper than any reader takes: the journal would no
+ * longer load (no resume, no replay, no report). Such an input is refused as the tool's
+ * error, and the journal stays whole.
+ */
+static void test_deep_tool_input_keeps_the_journal(void **state)
+{
+	struct run r;
+	cJSON *attempts = cJSON_CreateArray(), *good = cJSON_CreateObject();
+	cJSON *rounds = cJSON_AddArrayToObject(good, "rounds");
+	cJSON *round = cJSON_CreateObject(), *calls = cJSON_AddArrayToObject(round, "tool_calls");
+	cJSON *call = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(call, "input");
+	const cJSON *res;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	cJSON_AddStringToObject(round, "text", "writing");
+	cJSON_AddStringToObject(call, "name", "write_file");
+	cJSON_AddStringToObject(in, "path", "deep.md");
+	cJSON_AddStringToObject(in, "content", "x");
+	cJSON_AddItemToArray(calls, call);
+	cJSON_AddItemToArray(rounds, round);
+	cJSON_AddItemToArray(attempts, good);
+	cJSON_AddItemToObject(cJSON_GetObjectItem(r.script, "executor"), "s1", attempts);
+	r.deep_input = 1000;
+	run_go(&r, GATE_MODE_YES, false); /* loads the journal: it must load */
+	res = nth(&r, "tool.result", "s1", 0);
+	assert_non_null(res);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "ok")));
+	assert_non_null(strstr(jsonx_str(res, "summary"), "nest deeper than"));
 	run_free(&r);
 }
 
@@ -1587,6 +1641,50 @@ static void test_rerun_uses_server_up_after_run_end(void **state)
 }
 
 /*
+ * --resume of a run that ended (rejected at its plan gate): the run is ended until the
+ * run.reopen the resumed engine publishes first; its MCP servers start beside it, and a
+ * start that is over before that run.reopen is told after it, not after the run.end.
+ */
+static void test_resumed_ended_run_tells_servers_after_reopen(void **state)
+{
+	struct run r;
+	char *err = NULL;
+	const cJSON *ev;
+	bool ended = false;
+	int bad = 0;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_PLAN);
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_NONE, false), PEV_EXIT_ABORTED);
+	run_end_go(&r);
+
+	r.s.gates = 0;
+	/* A server that fails at once: its outcome is ready before the engine's first event. */
+	assert_true(mcp_conf_set_key(&r.s.mcp, "t", "command", "/nonexistent/pevtui-mcp", &err));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, true), PEV_EXIT_OK);
+	cJSON_ArrayForEach(ev, r.events)
+	{
+		if (ended && !is(ev, "operator.command", NULL) && !is(ev, "run.reopen", NULL)) {
+			print_message("%s (%s) after run.end\n", jsonx_str(ev, "type"),
+				      jsonx_str(ev, "message") ? jsonx_str(ev, "message") : "");
+			bad++;
+		}
+		if (is(ev, "run.end", NULL))
+			ended = true;
+		if (is(ev, "run.reopen", NULL))
+			ended = false;
+	}
+	assert_int_equal(bad, 0);
+	ev = mcp_notice(&r, "failed");
+	assert_non_null(ev);
+	assert_true(seq_of(nth(&r, "run.reopen", NULL, 0)) < seq_of(ev));
+	run_free(&r);
+}
+
+/*
  * A call whose provider rebuilt its body (a retry) writes it again under the same number;
  * when that rewrite cannot be kept (the cap: an older run's 256 MiB of requests/, sparse
  * here), llm.call still names the number, whose first body is on disk.
@@ -1997,6 +2095,8 @@ int main(void)
 	alarm(120);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_pass),
+		cmocka_unit_test(test_resumed_ended_run_tells_servers_after_reopen),
+		cmocka_unit_test(test_deep_tool_input_keeps_the_journal),
 		cmocka_unit_test(test_second_engine_on_a_run_folder_is_refused),
 		cmocka_unit_test(test_synthesis_failure_keeps_verified_results),
 		cmocka_unit_test(test_cut_off_answer_retried_as_such),

@@ -348,6 +348,36 @@ static void test_only_proposed_plan(void **state)
 	free(plan);
 }
 
+/* A link planted in the run folder where the report's temporary file goes (a symbolic
+ * link, a hard link) is not written through: the file it names stays as it was. */
+static void test_planted_link_at_the_temporary_file(void **state)
+{
+	struct fixture *fx = *state;
+	char *victim = xasprintf("%s/victim.txt", fx->dir);
+	char *tmp = xasprintf("%s/report.md.tmp", fx->dir);
+	char *text;
+	struct stat st;
+
+	start_run(fx, false);
+	for (int hard = 0; hard < 2; hard++) {
+		FILE *f = fopen(victim, "w");
+
+		assert_non_null(f);
+		fputs("keep me\n", f);
+		fclose(f);
+		assert_int_equal(hard ? link(victim, tmp) : symlink(victim, tmp), 0);
+		render(fx);
+		text = testdir_slurp(victim);
+		assert_non_null(text);
+		assert_string_equal(text, "keep me\n");
+		free(text);
+		assert_int_equal(lstat(victim, &st), 0);
+		assert_int_equal(st.st_nlink, 1);
+	}
+	free(victim);
+	free(tmp);
+}
+
 static void test_missing_or_bad_journal(void **state)
 {
 	struct fixture *fx = *state;
@@ -720,6 +750,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_latest_plan_wins, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_only_proposed_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_or_bad_journal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_planted_link_at_the_temporary_file, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_replan_diffs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_judged_edit_and_dropped_step, setup,
 					    teardown),
