@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -29,11 +30,34 @@ struct journal *journal_open(const char *run_dir, char **err)
 {
 	struct journal *j;
 	char *path = xasprintf("%s/journal.jsonl", run_dir);
-	/* 0600: a journal holds the task and model text, which may be confidential. */
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	/* 0600: a journal holds the task and model text, which may be confidential.
+	 * O_NOFOLLOW: never appended through a link planted in the run folder; O_NONBLOCK:
+	 * a FIFO in its place fails at once (no reader) instead of hanging the run. */
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		      0600);
+	struct stat st;
 
 	if (fd < 0) {
+		if (errno == ELOOP || errno == ENXIO)
+			*err = xasprintf("the journal %s is a link or a pipe, not a file: "
+					 "remove it, or use another run folder",
+					 path);
+		else
+			*err = xasprintf("cannot open the journal %s: %s", path, strerror(errno));
+		free(path);
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		*err = xasprintf("the journal %s is not a regular file: remove it, or use another "
+				 "run folder",
+				 path);
+		close(fd);
+		free(path);
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, O_APPEND) < 0) { /* writes block again, as a file's do */
 		*err = xasprintf("cannot open the journal %s: %s", path, strerror(errno));
+		close(fd);
 		free(path);
 		return NULL;
 	}

@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -523,6 +525,49 @@ static void test_write_plan_not_through_a_link(void **state)
 	free(tmp);
 }
 
+/* journal.jsonl is a link planted in the run folder: the journal refuses it, with a
+ * sentence naming the file, and the link's target is untouched. */
+static void test_open_not_through_a_link(void **state)
+{
+	struct fixture *fx = *state;
+	char *err = NULL;
+	char *victim = xasprintf("%s/victim.txt", fx->dir);
+	char *link = xasprintf("%s/journal.jsonl", fx->dir);
+	struct journal *j;
+	char *text;
+	FILE *f = fopen(victim, "w");
+
+	assert_non_null(f);
+	fputs("keep me\n", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, link), 0);
+	j = journal_open(fx->dir, &err);
+	assert_null(j);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "journal.jsonl is a link or a pipe"));
+	text = read_all(victim, NULL);
+	assert_string_equal(text, "keep me\n");
+	free(text);
+	free(err);
+	free(victim);
+	free(link);
+}
+
+/* A FIFO at journal.jsonl with no reader: refused at once, not a run hung on open. */
+static void test_open_refuses_a_fifo(void **state)
+{
+	struct fixture *fx = *state;
+	char *err = NULL;
+	char *fifo = xasprintf("%s/journal.jsonl", fx->dir);
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(journal_open(fx->dir, &err));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "journal.jsonl is a link or a pipe"));
+	free(err);
+	free(fifo);
+}
+
 static void test_write_plan_atomic(void **state)
 {
 	struct fixture *fx = *state;
@@ -563,17 +608,25 @@ static void test_write_error_is_reported(void **state)
 	struct journal *j;
 	struct bus *b;
 
-	if (access("/dev/full", W_OK) != 0)
-		skip();
-	assert_int_equal(symlink("/dev/full", fx->path), 0);
+	struct rlimit was, none;
+	void (*was_handler)(int);
+
 	j = journal_open(fx->dir, &err);
 	assert_non_null(j);
 	assert_null(journal_error(j));
 	b = bus_new();
 	bus_subscribe(b, journal_on_event, j);
+	/* A file that may not grow (as on a full disk): the write fails with EFBIG. */
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+	none = was;
+	none.rlim_cur = 0;
+	was_handler = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
 	bus_notice(b, "info", NULL, "lost");
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+	signal(SIGXFSZ, was_handler);
 	assert_non_null(journal_error(j));
-	assert_non_null(strstr(journal_error(j), strerror(ENOSPC)));
+	assert_non_null(strstr(journal_error(j), strerror(EFBIG)));
 	assert_non_null(strstr(journal_error(j), "journal"));
 	bus_free(b);
 	journal_close(j);
@@ -716,6 +769,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_large_journal_streams, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_plan_atomic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_plan_not_through_a_link, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_not_through_a_link, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_refuses_a_fifo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_error_is_reported, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_threads_one_bus, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_two_writers_one_file, setup, teardown),
