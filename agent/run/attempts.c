@@ -265,6 +265,7 @@ int attempts_keep_artifacts(struct attempts_dir *d, int ws_fd, const struct strv
 
 char *attempts_keep_output(struct attempts_dir *d, int k, const char *text, size_t len)
 {
+	struct stat st;
 	char name[32];
 	int fd;
 
@@ -277,12 +278,19 @@ char *attempts_keep_output(struct attempts_dir *d, int k, const char *text, size
 	}
 	/* Beside files/, not in a folder of their own: one inode fewer per attempt. Older
 	 * runs' tools/K.txt stay readable: tool.result's output_file names the path. The
-	 * name is ours and one component: O_NOFOLLOW is all the care it needs, O_NONBLOCK
-	 * keeps a FIFO put in its place from hanging the worker. */
+	 * name is ours and one component: O_NOFOLLOW refuses a link, O_NONBLOCK keeps a
+	 * FIFO put in its place from hanging the worker, and the fstat refuses a FIFO that
+	 * has a reader (or any other file that is not a regular one). */
 	snprintf(name, sizeof(name), "tool-%d.txt", k + 1);
 	fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		    0600);
-	if (fd < 0 || !write_close(fd, text, len))
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	if (!write_close(fd, text, len))
 		return NULL;
 	return xasprintf("%s/%s", d->rel, name);
 }

@@ -203,6 +203,35 @@ static void test_existing_attempt_folder(void **state)
 	free(s);
 }
 
+/* A FIFO put where tool-1.txt belongs keeps nothing and never hangs the worker: with no
+ * reader the open fails at once; with one, the output is not sent down the pipe. */
+static void test_fifo_in_place_of_an_output(void **state)
+{
+	struct fx *fx = *state;
+	char *fifo;
+	char buf[16];
+	int reader;
+
+	make_dir(fx->run, "attempts");
+	make_dir(fx->run, "attempts/s1");
+	make_dir(fx->run, "attempts/s1/1");
+	fifo = xasprintf("%s/attempts/s1/1/tool-1.txt", fx->run);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	for (int with_reader = 0; with_reader < 2; with_reader++) {
+		struct attempts_dir *d = attempts_dir_new(fx->a, "s1", 1);
+
+		reader = with_reader ? open(fifo, O_RDONLY | O_NONBLOCK) : -1;
+		assert_true(!with_reader || reader >= 0);
+		assert_null(attempts_keep_output(d, 0, "secret output", 13));
+		if (reader >= 0) {
+			assert_int_equal(read(reader, buf, sizeof(buf)), 0); /* nothing sent */
+			close(reader);
+		}
+		attempts_dir_free(d);
+	}
+	free(fifo);
+}
+
 /* A symbolic link where attempts/, a step's folder or an attempt's folder belongs is not
  * followed: nothing is kept, nothing is written where it points. */
 static void test_link_in_place_of_a_folder(void **state)
@@ -320,6 +349,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_artifact_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_outputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_attempt_folder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_in_place_of_an_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_in_place_of_a_folder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_folder_held_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_folder_removed, setup, teardown),
