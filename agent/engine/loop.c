@@ -171,6 +171,16 @@ static void journal_failure_cb(void *ctx, const char *error)
 	engine_post(e, m);
 }
 
+/* What the last run.end said of report.md no longer holds: the run goes on, or its end
+ * wrote no report. */
+static void report_forget(struct pev *e)
+{
+	free(e->report_path);
+	free(e->report_error);
+	e->report_path = NULL;
+	e->report_error = NULL;
+}
+
 /* run.end once every job is back, so nothing of this segment is published after it. */
 static void maybe_finish_ending(struct pev *e)
 {
@@ -196,15 +206,12 @@ static void maybe_finish_ending(struct pev *e)
 	mcpcalls_run_ended(e);
 	bus_publish(e->bus, EV_RUN_END, f);
 	e->phase = PH_ENDED;
+	report_forget(e); /* a lingering cockpit's earlier end wrote one */
 	/* The report tells what the journal has: none when the journal stopped short. */
 	if (journal_error(e->journal)) {
 		journal_failed(e, journal_error(e->journal));
 		return;
 	}
-	free(e->report_path);
-	free(e->report_error);
-	e->report_path = NULL;
-	e->report_error = NULL;
 	/* The journal has everything, the report is a convenience: one that cannot be written
 	 * is said by the front end (pev_report_error), not journaled after run.end. */
 	if (report_live_write(e->report, e->run_dir, &err))
@@ -342,6 +349,7 @@ static void reopen(struct pev *e, const char *reason)
 	cJSON_AddStringToObject(f, "reason", reason);
 	bus_publish(e->bus, EV_RUN_REOPEN, f);
 	mcpcalls_run_reopened(e);
+	report_forget(e);
 	e->phase = PH_EXECUTING;
 	e->exit_code = PEV_EXIT_OK;
 	free(e->end_reason);

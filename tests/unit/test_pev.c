@@ -1453,6 +1453,39 @@ static void test_report_without_reading_the_journal(void **state)
 	run_free(&r);
 }
 
+/* A lingering cockpit's run ends (report.md written), is re-run, and the operator quits
+ * the second segment before its end: what the first end said of the report is forgotten,
+ * so the front end prints no "report:" line for a segment that wrote none. */
+static void rerun_then_quit(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "run.end", NULL) && r->hook_state++ == 0)
+		pev_post(r->e, PEV_CMD_RERUN_FORCE, "a", NULL);
+	else if (is(ev, "run.reopen", NULL))
+		pev_post(r->e, PEV_CMD_QUIT, NULL, NULL);
+}
+
+static void no_report_said(struct run *r)
+{
+	assert_int_equal(r->hook_state, 1); /* the first segment ended */
+	assert_null(pev_report_path(r->e));
+	assert_null(pev_report_error(r->e));
+}
+
+static void test_quit_after_rerun_forgets_the_report(void **state)
+{
+	struct run r;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.linger = true;
+	r.hook = rerun_then_quit;
+	r.joined = no_report_said;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	run_go(&r, GATE_MODE_YES, false);
+	assert_int_equal(count(&r, "run.reopen", NULL), 1);
+	run_free(&r);
+}
+
 static void test_forced_rerun_reopens_finished_run(void **state)
 {
 	struct run r;
@@ -2125,6 +2158,7 @@ int main(void)
 		cmocka_unit_test(test_gate_holds_only_its_step),
 		cmocka_unit_test(test_edit_at_gate_invalidates_dependents),
 		cmocka_unit_test(test_forced_rerun_reopens_finished_run),
+		cmocka_unit_test(test_quit_after_rerun_forgets_the_report),
 		cmocka_unit_test(test_server_up_after_run_end_is_not_journaled),
 		cmocka_unit_test(test_rerun_uses_server_up_after_run_end),
 		cmocka_unit_test(test_request_kept_when_its_rewrite_is_not),
