@@ -651,6 +651,17 @@ bool jsonx_deeper_than(const cJSON *it, int depth)
 	return false;
 }
 
+cJSON *jsonx_parse_for_event(const char *text)
+{
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	if (jsonx_deeper_than(j, JSONX_LINE_DEPTH - 1)) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
 bool jsonx_valid_line(const char *s, size_t n)
 {
 	struct vcur c = {(const unsigned char *)s, (const unsigned char *)s + n};

@@ -71,6 +71,11 @@ char *jsonx_describe(const struct cJSON *it, size_t max);
  * that holds such a value one level down no longer loads. */
 bool jsonx_deeper_than(const struct cJSON *it, int depth);
 
+/* The JSON text an operator or a peer wrote, parsed to go into an event one level down:
+ * NULL when it does not parse or nests deeper than a journal line may hold there (the
+ * caller keeps it as a string then). Caller deletes. */
+struct cJSON *jsonx_parse_for_event(const char *text);
+
 /* True when s[0..n) is exactly one JSON value (RFC 8259: strings checked escape by escape,
  * \u surrogates paired; nesting up to JSONX_LINE_DEPTH) held on one line: no newline or carriage
  * return, not even as blank space between tokens, so that it can be embedded in a JSON

@@ -64,7 +64,7 @@ static void publish_decision(struct pev *e, const struct egate *g, const char *d
 	if (reason)
 		cJSON_AddStringToObject(f, "reason", reason);
 	if (edited) {
-		cJSON *j = cJSON_Parse(edited);
+		cJSON *j = jsonx_parse_for_event(edited);
 		if (j)
 			cJSON_AddItemToObject(f, "edited", j);
 		else

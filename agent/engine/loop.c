@@ -319,7 +319,7 @@ static void publish_command(struct pev *e, const char *command, const char *step
 	if (force)
 		cJSON_AddBoolToObject(f, "force", true);
 	if (json) {
-		cJSON *j = cJSON_Parse(json);
+		cJSON *j = jsonx_parse_for_event(json);
 		double b = json_budget(json);
 		if (b >= 0 && (!strcmp(command, "budget") || !strcmp(command, "approve")))
 			cJSON_AddNumberToObject(f, "budget_usd", b);

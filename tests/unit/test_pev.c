@@ -1453,6 +1453,43 @@ static void test_report_without_reading_the_journal(void **state)
 	run_free(&r);
 }
 
+/* The operator's edit, journaled in operator.command as the JSON it is, could nest as
+ * deep as cJSON reads (1000): kept as a string instead, so the journal still loads. */
+static void edit_deeply(struct run *r, const cJSON *ev)
+{
+	struct strbuf sb;
+
+	if (!ev || !is(ev, "step.start", "s2") || r->hook_state++)
+		return; /* (no ev: a line the hook cannot parse back) */
+	strbuf_init(&sb);
+	strbuf_adds(&sb, "{\"context\":");
+	for (int i = 0; i < 999; i++)
+		strbuf_addc(&sb, '[');
+	for (int i = 0; i < 999; i++)
+		strbuf_addc(&sb, ']');
+	strbuf_addc(&sb, '}');
+	pev_post(r->e, PEV_CMD_EDIT, "s1", sb.buf);
+	strbuf_release(&sb);
+}
+
+static void test_deep_operator_edit_keeps_the_journal(void **state)
+{
+	struct run r;
+	const cJSON *cmd;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.hook = edit_deeply;
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), step("s2", "s1", NULL, NULL), NULL));
+	run_go(&r, GATE_MODE_YES, false); /* loads the journal: it must load */
+	cmd = last(&r, "operator.command");
+	assert_non_null(cmd);
+	assert_string_equal(jsonx_str(cmd, "command"), "edit");
+	assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cmd, "edited")));
+	assert_int_equal(strncmp(jsonx_str(cmd, "edited"), "{\"context\":[[[", 14), 0);
+	run_free(&r);
+}
+
 /* A lingering cockpit's run ends (report.md written), is re-run, and the operator quits
  * the second segment before its end: what the first end said of the report is forgotten,
  * so the front end prints no "report:" line for a segment that wrote none. */
@@ -2130,6 +2167,7 @@ int main(void)
 		cmocka_unit_test(test_all_pass),
 		cmocka_unit_test(test_resumed_ended_run_tells_servers_after_reopen),
 		cmocka_unit_test(test_deep_tool_input_keeps_the_journal),
+		cmocka_unit_test(test_deep_operator_edit_keeps_the_journal),
 		cmocka_unit_test(test_second_engine_on_a_run_folder_is_refused),
 		cmocka_unit_test(test_synthesis_failure_keeps_verified_results),
 		cmocka_unit_test(test_cut_off_answer_retried_as_such),
