@@ -377,6 +377,30 @@ void verdict_free(struct verdict *v)
 	free(v);
 }
 
+/* "criteria_results[I]" and `suffix` (".passed", ".confidence" or ""), into out: the
+ * name an error gives, made for every criterion without printf's cost. */
+#define CRIT_PATH_MAX (sizeof("criteria_results[]") + 20 + sizeof(".confidence"))
+
+static const char *crit_path(char out[CRIT_PATH_MAX], size_t i, const char *suffix)
+{
+	char digits[20], *d = digits + sizeof(digits);
+	char *o = out;
+	size_t n;
+
+	do
+		*--d = (char)('0' + i % 10);
+	while ((i /= 10));
+	memcpy(o, "criteria_results[", 17);
+	o += 17;
+	n = (size_t)(digits + sizeof(digits) - d);
+	memcpy(o, d, n);
+	o += n;
+	*o++ = ']';
+	n = strlen(suffix);
+	memcpy(o, suffix, n + 1);
+	return out;
+}
+
 static void parse_criteria(const cJSON *obj, struct verdict *v, char **err)
 {
 	const cJSON *arr = jsonx_field(obj, "criteria_results");
@@ -392,26 +416,21 @@ static void parse_criteria(const cJSON *obj, struct verdict *v, char **err)
 	}
 	for (el = arr->child; el; el = el->next) {
 		struct criterion_result c;
-		char *path = xasprintf("criteria_results[%zu]", i);
-		char *fp;
+		char path[CRIT_PATH_MAX];
 
-		i++;
 		if (!cJSON_IsObject(el)) {
-			set_err(err, "%s must be an object, not %s.", path, jsonx_kind(el));
-			free(path);
+			set_err(err, "%s must be an object, not %s.", crit_path(path, i, ""),
+			        jsonx_kind(el));
 			return;
 		}
 		memset(&c, 0, sizeof(c));
 		c.criterion = opt_text(el, "criterion");
-		fp = xasprintf("%s.passed", path);
-		get_bool(jsonx_field(el, "passed"), fp, &c.passed, err);
-		free(fp);
+		get_bool(jsonx_field(el, "passed"), crit_path(path, i, ".passed"), &c.passed, err);
 		c.evidence = opt_text(el, "evidence");
-		fp = xasprintf("%s.confidence", path);
-		get_confidence(el, "confidence", fp, &c.confidence, err);
-		free(fp);
+		get_confidence(el, "confidence", crit_path(path, i, ".confidence"), &c.confidence,
+		               err);
 		c.feedback = opt_text(el, "feedback");
-		free(path);
+		i++;
 		v->criteria = xgrow(v->criteria, &cap, v->n_criteria + 1, sizeof(*v->criteria));
 		v->criteria[v->n_criteria++] = c;
 		if (*err)

@@ -521,8 +521,15 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	log->v[log->n].ok = ok;
 	log->v[log->n].summary = xstrdup(summary);
 	log->n++;
-	strbuf_addf(&log->text, "- %s %s → %s: %s\n", call->name ? call->name : "?",
-		    call->input_json ? call->input_json : "{}", ok ? "ok" : "ERROR", summary);
+	/* "- NAME INPUT → ok|ERROR: SUMMARY\n", appended piece by piece: printf's cost grows
+	 * with the input (a file's whole text, for write_file). */
+	strbuf_adds(&log->text, "- ");
+	strbuf_adds(&log->text, call->name ? call->name : "?");
+	strbuf_addc(&log->text, ' ');
+	strbuf_adds(&log->text, call->input_json ? call->input_json : "{}");
+	strbuf_adds(&log->text, ok ? " → ok: " : " → ERROR: ");
+	strbuf_adds(&log->text, summary);
+	strbuf_addc(&log->text, '\n');
 	free(summary);
 
 	res->call_id = xstrdup(call->id);

@@ -587,6 +587,19 @@ static void test_verdict_criteria_types(void **state)
 	            "criteria_results[0].confidence must be between 0 and 1 (got 2)");
 	verdict_err_exact("{\"overall_pass\":true,\"criteria_results\":{},\"action\":\"pass\"}",
 	                  "criteria_results must be an array of objects, not an object.");
+	/* past the tenth: every digit named */
+	{
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_adds(&sb, "{\"overall_pass\":true,\"criteria_results\":[");
+		for (int i = 0; i < 123; i++)
+			strbuf_adds(&sb, "{\"criterion\":\"c\",\"passed\":true},");
+		strbuf_adds(&sb, "{\"criterion\":\"c\",\"passed\":true,\"confidence\":-1}],"
+		                 "\"action\":\"pass\"}");
+		verdict_err_exact(sb.buf, "criteria_results[123].confidence must be between 0 and 1 "
+		                          "(got -1).");
+		strbuf_release(&sb);
+	}
 }
 
 static void test_verdict_criteria_to_json(void **state)
