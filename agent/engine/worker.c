@@ -1072,11 +1072,8 @@ void job_run_step(struct job *j)
 		attempts_keep_artifacts(j->adir, e->ws_fd, &r->artifacts);
 	bus_publish(e->bus, EV_STEP_OUTPUT, f);
 	if (r) {
-		cJSON *ro = cJSON_Parse(r->json);
-		cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
 		j->result_json = xstrdup(r->json);
-		j->output_json = so ? jsonx_print(so) : xstrdup(r->json);
-		cJSON_Delete(ro);
+		j->output_json = xstrdup(r->output_json);
 	}
 	free(text);
 
