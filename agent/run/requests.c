@@ -320,35 +320,130 @@ static void put_str(struct strbuf *sb, const char *s)
 	put_strn(sb, s ? s : "", s ? strlen(s) : 0);
 }
 
-/* ,"key":"value" (or without the comma); a NULL value leaves the member out, as
+/* ,"key":"value" (or without the comma): `lead` is what goes before the value, written
+ * as it is (MEMBER("key") or FIRST("key")); a NULL value leaves the member out, as
  * cJSON_AddStringToObject did. */
-static void put_member(struct strbuf *sb, bool comma, const char *key, const char *value)
+#define MEMBER(key) ",\"" key "\":"
+#define FIRST(key) "\"" key "\":"
+
+static void put_member(struct strbuf *sb, const char *lead, const char *value)
 {
 	if (!value)
 		return;
-	if (comma)
-		strbuf_addc(sb, ',');
-	put_str(sb, key);
-	strbuf_addc(sb, ':');
+	strbuf_adds(sb, lead);
 	put_str(sb, value);
 }
 
 /* The same for a text every call repeats (a system prompt, a tool's name or description):
  * written as a JSON string once per run, through the run's memo (schemas.h) when set. */
-static void put_member_kept(struct schemas *memo, struct strbuf *sb, bool comma,
-			    const char *key, const char *value)
+static void put_member_kept(struct schemas *memo, struct strbuf *sb, const char *lead,
+			    const char *value)
 {
 	const char *text = memo && value ? schemas_string(memo, value) : NULL;
 
 	if (!text) {
-		put_member(sb, comma, key, value);
+		put_member(sb, lead, value);
 		return;
 	}
-	if (comma)
-		strbuf_addc(sb, ',');
-	put_str(sb, key);
-	strbuf_addc(sb, ':');
+	strbuf_adds(sb, lead);
 	strbuf_adds(sb, text);
+}
+
+/*
+ * Whether s, from *p on, is a value that cJSON reads and prints back byte for byte as it
+ * is: no blanks; strings of bytes from 0x20 up but '"' and '\\', and the escapes cJSON
+ * writes (\" \\ \b \f \n \r \t, \u00XX for the other controls but NUL); integers
+ * of at most 9 digits (printed with "%d"), not -0; true, false, null; at most `depth`
+ * levels. Anything else is left to cJSON: false says only "not sure". *p: past it.
+ */
+static bool printed_value(const char **p, int depth)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *c = *p;
+
+	switch (*c) {
+	case '{':
+	case '[': {
+		char close = *c == '{' ? '}' : ']';
+
+		if (!depth--)
+			return false;
+		c++;
+		if (*c == close) {
+			*p = c + 1;
+			return true;
+		}
+		for (;;) {
+			if (close == '}') {
+				if (*c != '"' || !printed_value(&c, 0) || *c++ != ':')
+					return false;
+			}
+			if (!printed_value(&c, depth))
+				return false;
+			if (*c == close) {
+				*p = c + 1;
+				return true;
+			}
+			if (*c++ != ',')
+				return false;
+		}
+	}
+	case '"':
+		for (c++;; c++) {
+			unsigned char u = (unsigned char)*c;
+
+			if (u == '"') {
+				*p = c + 1;
+				return true;
+			}
+			if (u < 0x20)
+				return false; /* the end of s too */
+			if (u != '\\')
+				continue;
+			c++;
+			if (*c && strchr("\"\\bfnrt", *c)) /* as cJSON writes them */
+				continue;
+			if (c[0] != 'u' || c[1] != '0' || c[2] != '0' || (c[3] != '0' && c[3] != '1') ||
+			    !c[4] || !strchr(hex, c[4]))
+				return false;
+			u = (unsigned char)((c[3] - '0') * 16 + (strchr(hex, c[4]) - hex));
+			if (!u || strchr("\b\f\n\r\t", u))
+				return false; /* NUL ends the string; the others have short forms */
+			c += 4;
+		}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *w = *c == 't' ? "true" : *c == 'f' ? "false" : "null";
+		size_t n = strlen(w);
+
+		if (strncmp(c, w, n))
+			return false;
+		*p = c + n;
+		return true;
+	}
+	default: {
+		const char *d;
+
+		if (*c == '-')
+			c++;
+		d = c;
+		if (*c == '0') {
+			c++;
+			if (d != *p) /* -0 */
+				return false;
+		} else {
+			while (*c >= '0' && *c <= '9' && c - d < 10)
+				c++;
+			if (c == d || *d == '0' || c - d > 9)
+				return false;
+		}
+		if (*c == '.' || *c == 'e' || *c == 'E' || (*c >= '0' && *c <= '9'))
+			return false;
+		*p = c;
+		return true;
+	}
+	}
 }
 
 /* JSON text as cJSON reprints it, or, when it does not parse, as a string. Caller frees. */
@@ -376,6 +471,22 @@ static char *json_or_string(const char *s)
 	}
 }
 
+/* json_or_string's text, appended: a text cJSON would print back as it is (a tool call's
+ * input mostly is: it was printed by a provider or the simulator) without parsing it. */
+static void put_json_or_string(struct strbuf *sb, const char *s)
+{
+	const char *end = s;
+	char *made;
+
+	if (s && printed_value(&end, 64) && !*end) {
+		strbuf_adds(sb, s);
+		return;
+	}
+	made = json_or_string(s);
+	strbuf_adds(sb, made);
+	free(made);
+}
+
 /* A tool's schema as printed: once per run through the run's memo (schemas.h), else for
  * this call. */
 static void put_schema(struct schemas *memo, struct strbuf *sb, const char *schema)
@@ -399,27 +510,23 @@ static void put_schema(struct schemas *memo, struct strbuf *sb, const char *sche
 
 static void put_message(struct strbuf *sb, const struct llm_msg *m)
 {
-	char *v;
-
 	switch (m->kind) {
 	case LLM_MSG_USER:
 		strbuf_adds(sb, "{\"role\":\"user\"");
-		put_member(sb, true, "content", m->text ? m->text : "");
+		put_member(sb, MEMBER("content"), m->text ? m->text : "");
 		break;
 	case LLM_MSG_ASSISTANT:
 		strbuf_adds(sb, "{\"role\":\"assistant\"");
-		put_member(sb, true, "content", m->text ? m->text : "");
+		put_member(sb, MEMBER("content"), m->text ? m->text : "");
 		if (m->n_calls) {
 			strbuf_adds(sb, ",\"tool_calls\":[");
 			for (size_t c = 0; c < m->n_calls; c++) {
 				strbuf_adds(sb, c ? ",{" : "{");
-				put_member(sb, false, "id", m->calls[c].id ? m->calls[c].id : "");
-				put_member(sb, true, "name",
+				put_member(sb, FIRST("id"), m->calls[c].id ? m->calls[c].id : "");
+				put_member(sb, MEMBER("name"),
 					   m->calls[c].name ? m->calls[c].name : "");
 				strbuf_adds(sb, ",\"input\":");
-				v = json_or_string(m->calls[c].input_json);
-				strbuf_adds(sb, v);
-				free(v);
+				put_json_or_string(sb, m->calls[c].input_json);
 				strbuf_addc(sb, '}');
 			}
 			strbuf_addc(sb, ']');
@@ -429,9 +536,9 @@ static void put_message(struct strbuf *sb, const struct llm_msg *m)
 		strbuf_adds(sb, "{\"role\":\"tool\",\"results\":[");
 		for (size_t r = 0; r < m->n_results; r++) {
 			strbuf_adds(sb, r ? ",{" : "{");
-			put_member(sb, false, "call_id",
+			put_member(sb, FIRST("call_id"),
 				   m->results[r].call_id ? m->results[r].call_id : "");
-			put_member(sb, true, "content",
+			put_member(sb, MEMBER("content"),
 				   m->results[r].content ? m->results[r].content : "");
 			strbuf_adds(sb, m->results[r].is_error ? ",\"is_error\":true}"
 							       : ",\"is_error\":false}");
@@ -468,18 +575,19 @@ static void put_body(struct strbuf *sb, const struct llm_request *req)
 {
 	strbuf_adds(sb, "{\"pevtui_note\":\"nothing went over the wire (simulated provider): "
 			"this is the request as the engine built it\"");
-	put_member(sb, true, "model", req->model ? req->model : "");
+	put_member(sb, MEMBER("model"), req->model ? req->model : "");
 	strbuf_adds(sb, ",\"max_tokens\":");
 	strbuf_addi(sb, req->max_tokens);
 	if (req->want_json)
 		strbuf_adds(sb, ",\"want_json\":true");
-	put_member_kept(req->schemas, sb, true, "system", req->system ? req->system : "");
+	put_member_kept(req->schemas, sb, MEMBER("system"), req->system ? req->system : "");
 	strbuf_adds(sb, ",\"tools\":[");
 	for (size_t t = 0; t < req->n_tools; t++) {
 		strbuf_adds(sb, t ? ",{" : "{");
 		/* cJSON_AddStringToObject left a NULL name or description out */
-		put_member_kept(req->schemas, sb, false, "name", req->tools[t]->name);
-		put_member_kept(req->schemas, sb, req->tools[t]->name != NULL, "description",
+		put_member_kept(req->schemas, sb, FIRST("name"), req->tools[t]->name);
+		put_member_kept(req->schemas, sb,
+				req->tools[t]->name ? MEMBER("description") : FIRST("description"),
 				req->tools[t]->description);
 		if (req->tools[t]->name || req->tools[t]->description)
 			strbuf_addc(sb, ',');

@@ -1123,6 +1123,69 @@ static void test_body_of_as_cjson(void **state)
 	schemas_free(memo);
 }
 
+/* A tool call's input in the body: what cJSON printed of it parsed (or it as a string),
+ * for inputs written back as they are without cJSON and for every kind it must leave to
+ * cJSON (blanks, numbers it spells otherwise, escapes it writes otherwise, bad JSON,
+ * trailing text, deep nesting). */
+static void test_body_of_inputs_as_cjson(void **state)
+{
+	static const char *const inputs[] = {
+	    "{}", "[]", "{\"path\":\"a.txt\",\"content\":\"x\"}", "0", "-1", "7", "123456789",
+	    "-123456789", "1234567890", "2147483647", "2147483648", "-0", "01", "1.0", "1.5",
+	    "1e2", "1E2", "-", "--1", "true", "false", "null", "tru", "nul", "truex", "\"\"",
+	    "\"a\\\"b\\\\c\\/d\"", "\"\\b\\f\\n\\r\\t\"", "\"\\u0001\\u001f\\u0008\\u000a\"",
+	    "\"\\u0000x\"", "\"\\u0041\"", "\"\\u00e9\"", "\"\\u00E9\"", "\"\\u001F\"",
+	    "\"\\ud83d\\ude00\"", "\"\\x\"", "\"\\", "\"\\u00", "\"\\u001", "\"abc",
+	    "\"caf\xc3\xa9 \xe2\x80\xa8 \x7f \xff\"", "\"tab\there\"", "{\"a\":1} ", " {\"a\":1}",
+	    "{\"a\" :1}", "{\"a\":1,}", "[1,]", "[,1]", "{\"a\":1}{", "{\"a\"}", "{1:2}",
+	    "{\"a\":[1,{\"b\":[true,false,null,\"\"]}],\"a\":\"dup\"}", "[[[[[[[[]]]]]]]]",
+	    "{\"x\": 2e0}", "nope", "", "[\"\\u00010\"]", "{\"k\\n\":\"v\\u0002\"}",
+	};
+	struct strbuf deep = STRBUF_INIT, deeper = STRBUF_INIT;
+	const char *all[sizeof(inputs) / sizeof(inputs[0]) + 3];
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		strbuf_addc(&deep, '[');
+	for (int i = 0; i < 64; i++)
+		strbuf_addc(&deep, ']');
+	strbuf_addc(&deeper, '[');
+	strbuf_adds(&deeper, deep.buf);
+	strbuf_addc(&deeper, ']');
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
+		all[n++] = inputs[i];
+	all[n++] = deep.buf;
+	all[n++] = deeper.buf;
+	all[n++] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct llm_tool_call call = {"c1", "t", (char *)all[i]};
+		struct llm_msg msg = {.kind = LLM_MSG_ASSISTANT, .text = "a", .calls = &call,
+				      .n_calls = 1};
+		struct llm_request req = {.model = "m", .system = "s", .msgs = &msg, .n_msgs = 1,
+					  .max_tokens = 1};
+		cJSON *in = all[i] ? cJSON_Parse(all[i]) : NULL;
+		char *want, *got = requests_body_of(&req), *at;
+
+		if (!in)
+			in = cJSON_CreateString(all[i] ? all[i] : "");
+		want = cJSON_PrintUnformatted(in);
+		at = strstr(got, ",\"input\":");
+		assert_non_null(at);
+		at += strlen(",\"input\":");
+		/* the input, then the ends of the call, tool_calls, message, messages, body */
+		if (strlen(at) != strlen(want) + 5 || strncmp(at, want, strlen(want)) ||
+		    strcmp(at + strlen(want), "}]}]}"))
+			fail_msg("input %zu \"%s\": got %s, want %s", i, all[i] ? all[i] : "(null)",
+				 at, want);
+		cJSON_free(want);
+		cJSON_Delete(in);
+		free(got);
+	}
+	strbuf_release(&deep);
+	strbuf_release(&deeper);
+}
+
 /* requests_write_body_of writes the line requests_write_printed writes of requests_body_of,
  * byte for byte: tricky texts, every kind of message, a step id to escape or none, after a
  * torn line, a body nested deeper than a record takes (kept as text), past the cap. */
@@ -1353,6 +1416,7 @@ int main(void)
 		cmocka_unit_test(test_wire_bodies_routed_by_origin),
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
+		cmocka_unit_test(test_body_of_inputs_as_cjson),
 		cmocka_unit_test(test_write_body_of_as_printed),
 		cmocka_unit_test(test_schemas_once_per_run),
 		cmocka_unit_test(test_strings_once_per_run),
