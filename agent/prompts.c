@@ -140,11 +140,10 @@ char *prompt_replan(const char *task, const struct plan *current, const struct s
 	return strbuf_detach(&sb);
 }
 
-char *prompt_execute(const char *goal, const struct plan_step *step, const struct prompt_dep *deps,
+char *prompt_execute(const char *goal, const char *step_text, const struct prompt_dep *deps,
 		     size_t n_deps, const struct strvec *critiques, int attempt)
 {
 	struct strbuf sb;
-	char *sj = plan_step_to_string(step, true);
 
 	strbuf_init(&sb);
 	strbuf_adds(&sb, "Goal of the plan: ");
@@ -152,7 +151,7 @@ char *prompt_execute(const char *goal, const struct plan_step *step, const struc
 	strbuf_adds(&sb, "\n\nYour step (attempt ");
 	strbuf_addi(&sb, attempt);
 	strbuf_adds(&sb, "):\n");
-	put(&sb, sj);
+	put(&sb, step_text);
 	strbuf_addc(&sb, '\n');
 	if (n_deps) {
 		strbuf_adds(&sb, "\nVerified outputs of the steps this one depends on:\n");
@@ -174,21 +173,19 @@ char *prompt_execute(const char *goal, const struct plan_step *step, const struc
 		}
 	}
 	strbuf_adds(&sb, "\nDo the step, then answer with the result JSON.");
-	free(sj);
 	return strbuf_detach(&sb);
 }
 
-char *prompt_verify(const char *goal, const struct plan_step *step, const char *result_json,
+char *prompt_verify(const char *goal, const char *step_text, const char *result_json,
 		    const char *tool_log, const char *diff)
 {
 	struct strbuf sb;
-	char *sj = plan_step_to_string(step, true);
 
 	strbuf_init(&sb);
 	strbuf_adds(&sb, "Goal of the plan: ");
 	put(&sb, goal ? goal : "");
 	strbuf_adds(&sb, "\n\nThe step:\n");
-	put(&sb, sj);
+	put(&sb, step_text);
 	strbuf_adds(&sb, "\n\nThe executor's result:\n");
 	put(&sb, result_json);
 	strbuf_addc(&sb, '\n');
@@ -204,7 +201,6 @@ char *prompt_verify(const char *goal, const struct plan_step *step, const char *
 		strbuf_addc(&sb, '\n');
 	}
 	strbuf_adds(&sb, "\nJudge each acceptance criterion and answer with the verdict JSON.");
-	free(sj);
 	return strbuf_detach(&sb);
 }
 

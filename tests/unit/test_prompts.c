@@ -1,5 +1,6 @@
 /* test_prompts — the messages each role is sent, byte for byte as they were printed with
- * printf formats before they were put together by plain appends (tricky texts: '%',
+ * printf formats before they were put together by plain appends, the step shown as
+ * plan_step_to_string prints it (tricky texts: '%',
  * escapes, UTF-8, control bytes, empty and absent values). */
 #include "config.h"
 
@@ -176,6 +177,8 @@ static void test_prompts_as_printed(void **state)
 		struct prompt_dep deps[2] = {{"s1", x}, {"s%d", y}};
 		struct strvec crit = STRVEC_INIT, none = STRVEC_INIT;
 		const char *goals[] = {x, NULL};
+		char *st[2] = {plan_step_to_string(&p->steps[0], true),
+			       plan_step_to_string(&p->steps[1], true)};
 
 		strvec_push(&crit, x);
 		strvec_push(&crit, y);
@@ -183,18 +186,18 @@ static void test_prompts_as_printed(void **state)
 			const char *goal = goals[g];
 
 			for (int attempt = 1; attempt <= 12; attempt += 11) {
-				same(prompt_execute(goal, &p->steps[1], deps, 2, &crit, attempt),
+				same(prompt_execute(goal, st[1], deps, 2, &crit, attempt),
 				     old_execute(goal, &p->steps[1], deps, 2, &crit, attempt));
-				same(prompt_execute(goal, &p->steps[0], NULL, 0, &none, attempt),
+				same(prompt_execute(goal, st[0], NULL, 0, &none, attempt),
 				     old_execute(goal, &p->steps[0], NULL, 0, &none, attempt));
-				same(prompt_execute(goal, &p->steps[0], deps, 1, NULL, attempt),
+				same(prompt_execute(goal, st[0], deps, 1, NULL, attempt),
 				     old_execute(goal, &p->steps[0], deps, 1, NULL, attempt));
 			}
-			same(prompt_verify(goal, &p->steps[0], x, y, x),
+			same(prompt_verify(goal, st[0], x, y, x),
 			     old_verify(goal, &p->steps[0], x, y, x));
-			same(prompt_verify(goal, &p->steps[1], y, NULL, NULL),
+			same(prompt_verify(goal, st[1], y, NULL, NULL),
 			     old_verify(goal, &p->steps[1], y, NULL, NULL));
-			same(prompt_verify(goal, &p->steps[1], y, "", ""),
+			same(prompt_verify(goal, st[1], y, "", ""),
 			     old_verify(goal, &p->steps[1], y, "", ""));
 			same(prompt_replan(goal ? goal : "task", p, &crit, x, y),
 			     old_replan(goal ? goal : "task", p, &crit, x, y));
@@ -205,6 +208,8 @@ static void test_prompts_as_printed(void **state)
 			same(prompt_synthesize(y, p, &none, &none), old_synthesize(y, p, &none, &none));
 		}
 		strvec_clear(&crit);
+		free(st[0]);
+		free(st[1]);
 		plan_free(p);
 	}
 }
