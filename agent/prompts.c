@@ -1,4 +1,6 @@
-/* prompts — what each role is told. System prompts are static so providers can cache them. */
+/* prompts — what each role is told. System prompts are static so providers can cache them.
+ * The texts are put together with plain appends: printf's cost grows with the texts (a
+ * result, a tool log, a diff) and these run for every call. */
 #include "config.h"
 
 #include "prompts.h"
@@ -8,6 +10,12 @@
 
 #include "plan.h"
 #include "xalloc.h"
+
+/* s as printf's "%s" wrote it (glibc writes a NULL as "(null)"). */
+static void put(struct strbuf *sb, const char *s)
+{
+	strbuf_adds(sb, s ? s : "(null)");
+}
 
 static const char planner_system[] =
 	"You are the planner of a supervised Plan-Execute-Verify run. Turn the operator's task "
@@ -111,60 +119,88 @@ char *prompt_replan(const char *task, const struct plan *current, const struct s
 	char *pj = plan_to_string(current, true);
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "Task:\n%s\n\nThe current plan:\n%s\n\n", task, pj);
-	strbuf_adds(&sb, "Steps that passed verification (keep them unchanged): ");
+	strbuf_adds(&sb, "Task:\n");
+	put(&sb, task);
+	strbuf_adds(&sb, "\n\nThe current plan:\n");
+	put(&sb, pj);
+	strbuf_adds(&sb, "\n\nSteps that passed verification (keep them unchanged): ");
 	if (!passed->n)
 		strbuf_adds(&sb, "none");
-	for (size_t i = 0; i < passed->n; i++)
-		strbuf_addf(&sb, "%s%s", i ? ", " : "", passed->v[i]);
-	strbuf_addf(&sb, "\n\nStep %s failed: %s\n\nWrite the revised plan as one JSON object.",
-		    failed_step ? failed_step : "(none)", failure ? failure : "(no reason given)");
+	for (size_t i = 0; i < passed->n; i++) {
+		if (i)
+			strbuf_adds(&sb, ", ");
+		put(&sb, passed->v[i]);
+	}
+	strbuf_adds(&sb, "\n\nStep ");
+	put(&sb, failed_step ? failed_step : "(none)");
+	strbuf_adds(&sb, " failed: ");
+	put(&sb, failure ? failure : "(no reason given)");
+	strbuf_adds(&sb, "\n\nWrite the revised plan as one JSON object.");
 	free(pj);
 	return strbuf_detach(&sb);
 }
 
-char *prompt_execute(const char *goal, const struct plan_step *step, const struct prompt_dep *deps,
+char *prompt_execute(const char *goal, const char *step_text, const struct prompt_dep *deps,
 		     size_t n_deps, const struct strvec *critiques, int attempt)
 {
 	struct strbuf sb;
-	char *sj = plan_step_to_string(step, true);
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "Goal of the plan: %s\n\nYour step (attempt %d):\n%s\n", goal ? goal : "",
-		    attempt, sj);
+	strbuf_adds(&sb, "Goal of the plan: ");
+	put(&sb, goal ? goal : "");
+	strbuf_adds(&sb, "\n\nYour step (attempt ");
+	strbuf_addi(&sb, attempt);
+	strbuf_adds(&sb, "):\n");
+	put(&sb, step_text);
+	strbuf_addc(&sb, '\n');
 	if (n_deps) {
 		strbuf_adds(&sb, "\nVerified outputs of the steps this one depends on:\n");
-		for (size_t i = 0; i < n_deps; i++)
-			strbuf_addf(&sb, "- %s: %s\n", deps[i].step_id, deps[i].output_json);
+		for (size_t i = 0; i < n_deps; i++) {
+			strbuf_adds(&sb, "- ");
+			put(&sb, deps[i].step_id);
+			strbuf_adds(&sb, ": ");
+			put(&sb, deps[i].output_json);
+			strbuf_addc(&sb, '\n');
+		}
 	}
 	if (critiques && critiques->n) {
 		strbuf_adds(&sb, "\nEarlier attempts failed verification. Address every point:\n");
-		for (size_t i = 0; i < critiques->n; i++)
-			strbuf_addf(&sb, "%zu. %s\n", i + 1, critiques->v[i]);
+		for (size_t i = 0; i < critiques->n; i++) {
+			strbuf_addu(&sb, i + 1);
+			strbuf_adds(&sb, ". ");
+			put(&sb, critiques->v[i]);
+			strbuf_addc(&sb, '\n');
+		}
 	}
 	strbuf_adds(&sb, "\nDo the step, then answer with the result JSON.");
-	free(sj);
 	return strbuf_detach(&sb);
 }
 
-char *prompt_verify(const char *goal, const struct plan_step *step, const char *result_json,
+char *prompt_verify(const char *goal, const char *step_text, const char *result_json,
 		    const char *tool_log, const char *diff)
 {
 	struct strbuf sb;
-	char *sj = plan_step_to_string(step, true);
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "Goal of the plan: %s\n\nThe step:\n%s\n\nThe executor's result:\n%s\n",
-		    goal ? goal : "", sj, result_json);
-	if (tool_log && *tool_log)
-		strbuf_addf(&sb, "\nTool calls made in this attempt:\n%s\n", tool_log);
-	if (diff)
-		strbuf_addf(&sb,
-			    "\nWhat this attempt changed in the workspace (taken from the files "
-			    "themselves, not from the executor's account):\n%s\n",
-			    *diff ? diff : "(no file changed)\n");
+	strbuf_adds(&sb, "Goal of the plan: ");
+	put(&sb, goal ? goal : "");
+	strbuf_adds(&sb, "\n\nThe step:\n");
+	put(&sb, step_text);
+	strbuf_adds(&sb, "\n\nThe executor's result:\n");
+	put(&sb, result_json);
+	strbuf_addc(&sb, '\n');
+	if (tool_log && *tool_log) {
+		strbuf_adds(&sb, "\nTool calls made in this attempt:\n");
+		put(&sb, tool_log);
+		strbuf_addc(&sb, '\n');
+	}
+	if (diff) {
+		strbuf_adds(&sb, "\nWhat this attempt changed in the workspace (taken from the "
+				 "files themselves, not from the executor's account):\n");
+		put(&sb, *diff ? diff : "(no file changed)\n");
+		strbuf_addc(&sb, '\n');
+	}
 	strbuf_adds(&sb, "\nJudge each acceptance criterion and answer with the verdict JSON.");
-	free(sj);
 	return strbuf_detach(&sb);
 }
 
@@ -173,12 +209,19 @@ char *prompt_final_check(const struct plan *p, const struct strvec *results)
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "Goal: %s\n\nSuccess criteria of the whole plan:\n", p->goal ? p->goal : "");
-	for (size_t i = 0; i < p->success_criteria.n; i++)
-		strbuf_addf(&sb, "- %s\n", p->success_criteria.v[i]);
+	strbuf_adds(&sb, "Goal: ");
+	put(&sb, p->goal ? p->goal : "");
+	strbuf_adds(&sb, "\n\nSuccess criteria of the whole plan:\n");
+	for (size_t i = 0; i < p->success_criteria.n; i++) {
+		strbuf_adds(&sb, "- ");
+		put(&sb, p->success_criteria.v[i]);
+		strbuf_addc(&sb, '\n');
+	}
 	strbuf_adds(&sb, "\nVerified step results:\n");
-	for (size_t i = 0; i < results->n; i++)
-		strbuf_addf(&sb, "%s\n", results->v[i]);
+	for (size_t i = 0; i < results->n; i++) {
+		put(&sb, results->v[i]);
+		strbuf_addc(&sb, '\n');
+	}
 	strbuf_adds(&sb, "\nJudge each success criterion (as criteria_results) and answer with "
 			 "the verdict JSON.");
 	return strbuf_detach(&sb);
@@ -190,15 +233,23 @@ char *prompt_synthesize(const char *task, const struct plan *p, const struct str
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "Task:\n%s\n\nGoal: %s\n\nVerified step results:\n", task,
-		    p->goal ? p->goal : "");
-	for (size_t i = 0; i < results->n; i++)
-		strbuf_addf(&sb, "%s\n", results->v[i]);
+	strbuf_adds(&sb, "Task:\n");
+	put(&sb, task);
+	strbuf_adds(&sb, "\n\nGoal: ");
+	put(&sb, p->goal ? p->goal : "");
+	strbuf_adds(&sb, "\n\nVerified step results:\n");
+	for (size_t i = 0; i < results->n; i++) {
+		put(&sb, results->v[i]);
+		strbuf_addc(&sb, '\n');
+	}
 	if (gaps->n) {
 		strbuf_adds(&sb, "\nNot verified (start the answer with \"PARTIAL:\" and name "
 				 "these gaps):\n");
-		for (size_t i = 0; i < gaps->n; i++)
-			strbuf_addf(&sb, "- %s\n", gaps->v[i]);
+		for (size_t i = 0; i < gaps->n; i++) {
+			strbuf_adds(&sb, "- ");
+			put(&sb, gaps->v[i]);
+			strbuf_addc(&sb, '\n');
+		}
 	}
 	strbuf_adds(&sb, "\nWrite the final answer.");
 	return strbuf_detach(&sb);

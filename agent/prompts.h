@@ -30,14 +30,15 @@ struct prompt_dep {
 	const char *output_json;
 };
 
-/* The executor's message: the step, its dependencies' outputs only, the goal, and the
+/* The executor's message: the step (`step_text`: plan_step_to_string(step, true), made
+ * once for the attempt's two prompts), its dependencies' outputs only, the goal, and the
  * critiques of earlier failed attempts (oldest first). */
-char *prompt_execute(const char *goal, const struct plan_step *step, const struct prompt_dep *deps,
+char *prompt_execute(const char *goal, const char *step_text, const struct prompt_dep *deps,
 		     size_t n_deps, const struct strvec *critiques, int attempt);
-/* The verifier's message: the step, its criteria, the executor's result, the tool calls
- * and `diff` (may be NULL): what the attempt changed in the workspace, as the engine
- * bounded it. */
-char *prompt_verify(const char *goal, const struct plan_step *step, const char *result_json,
+/* The verifier's message: the step (`step_text` as for prompt_execute), its criteria, the
+ * executor's result, the tool calls and `diff` (may be NULL): what the attempt changed in
+ * the workspace, as the engine bounded it. */
+char *prompt_verify(const char *goal, const char *step_text, const char *result_json,
 		    const char *tool_log, const char *diff);
 /* Whole-plan check against success_criteria, from verified results. */
 char *prompt_final_check(const struct plan *p, const struct strvec *results);

@@ -136,15 +136,6 @@ static bool get_bool(const cJSON *it, const char *path, bool *out, char **err)
 	return false;
 }
 
-static cJSON *str_array(const struct strvec *sv)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	for (size_t i = 0; i < sv->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
-	return a;
-}
-
 void exec_result_free(struct exec_result *r)
 {
 	if (!r)
@@ -158,6 +149,7 @@ void exec_result_free(struct exec_result *r)
 	free(r->criteria_met);
 	free(r->notes);
 	free(r->json);
+	free(r->output_json);
 	free(r);
 }
 
@@ -301,32 +293,120 @@ static void parse_step_output(const cJSON *obj, struct exec_result *r, const cJS
 	*meets = cJSON_IsObject(it) || cJSON_IsArray(it) ? it : NULL;
 }
 
-static char *result_normalized(const struct exec_result *r, const cJSON *findings,
-                               const cJSON *meets)
+/* A text as cJSON prints a string (strbuf_add_json writes what it writes). */
+static void put_str(struct strbuf *sb, const char *s)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON *so = cJSON_CreateObject();
-	char *s;
+	strbuf_add_json(sb, s, strlen(s), 0);
+}
 
-	cJSON_AddStringToObject(o, "reasoning", r->reasoning);
-	cJSON_AddItemToObject(o, "actions_taken", str_array(&r->actions_taken));
+static void put_strs(struct strbuf *sb, const struct strvec *sv)
+{
+	strbuf_addc(sb, '[');
+	for (size_t i = 0; i < sv->n; i++) {
+		if (i)
+			strbuf_addc(sb, ',');
+		put_str(sb, sv->v[i]);
+	}
+	strbuf_addc(sb, ']');
+}
+
+/* A value of the model's answer as cJSON prints it: a string directly, anything else
+ * by cJSON. */
+static void put_value(struct strbuf *sb, const cJSON *v)
+{
+	char *p;
+
+	if (cJSON_IsString(v)) {
+		put_str(sb, v->valuestring ? v->valuestring : "");
+		return;
+	}
+	p = cJSON_PrintUnformatted(v);
+	if (!p)
+		fatal("out of memory printing JSON");
+	strbuf_adds(sb, p);
+	cJSON_free(p);
+}
+
+/* A number as cJSON prints it: one that is its own int ("%d") here, any other by cJSON
+ * (its 15 or 17 digits, "null" for NaN and the infinities). */
+static void put_number(struct strbuf *sb, double d)
+{
+	cJSON *n;
+
+	if (d > -1e9 && d < 1e9 && d == (double)(int)d) {
+		strbuf_addi(sb, (int)d);
+		return;
+	}
+	n = cJSON_CreateNumber(d);
+	if (!n)
+		fatal("out of memory building JSON");
+	put_value(sb, n);
+	cJSON_Delete(n);
+}
+
+/*
+ * The step_output object of a result (n bytes at s) as its readers had it: what cJSON
+ * prints of the object it reads back from the result. Strings, arrays of them and
+ * booleans print again as they were, so that is the text itself; a value of the model's
+ * (`tree`: a non-string findings, a per-criterion meets_criteria) is read and printed
+ * again, for cJSON may print a number it read so that it reads back as another
+ * (1.7976931348623157e308 prints as 1.79769313486232e+308, which reads back as an
+ * infinity, printed null).
+ */
+static char *output_as_read(const char *s, size_t n, bool findings_tree, bool meets_tree)
+{
+	cJSON *v;
+	char *out;
+
+	if (!findings_tree && !meets_tree)
+		return xstrndup(s, n);
+	v = cJSON_ParseWithLength(s, n);
+	out = v ? jsonx_print(v) : xstrndup(s, n);
+	cJSON_Delete(v);
+	return out;
+}
+
+/*
+ * The normalized result, written directly as cJSON_PrintUnformatted printed the object it
+ * was once built as: {reasoning, actions_taken, step_output {findings, artifacts,
+ * meets_criteria}, confidence, notes}. *output: its step_output as it stands in it.
+ */
+static char *result_normalized(const struct exec_result *r, const cJSON *findings,
+                               const cJSON *meets, char **output)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t so;
+
+	strbuf_grow(&sb, 256 + strlen(r->reasoning) + strlen(r->findings) + strlen(r->notes));
+	strbuf_adds(&sb, "{\"reasoning\":");
+	put_str(&sb, r->reasoning);
+	strbuf_adds(&sb, ",\"actions_taken\":");
+	put_strs(&sb, &r->actions_taken);
+	strbuf_adds(&sb, ",\"step_output\":");
+	so = sb.len;
+	strbuf_adds(&sb, "{\"findings\":");
 	if (findings)
-		cJSON_AddItemToObject(so, "findings", cJSON_Duplicate(findings, 1));
+		put_value(&sb, findings);
 	else
-		cJSON_AddStringToObject(so, "findings", "");
-	cJSON_AddItemToObject(so, "artifacts", str_array(&r->artifacts));
+		put_str(&sb, "");
+	strbuf_adds(&sb, ",\"artifacts\":");
+	put_strs(&sb, &r->artifacts);
 	/* A per-criterion answer goes to the journal as written, so it can be shown per
 	 * criterion later; a single boolean in its normal spelling. */
+	strbuf_adds(&sb, ",\"meets_criteria\":");
 	if (meets)
-		cJSON_AddItemToObject(so, "meets_criteria", cJSON_Duplicate(meets, 1));
+		put_value(&sb, meets);
 	else
-		cJSON_AddBoolToObject(so, "meets_criteria", r->meets_criteria);
-	cJSON_AddItemToObject(o, "step_output", so);
-	cJSON_AddNumberToObject(o, "confidence", r->confidence);
-	cJSON_AddStringToObject(o, "notes", r->notes);
-	s = jsonx_print(o);
-	cJSON_Delete(o);
-	return s;
+		strbuf_adds(&sb, r->meets_criteria ? "true" : "false");
+	strbuf_addc(&sb, '}');
+	*output = output_as_read(sb.buf + so, sb.len - so, findings && !cJSON_IsString(findings),
+				 meets != NULL);
+	strbuf_adds(&sb, ",\"confidence\":");
+	put_number(&sb, r->confidence);
+	strbuf_adds(&sb, ",\"notes\":");
+	put_str(&sb, r->notes);
+	strbuf_addc(&sb, '}');
+	return strbuf_detach(&sb);
 }
 
 struct exec_result *exec_result_parse(const char *text, char **err)
@@ -351,7 +431,7 @@ struct exec_result *exec_result_parse(const char *text, char **err)
 		set_err(&e, "confidence is missing (a number from 0 to 1).");
 	r->notes = opt_text(obj, "notes");
 	if (!e)
-		r->json = result_normalized(r, findings, meets);
+		r->json = result_normalized(r, findings, meets, &r->output_json);
 	cJSON_Delete(obj);
 	if (e) {
 		exec_result_free(r);
@@ -377,6 +457,30 @@ void verdict_free(struct verdict *v)
 	free(v);
 }
 
+/* "criteria_results[I]" and `suffix` (".passed", ".confidence" or ""), into out: the
+ * name an error gives, made for every criterion without printf's cost. */
+#define CRIT_PATH_MAX (sizeof("criteria_results[]") + 20 + sizeof(".confidence"))
+
+static const char *crit_path(char out[CRIT_PATH_MAX], size_t i, const char *suffix)
+{
+	char digits[20], *d = digits + sizeof(digits);
+	char *o = out;
+	size_t n;
+
+	do
+		*--d = (char)('0' + i % 10);
+	while ((i /= 10));
+	memcpy(o, "criteria_results[", 17);
+	o += 17;
+	n = (size_t)(digits + sizeof(digits) - d);
+	memcpy(o, d, n);
+	o += n;
+	*o++ = ']';
+	n = strlen(suffix);
+	memcpy(o, suffix, n + 1);
+	return out;
+}
+
 static void parse_criteria(const cJSON *obj, struct verdict *v, char **err)
 {
 	const cJSON *arr = jsonx_field(obj, "criteria_results");
@@ -392,26 +496,21 @@ static void parse_criteria(const cJSON *obj, struct verdict *v, char **err)
 	}
 	for (el = arr->child; el; el = el->next) {
 		struct criterion_result c;
-		char *path = xasprintf("criteria_results[%zu]", i);
-		char *fp;
+		char path[CRIT_PATH_MAX];
 
-		i++;
 		if (!cJSON_IsObject(el)) {
-			set_err(err, "%s must be an object, not %s.", path, jsonx_kind(el));
-			free(path);
+			set_err(err, "%s must be an object, not %s.", crit_path(path, i, ""),
+			        jsonx_kind(el));
 			return;
 		}
 		memset(&c, 0, sizeof(c));
 		c.criterion = opt_text(el, "criterion");
-		fp = xasprintf("%s.passed", path);
-		get_bool(jsonx_field(el, "passed"), fp, &c.passed, err);
-		free(fp);
+		get_bool(jsonx_field(el, "passed"), crit_path(path, i, ".passed"), &c.passed, err);
 		c.evidence = opt_text(el, "evidence");
-		fp = xasprintf("%s.confidence", path);
-		get_confidence(el, "confidence", fp, &c.confidence, err);
-		free(fp);
+		get_confidence(el, "confidence", crit_path(path, i, ".confidence"), &c.confidence,
+		               err);
 		c.feedback = opt_text(el, "feedback");
-		free(path);
+		i++;
 		v->criteria = xgrow(v->criteria, &cap, v->n_criteria + 1, sizeof(*v->criteria));
 		v->criteria[v->n_criteria++] = c;
 		if (*err)

@@ -31,6 +31,8 @@ struct exec_result {
 	/* The normalized result object, compact. A per-criterion meets_criteria and a
 	 * non-string findings keep the value the model wrote. */
 	char *json;
+	/* Its step_output object, as it stands in `json` (what cJSON prints of that object). */
+	char *output_json;
 };
 
 enum verdict_action { VERDICT_PASS, VERDICT_RETRY, VERDICT_REPLAN };

@@ -109,6 +109,27 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
+void strbuf_addu(struct strbuf *sb, unsigned long long v)
+{
+	char digits[20], *p = digits + sizeof(digits);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	strbuf_add(sb, p, (size_t)(digits + sizeof(digits) - p));
+}
+
+void strbuf_addi(struct strbuf *sb, long long v)
+{
+	if (v < 0) {
+		strbuf_addc(sb, '-');
+		/* through unsigned: LLONG_MIN has no positive counterpart */
+		strbuf_addu(sb, 0ULL - (unsigned long long)v);
+		return;
+	}
+	strbuf_addu(sb, (unsigned long long)v);
+}
+
 char *strbuf_detach(struct strbuf *sb)
 {
 	char *s;

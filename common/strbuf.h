@@ -24,6 +24,9 @@ void strbuf_adds(struct strbuf *sb, const char *s);
 void strbuf_addc(struct strbuf *sb, char c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* A number in decimal, as "%llu" / "%lld" print it, without printf's cost (hot paths). */
+void strbuf_addu(struct strbuf *sb, unsigned long long v);
+void strbuf_addi(struct strbuf *sb, long long v);
 /* Returns the buffer (caller frees) and leaves sb empty. Never NULL. */
 char *strbuf_detach(struct strbuf *sb);
 

@@ -36,21 +36,31 @@ struct call_ctx {
 
 /*
  * Keeps a request body in the run folder (requests.h) under the call's one SEQ; `printed`:
- * compact JSON printed by pevtui (requests_write_printed). A body rebuilt for a retry is
+ * compact JSON printed by pevtui (requests_write_printed); `req` instead of a body: the
+ * request as the engine built it (requests_write_body_of). A body rebuilt for a retry is
  * written again under it (the later line is the one read back). When that rewrite cannot
  * be kept (the cap, a failed write: a notice says which), the call still names its SEQ if
  * an earlier body is on disk: a body this call did send, rather than no trace of the
  * call's request at all.
  */
-static void keep_request(struct call_ctx *c, const char *body, size_t len, bool printed)
+static void keep_request(struct call_ctx *c, const char *body, size_t len, bool printed,
+			 const struct llm_request *req)
 {
+	const char *role = llm_role_name(c->role);
 	char *err = NULL, *why;
+	bool ok;
 
 	if (!c->request)
 		c->request = requests_next(c->e->requests);
-	if (c->request && (printed ? requests_write_printed : requests_write)(
-				  c->e->requests, c->request, llm_role_name(c->role), c->step_id,
-				  c->attempt, body, len, &err))
+	if (!c->request)
+		ok = false;
+	else if (req)
+		ok = requests_write_body_of(c->e->requests, c->request, role, c->step_id,
+					    c->attempt, req, &err);
+	else
+		ok = (printed ? requests_write_printed : requests_write)(
+			c->e->requests, c->request, role, c->step_id, c->attempt, body, len, &err);
+	if (ok)
 		c->kept = true;
 	else if (!c->kept)
 		c->request = 0;
@@ -67,7 +77,7 @@ static void on_request(void *ctx, const char *body, size_t len)
 	struct call_ctx *c = ctx;
 
 	c->sent = true;
-	keep_request(c, body, len, false);
+	keep_request(c, body, len, false, NULL);
 }
 
 static void on_request_printed(void *ctx, const char *body, size_t len)
@@ -75,7 +85,7 @@ static void on_request_printed(void *ctx, const char *body, size_t len)
 	struct call_ctx *c = ctx;
 
 	c->sent = true;
-	keep_request(c, body, len, true);
+	keep_request(c, body, len, true, NULL);
 }
 
 static void on_delta(void *ctx, const char *text, size_t len)
@@ -189,10 +199,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 	rc = provider_complete(e->prov[req->role], req, &hooks, out, err);
 	if (!cc.sent && (cc.request = requests_next(e->requests))) {
 		/* A provider that sends nothing (simulated): the request as the engine built it. */
-		char *body = requests_body_of(req);
-
-		keep_request(&cc, body, strlen(body), true);
-		free(body);
+		keep_request(&cc, NULL, 0, true, req);
 	}
 	if (rc == PROVIDER_OK) {
 		cost = cost_of_call(req->model, &out->usage, &known);

@@ -495,8 +495,11 @@ void attempt_log_release(struct attempt_log *l);
  * model left out, even after one re-ask, are appended from *not_judged_from on, failed. */
 struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 				     const char *parse_err, const struct attempt_log *log);
-/* `diff` (may be NULL): the attempt's changes to the workspace, already bounded. */
-struct verdict *verify_model(struct job *j, int attempt, const char *result_json,
+/* `diff` (may be NULL): the attempt's changes to the workspace, already bounded;
+ * `step_json` and `step_text`: the step as plan_step_to_string prints it, compact and
+ * pretty (made once for the attempt). */
+struct verdict *verify_model(struct job *j, int attempt, const char *step_json,
+			     const char *step_text, const char *result_json,
 			     const char *tools_text, const char *diff, size_t *not_judged_from,
 			     char **err);
 

@@ -284,11 +284,12 @@ static char *fix_verdict(void *ctx, const char *why)
 	return prompt_verdict_fix(why);
 }
 
-struct verdict *verify_model(struct job *j, int attempt, const char *result_json,
+struct verdict *verify_model(struct job *j, int attempt, const char *step_json,
+			     const char *step_text, const char *result_json,
 			     const char *tools_text, const char *diff, size_t *not_judged_from,
 			     char **err)
 {
-	char *step_json = plan_step_to_string(&j->step, false), *why = NULL;
+	char *why = NULL;
 	struct read_ctx rc = {&j->step, (size_t)-1};
 	struct llm_request req = {.role = ROLE_VERIFIER,
 				  .purpose = PURPOSE_VERIFY,
@@ -299,7 +300,7 @@ struct verdict *verify_model(struct job *j, int attempt, const char *result_json
 				  .want_json = true,
 				  .max_tokens = MAX_TOKENS_STEP};
 	struct verdict *v = engine_ask_and_read(
-		j->e, &req, prompt_verify(j->goal, &j->step, result_json, tools_text, diff), &j->cancel,
+		j->e, &req, prompt_verify(j->goal, step_text, result_json, tools_text, diff), &j->cancel,
 		read_verdict, &rc, fix_verdict, &why, err);
 
 	if (!v && why) {
@@ -313,6 +314,5 @@ struct verdict *verify_model(struct job *j, int attempt, const char *result_json
 	}
 	*not_judged_from = rc.not_judged_from;
 	free(why);
-	free(step_json);
 	return v;
 }

@@ -521,8 +521,15 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	log->v[log->n].ok = ok;
 	log->v[log->n].summary = xstrdup(summary);
 	log->n++;
-	strbuf_addf(&log->text, "- %s %s → %s: %s\n", call->name ? call->name : "?",
-		    call->input_json ? call->input_json : "{}", ok ? "ok" : "ERROR", summary);
+	/* "- NAME INPUT → ok|ERROR: SUMMARY\n", appended piece by piece: printf's cost grows
+	 * with the input (a file's whole text, for write_file). */
+	strbuf_adds(&log->text, "- ");
+	strbuf_adds(&log->text, call->name ? call->name : "?");
+	strbuf_addc(&log->text, ' ');
+	strbuf_adds(&log->text, call->input_json ? call->input_json : "{}");
+	strbuf_adds(&log->text, ok ? " → ok: " : " → ERROR: ");
+	strbuf_adds(&log->text, summary);
+	strbuf_addc(&log->text, '\n');
 	free(summary);
 
 	res->call_id = xstrdup(call->id);
@@ -564,7 +571,8 @@ struct job *job_new_step(struct pev *e, size_t i)
  * the call was cancelled or failed (then *err may hold the provider's sentence). */
 /* The executor's final answer (NULL when cancelled or failed: *err), and in *cut_off
  * whether the server said it was cut at the output token limit. */
-static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log, bool *cut_off,
+static char *execute_attempt(struct job *j, int attempt, const char *step_json,
+			     const char *step_text, struct attempt_log *log, bool *cut_off,
 			     char **err)
 {
 	struct pev *e = j->e;
@@ -573,13 +581,12 @@ static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log
 	size_t n_msgs = 1, n_tools;
 	struct mcp_offer mcp;
 	const struct tool_def **tools;
-	char *step_json = plan_step_to_string(step, false);
 	char *final = NULL;
 
 	mcp_hub_offer(e->mcp, &mcp); /* waits for servers still starting */
 	tools = offered_tools(e, &mcp, &n_tools);
 	msgs[0].kind = LLM_MSG_USER;
-	msgs[0].text = prompt_execute(j->goal, step, j->deps, j->n_deps, &j->critiques, attempt);
+	msgs[0].text = prompt_execute(j->goal, step_text, j->deps, j->n_deps, &j->critiques, attempt);
 	for (int round = 0; round <= MAX_TOOL_ROUNDS; round++) {
 		/* The last round offers no tools: the executor must answer. */
 		struct llm_request req = {.role = ROLE_EXECUTOR,
@@ -632,7 +639,6 @@ static char *execute_attempt(struct job *j, int attempt, struct attempt_log *log
 	free(msgs);
 	free((void *)tools);
 	mcp_offer_release(&mcp);
-	free(step_json);
 	if (final && atomic_load(&j->cancel)) {
 		free(final);
 		final = NULL;
@@ -1016,7 +1022,7 @@ void job_run_step(struct job *j)
 	size_t not_judged = (size_t)-1;
 	int attempt = j->attempt;
 	bool cut_off = false, have_changes;
-	char before[CP_ID_LEN + 1], *diff = NULL;
+	char before[CP_ID_LEN + 1], *diff = NULL, *step_json, *step_text;
 	struct cp_changes changes = {0};
 	struct strvec series = STRVEC_INIT;
 	cJSON *f;
@@ -1028,7 +1034,11 @@ void job_run_step(struct job *j)
 	strbuf_init(&log.text);
 	j->adir = attempts_dir_new(e->attempts, id, attempt);
 	checkpoint_before(j, attempt, before, &series);
-	text = execute_attempt(j, attempt, &log, &cut_off, &err);
+	/* The step as the attempt's calls show it, made once for the executor and the
+	 * verifier: compact for the request, pretty for the prompts. */
+	step_json = plan_step_to_string(&j->step, false);
+	step_text = plan_step_to_string(&j->step, true);
+	text = execute_attempt(j, attempt, step_json, step_text, &log, &cut_off, &err);
 	/* Cancelled or failed attempts changed files too: the next attempt restores them. */
 	have_changes = checkpoint_after(j, attempt, before, &series, &changes);
 	strvec_clear(&series);
@@ -1037,6 +1047,8 @@ void job_run_step(struct job *j)
 		diff = diff_for_verifier(&changes);
 	}
 	if (!text) {
+		free(step_json);
+		free(step_text);
 		cp_changes_release(&changes);
 		free(diff);
 		attempt_log_release(&log);
@@ -1065,11 +1077,8 @@ void job_run_step(struct job *j)
 		attempts_keep_artifacts(j->adir, e->ws_fd, &r->artifacts);
 	bus_publish(e->bus, EV_STEP_OUTPUT, f);
 	if (r) {
-		cJSON *ro = cJSON_Parse(r->json);
-		cJSON *so = ro ? cJSON_GetObjectItemCaseSensitive(ro, "step_output") : NULL;
 		j->result_json = xstrdup(r->json);
-		j->output_json = so ? jsonx_print(so) : xstrdup(r->json);
-		cJSON_Delete(ro);
+		j->output_json = xstrdup(r->output_json);
 	}
 	free(text);
 
@@ -1078,12 +1087,15 @@ void job_run_step(struct job *j)
 	engine_publish_verdict(e, id, attempt, "deterministic", v, (size_t)-1);
 	if (v->action == VERDICT_PASS) {
 		verdict_free(v);
-		v = verify_model(j, attempt, r->json, log.text.buf, diff, &not_judged, &err);
+		v = verify_model(j, attempt, step_json, step_text, r->json, log.text.buf, diff,
+				 &not_judged, &err);
 		if (v)
 			engine_publish_verdict(e, id, attempt, "model", v, not_judged);
 	}
 	exec_result_free(r);
 	free(perr);
+	free(step_json);
+	free(step_text);
 	attempt_log_release(&log);
 	cp_changes_release(&changes);
 	free(diff);

@@ -25,6 +25,9 @@
 #include "tool.h"
 #include "xalloc.h"
 
+#define SPARE_MAX 4                   /* buffers kept: about one per worker */
+#define SPARE_BYTES ((size_t)1 << 20) /* a larger one is freed, not kept */
+
 struct requests {
 	char *path;         /* RUN_DIR/requests.jsonl, NULL when not kept */
 	pthread_mutex_t lock;
@@ -36,6 +39,11 @@ struct requests {
 	bool capped;
 	char *trouble;      /* the first reason requests were not kept, until told */
 	bool told;
+	/* Buffers records were built in, for the next ones: a large block malloc'd and freed
+	 * for every call costs thousands of instructions (glibc consolidates its small free
+	 * chunks before it hands out a large one). */
+	struct strbuf spare[SPARE_MAX];
+	size_t n_spare;
 };
 
 static void put_str(struct strbuf *sb, const char *s);
@@ -106,6 +114,8 @@ void requests_close(struct requests *rq)
 		return;
 	if (rq->fd >= 0)
 		close(rq->fd);
+	for (size_t i = 0; i < rq->n_spare; i++)
+		strbuf_release(&rq->spare[i]);
 	pthread_mutex_destroy(&rq->lock);
 	free(rq->trouble);
 	free(rq->path);
@@ -156,7 +166,12 @@ unsigned long requests_next(struct requests *rq)
 
 char *requests_name(unsigned long seq)
 {
-	return xasprintf(REQUESTS_FILE "#%lu", seq);
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_grow(&sb, sizeof(REQUESTS_FILE "#") + 20);
+	strbuf_adds(&sb, REQUESTS_FILE "#");
+	strbuf_addu(&sb, seq);
+	return strbuf_detach(&sb);
 }
 
 /* Whether a body the caller printed as compact JSON nests no deeper than a record takes:
@@ -173,52 +188,57 @@ static bool printed_fits(const char *body, size_t len)
 	return true;
 }
 
-/* One record, with a newline before it (written only after a torn line) and after it.
- * `printed`: the body is compact JSON the caller printed (requests_write_printed). */
-static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
-		   int attempt, const char *body, size_t len, bool printed)
+/* A record's members before its body, the body's name last: with a newline before them
+ * (written only after a torn line). `len`: the body's length. */
+static void record_head(struct strbuf *sb, unsigned long seq, const char *role,
+			const char *step_id, int attempt, size_t len, bool as_json)
 {
-	strbuf_grow(sb, len + strlen(role) + (step_id ? strlen(step_id) : 0) + 128);
-	strbuf_addf(sb, "\n{\"seq\":%lu,\"role\":", seq);
+	strbuf_adds(sb, "\n{\"seq\":");
+	strbuf_addu(sb, seq);
+	strbuf_adds(sb, ",\"role\":");
 	put_str(sb, role);
 	strbuf_adds(sb, ",\"step_id\":");
 	if (step_id)
 		put_str(sb, step_id);
 	else
 		strbuf_adds(sb, "null");
-	strbuf_addf(sb, ",\"attempt\":%d,\"bytes\":%zu", step_id ? attempt : 0, len);
+	strbuf_adds(sb, ",\"attempt\":");
+	strbuf_addi(sb, step_id ? attempt : 0);
+	strbuf_adds(sb, ",\"bytes\":");
+	strbuf_addu(sb, len);
 	/* The body is last, so that a reader finds it from the members before it and takes
 	 * it back byte for byte without parsing it. */
-	if ((printed && printed_fits(body, len)) || jsonx_valid_line(body, len)) {
-		strbuf_adds(sb, ",\"body\":");
+	strbuf_adds(sb, as_json ? ",\"body\":" : ",\"body_text\":");
+}
+
+/* One record, with a newline before it (written only after a torn line) and after it.
+ * `printed`: the body is compact JSON the caller printed (requests_write_printed). */
+static void record(struct strbuf *sb, unsigned long seq, const char *role, const char *step_id,
+		   int attempt, const char *body, size_t len, bool printed)
+{
+	bool as_json = (printed && printed_fits(body, len)) || jsonx_valid_line(body, len);
+
+	strbuf_grow(sb, len + strlen(role) + (step_id ? strlen(step_id) : 0) + 128);
+	record_head(sb, seq, role, step_id, attempt, len, as_json);
+	if (as_json)
 		strbuf_add(sb, body, len);
-	} else {
-		strbuf_adds(sb, ",\"body_text\":");
+	else
 		put_strn(sb, body, len);
-	}
 	strbuf_adds(sb, "}\n");
 }
 
-static bool write_record(struct requests *rq, unsigned long seq, const char *role,
-			 const char *step_id, int attempt, const char *body, size_t len,
-			 bool printed, char **err)
+/* Appends a record `rec` (len bytes, from its leading newline) under the cap. */
+static bool write_line(struct requests *rq, unsigned long seq, const char *rec, size_t len,
+		       char **err)
 {
-	struct strbuf sb;
 	const char *p;
 	size_t n;
 	int e = 0;
 
-	*err = NULL;
-	if (!rq || !rq->path || !seq || !body) {
-		*err = xstrdup("not a request of this run");
-		return false;
-	}
-	strbuf_init(&sb);
-	record(&sb, seq, role ? role : "", step_id, attempt, body, len, printed);
 	if (pthread_mutex_lock(&rq->lock))
 		fatal("requests: cannot lock");
-	p = sb.buf + !rq->torn;
-	n = sb.len - !rq->torn;
+	p = rec + !rq->torn;
+	n = len - !rq->torn;
 	if (seq >= rq->next) {
 		*err = xstrdup("not a request of this run");
 	} else if (rq->bytes + n > rq->max) {
@@ -246,8 +266,25 @@ static bool write_record(struct requests *rq, unsigned long seq, const char *rol
 		}
 	}
 	pthread_mutex_unlock(&rq->lock);
-	strbuf_release(&sb);
 	return !*err;
+}
+
+static bool write_record(struct requests *rq, unsigned long seq, const char *role,
+			 const char *step_id, int attempt, const char *body, size_t len,
+			 bool printed, char **err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool ok;
+
+	*err = NULL;
+	if (!rq || !rq->path || !seq || !body) {
+		*err = xstrdup("not a request of this run");
+		return false;
+	}
+	record(&sb, seq, role ? role : "", step_id, attempt, body, len, printed);
+	ok = write_line(rq, seq, sb.buf, sb.len, err);
+	strbuf_release(&sb);
+	return ok;
 }
 
 bool requests_write(struct requests *rq, unsigned long seq, const char *role,
@@ -283,35 +320,130 @@ static void put_str(struct strbuf *sb, const char *s)
 	put_strn(sb, s ? s : "", s ? strlen(s) : 0);
 }
 
-/* ,"key":"value" (or without the comma); a NULL value leaves the member out, as
+/* ,"key":"value" (or without the comma): `lead` is what goes before the value, written
+ * as it is (MEMBER("key") or FIRST("key")); a NULL value leaves the member out, as
  * cJSON_AddStringToObject did. */
-static void put_member(struct strbuf *sb, bool comma, const char *key, const char *value)
+#define MEMBER(key) ",\"" key "\":"
+#define FIRST(key) "\"" key "\":"
+
+static void put_member(struct strbuf *sb, const char *lead, const char *value)
 {
 	if (!value)
 		return;
-	if (comma)
-		strbuf_addc(sb, ',');
-	put_str(sb, key);
-	strbuf_addc(sb, ':');
+	strbuf_adds(sb, lead);
 	put_str(sb, value);
 }
 
 /* The same for a text every call repeats (a system prompt, a tool's name or description):
  * written as a JSON string once per run, through the run's memo (schemas.h) when set. */
-static void put_member_kept(struct schemas *memo, struct strbuf *sb, bool comma,
-			    const char *key, const char *value)
+static void put_member_kept(struct schemas *memo, struct strbuf *sb, const char *lead,
+			    const char *value)
 {
 	const char *text = memo && value ? schemas_string(memo, value) : NULL;
 
 	if (!text) {
-		put_member(sb, comma, key, value);
+		put_member(sb, lead, value);
 		return;
 	}
-	if (comma)
-		strbuf_addc(sb, ',');
-	put_str(sb, key);
-	strbuf_addc(sb, ':');
+	strbuf_adds(sb, lead);
 	strbuf_adds(sb, text);
+}
+
+/*
+ * Whether s, from *p on, is a value that cJSON reads and prints back byte for byte as it
+ * is: no blanks; strings of bytes from 0x20 up but '"' and '\\', and the escapes cJSON
+ * writes (\" \\ \b \f \n \r \t, \u00XX for the other controls but NUL); integers
+ * of at most 9 digits (printed with "%d"), not -0; true, false, null; at most `depth`
+ * levels. Anything else is left to cJSON: false says only "not sure". *p: past it.
+ */
+static bool printed_value(const char **p, int depth)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *c = *p;
+
+	switch (*c) {
+	case '{':
+	case '[': {
+		char close = *c == '{' ? '}' : ']';
+
+		if (!depth--)
+			return false;
+		c++;
+		if (*c == close) {
+			*p = c + 1;
+			return true;
+		}
+		for (;;) {
+			if (close == '}') {
+				if (*c != '"' || !printed_value(&c, 0) || *c++ != ':')
+					return false;
+			}
+			if (!printed_value(&c, depth))
+				return false;
+			if (*c == close) {
+				*p = c + 1;
+				return true;
+			}
+			if (*c++ != ',')
+				return false;
+		}
+	}
+	case '"':
+		for (c++;; c++) {
+			unsigned char u = (unsigned char)*c;
+
+			if (u == '"') {
+				*p = c + 1;
+				return true;
+			}
+			if (u < 0x20)
+				return false; /* the end of s too */
+			if (u != '\\')
+				continue;
+			c++;
+			if (*c && strchr("\"\\bfnrt", *c)) /* as cJSON writes them */
+				continue;
+			if (c[0] != 'u' || c[1] != '0' || c[2] != '0' || (c[3] != '0' && c[3] != '1') ||
+			    !c[4] || !strchr(hex, c[4]))
+				return false;
+			u = (unsigned char)((c[3] - '0') * 16 + (strchr(hex, c[4]) - hex));
+			if (!u || strchr("\b\f\n\r\t", u))
+				return false; /* NUL ends the string; the others have short forms */
+			c += 4;
+		}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *w = *c == 't' ? "true" : *c == 'f' ? "false" : "null";
+		size_t n = strlen(w);
+
+		if (strncmp(c, w, n))
+			return false;
+		*p = c + n;
+		return true;
+	}
+	default: {
+		const char *d;
+
+		if (*c == '-')
+			c++;
+		d = c;
+		if (*c == '0') {
+			c++;
+			if (d != *p) /* -0 */
+				return false;
+		} else {
+			while (*c >= '0' && *c <= '9' && c - d < 10)
+				c++;
+			if (c == d || *d == '0' || c - d > 9)
+				return false;
+		}
+		if (*c == '.' || *c == 'e' || *c == 'E' || (*c >= '0' && *c <= '9'))
+			return false;
+		*p = c;
+		return true;
+	}
+	}
 }
 
 /* JSON text as cJSON reprints it, or, when it does not parse, as a string. Caller frees. */
@@ -339,6 +471,22 @@ static char *json_or_string(const char *s)
 	}
 }
 
+/* json_or_string's text, appended: a text cJSON would print back as it is (a tool call's
+ * input mostly is: it was printed by a provider or the simulator) without parsing it. */
+static void put_json_or_string(struct strbuf *sb, const char *s)
+{
+	const char *end = s;
+	char *made;
+
+	if (s && printed_value(&end, 64) && !*end) {
+		strbuf_adds(sb, s);
+		return;
+	}
+	made = json_or_string(s);
+	strbuf_adds(sb, made);
+	free(made);
+}
+
 /* A tool's schema as printed: once per run through the run's memo (schemas.h), else for
  * this call. */
 static void put_schema(struct schemas *memo, struct strbuf *sb, const char *schema)
@@ -362,27 +510,23 @@ static void put_schema(struct schemas *memo, struct strbuf *sb, const char *sche
 
 static void put_message(struct strbuf *sb, const struct llm_msg *m)
 {
-	char *v;
-
 	switch (m->kind) {
 	case LLM_MSG_USER:
 		strbuf_adds(sb, "{\"role\":\"user\"");
-		put_member(sb, true, "content", m->text ? m->text : "");
+		put_member(sb, MEMBER("content"), m->text ? m->text : "");
 		break;
 	case LLM_MSG_ASSISTANT:
 		strbuf_adds(sb, "{\"role\":\"assistant\"");
-		put_member(sb, true, "content", m->text ? m->text : "");
+		put_member(sb, MEMBER("content"), m->text ? m->text : "");
 		if (m->n_calls) {
 			strbuf_adds(sb, ",\"tool_calls\":[");
 			for (size_t c = 0; c < m->n_calls; c++) {
 				strbuf_adds(sb, c ? ",{" : "{");
-				put_member(sb, false, "id", m->calls[c].id ? m->calls[c].id : "");
-				put_member(sb, true, "name",
+				put_member(sb, FIRST("id"), m->calls[c].id ? m->calls[c].id : "");
+				put_member(sb, MEMBER("name"),
 					   m->calls[c].name ? m->calls[c].name : "");
 				strbuf_adds(sb, ",\"input\":");
-				v = json_or_string(m->calls[c].input_json);
-				strbuf_adds(sb, v);
-				free(v);
+				put_json_or_string(sb, m->calls[c].input_json);
 				strbuf_addc(sb, '}');
 			}
 			strbuf_addc(sb, ']');
@@ -392,9 +536,9 @@ static void put_message(struct strbuf *sb, const struct llm_msg *m)
 		strbuf_adds(sb, "{\"role\":\"tool\",\"results\":[");
 		for (size_t r = 0; r < m->n_results; r++) {
 			strbuf_adds(sb, r ? ",{" : "{");
-			put_member(sb, false, "call_id",
+			put_member(sb, FIRST("call_id"),
 				   m->results[r].call_id ? m->results[r].call_id : "");
-			put_member(sb, true, "content",
+			put_member(sb, MEMBER("content"),
 				   m->results[r].content ? m->results[r].content : "");
 			strbuf_adds(sb, m->results[r].is_error ? ",\"is_error\":true}"
 							       : ",\"is_error\":false}");
@@ -426,40 +570,118 @@ static size_t body_guess(const struct llm_request *req)
 	return n;
 }
 
-char *requests_body_of(const struct llm_request *req)
+/* The body of requests_body_of, appended to sb. */
+static void put_body(struct strbuf *sb, const struct llm_request *req)
 {
-	struct strbuf sb;
-
-	strbuf_init(&sb);
-	strbuf_grow(&sb, body_guess(req));
-	strbuf_adds(&sb, "{\"pevtui_note\":\"nothing went over the wire (simulated provider): "
-			 "this is the request as the engine built it\"");
-	put_member(&sb, true, "model", req->model ? req->model : "");
-	strbuf_addf(&sb, ",\"max_tokens\":%d", req->max_tokens);
+	strbuf_adds(sb, "{\"pevtui_note\":\"nothing went over the wire (simulated provider): "
+			"this is the request as the engine built it\"");
+	put_member(sb, MEMBER("model"), req->model ? req->model : "");
+	strbuf_adds(sb, ",\"max_tokens\":");
+	strbuf_addi(sb, req->max_tokens);
 	if (req->want_json)
-		strbuf_adds(&sb, ",\"want_json\":true");
-	put_member_kept(req->schemas, &sb, true, "system", req->system ? req->system : "");
-	strbuf_adds(&sb, ",\"tools\":[");
+		strbuf_adds(sb, ",\"want_json\":true");
+	put_member_kept(req->schemas, sb, MEMBER("system"), req->system ? req->system : "");
+	strbuf_adds(sb, ",\"tools\":[");
 	for (size_t t = 0; t < req->n_tools; t++) {
-		strbuf_adds(&sb, t ? ",{" : "{");
+		strbuf_adds(sb, t ? ",{" : "{");
 		/* cJSON_AddStringToObject left a NULL name or description out */
-		put_member_kept(req->schemas, &sb, false, "name", req->tools[t]->name);
-		put_member_kept(req->schemas, &sb, req->tools[t]->name != NULL, "description",
+		put_member_kept(req->schemas, sb, FIRST("name"), req->tools[t]->name);
+		put_member_kept(req->schemas, sb,
+				req->tools[t]->name ? MEMBER("description") : FIRST("description"),
 				req->tools[t]->description);
 		if (req->tools[t]->name || req->tools[t]->description)
-			strbuf_addc(&sb, ',');
-		strbuf_adds(&sb, "\"input_schema\":");
-		put_schema(req->schemas, &sb, req->tools[t]->schema_json);
-		strbuf_addc(&sb, '}');
+			strbuf_addc(sb, ',');
+		strbuf_adds(sb, "\"input_schema\":");
+		put_schema(req->schemas, sb, req->tools[t]->schema_json);
+		strbuf_addc(sb, '}');
 	}
-	strbuf_adds(&sb, "],\"messages\":[");
+	strbuf_adds(sb, "],\"messages\":[");
 	for (size_t m = 0; m < req->n_msgs; m++) {
 		if (m)
-			strbuf_addc(&sb, ',');
-		put_message(&sb, &req->msgs[m]);
+			strbuf_addc(sb, ',');
+		put_message(sb, &req->msgs[m]);
 	}
-	strbuf_adds(&sb, "]}");
+	strbuf_adds(sb, "]}");
+}
+
+char *requests_body_of(const struct llm_request *req)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_grow(&sb, body_guess(req));
+	put_body(&sb, req);
 	return strbuf_detach(&sb);
+}
+
+/* An empty buffer, one a record was built in before when there is one. */
+static struct strbuf take_spare(struct requests *rq)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (pthread_mutex_lock(&rq->lock))
+		fatal("requests: cannot lock");
+	if (rq->n_spare)
+		sb = rq->spare[--rq->n_spare];
+	pthread_mutex_unlock(&rq->lock);
+	strbuf_reset(&sb);
+	return sb;
+}
+
+static void give_spare(struct requests *rq, struct strbuf *sb)
+{
+	if (sb->cap <= SPARE_BYTES) {
+		if (pthread_mutex_lock(&rq->lock))
+			fatal("requests: cannot lock");
+		if (rq->n_spare < SPARE_MAX) {
+			rq->spare[rq->n_spare++] = *sb;
+			*sb = (struct strbuf)STRBUF_INIT;
+		}
+		pthread_mutex_unlock(&rq->lock);
+	}
+	strbuf_release(sb);
+}
+
+/*
+ * The record is built around the body in one buffer: the body is written after room for
+ * the members before it (their length is known but for the digits of the body's), which
+ * are then written just before it. No copy of the body, no second buffer.
+ */
+bool requests_write_body_of(struct requests *rq, unsigned long seq, const char *role,
+			    const char *step_id, int attempt, const struct llm_request *req,
+			    char **err)
+{
+	struct strbuf head = STRBUF_INIT, sb;
+	size_t room, len, start;
+	bool ok;
+
+	*err = NULL;
+	if (!rq || !rq->path || !seq) {
+		*err = xstrdup("not a request of this run");
+		return false;
+	}
+	role = role ? role : "";
+	strbuf_grow(&head, 128 + strlen(role) + (step_id ? strlen(step_id) : 0));
+	record_head(&head, seq, role, step_id, attempt, 0, true);
+	sb = take_spare(rq);
+	room = head.len + 20; /* "bytes": 0 is one digit of at most 20 */
+	strbuf_grow(&sb, room + body_guess(req) + 2);
+	sb.len = room;
+	put_body(&sb, req);
+	len = sb.len - room;
+	if (!printed_fits(sb.buf + room, len)) {
+		/* Nested deeper than a record takes, maybe: checked as any other body. */
+		ok = write_record(rq, seq, role, step_id, attempt, sb.buf + room, len, true, err);
+	} else {
+		strbuf_reset(&head);
+		record_head(&head, seq, role, step_id, attempt, len, true);
+		start = room - head.len;
+		memcpy(sb.buf + start, head.buf, head.len);
+		strbuf_adds(&sb, "}\n");
+		ok = write_line(rq, seq, sb.buf + start, sb.len - start, err);
+	}
+	strbuf_release(&head);
+	give_spare(rq, &sb);
+	return ok;
 }
 
 /* ---- reading back ---- */

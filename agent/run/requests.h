@@ -65,6 +65,11 @@ char *requests_take_notice(struct requests *rq);
  * wire body. The tools' schemas are printed through req->schemas (schemas.h) when set.
  * Any thread. Caller frees. */
 char *requests_body_of(const struct llm_request *req);
+/* requests_write_printed of requests_body_of(req), the line the same byte for byte, built
+ * without a copy of the body. */
+bool requests_write_body_of(struct requests *rq, unsigned long seq, const char *role,
+			    const char *step_id, int attempt, const struct llm_request *req,
+			    char **err);
 
 /* A kept request, read back. */
 struct request_ref {

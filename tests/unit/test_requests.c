@@ -1123,6 +1123,160 @@ static void test_body_of_as_cjson(void **state)
 	schemas_free(memo);
 }
 
+/* A tool call's input in the body: what cJSON printed of it parsed (or it as a string),
+ * for inputs written back as they are without cJSON and for every kind it must leave to
+ * cJSON (blanks, numbers it spells otherwise, escapes it writes otherwise, bad JSON,
+ * trailing text, deep nesting). */
+static void test_body_of_inputs_as_cjson(void **state)
+{
+	static const char *const inputs[] = {
+	    "{}", "[]", "{\"path\":\"a.txt\",\"content\":\"x\"}", "0", "-1", "7", "123456789",
+	    "-123456789", "1234567890", "2147483647", "2147483648", "-0", "01", "1.0", "1.5",
+	    "1e2", "1E2", "-", "--1", "true", "false", "null", "tru", "nul", "truex", "\"\"",
+	    "\"a\\\"b\\\\c\\/d\"", "\"\\b\\f\\n\\r\\t\"", "\"\\u0001\\u001f\\u0008\\u000a\"",
+	    "\"\\u0000x\"", "\"\\u0041\"", "\"\\u00e9\"", "\"\\u00E9\"", "\"\\u001F\"",
+	    "\"\\ud83d\\ude00\"", "\"\\x\"", "\"\\", "\"\\u00", "\"\\u001", "\"abc",
+	    "\"caf\xc3\xa9 \xe2\x80\xa8 \x7f \xff\"", "\"tab\there\"", "{\"a\":1} ", " {\"a\":1}",
+	    "{\"a\" :1}", "{\"a\":1,}", "[1,]", "[,1]", "{\"a\":1}{", "{\"a\"}", "{1:2}",
+	    "{\"a\":[1,{\"b\":[true,false,null,\"\"]}],\"a\":\"dup\"}", "[[[[[[[[]]]]]]]]",
+	    "{\"x\": 2e0}", "nope", "", "[\"\\u00010\"]", "{\"k\\n\":\"v\\u0002\"}",
+	};
+	struct strbuf deep = STRBUF_INIT, deeper = STRBUF_INIT;
+	const char *all[sizeof(inputs) / sizeof(inputs[0]) + 3];
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		strbuf_addc(&deep, '[');
+	for (int i = 0; i < 64; i++)
+		strbuf_addc(&deep, ']');
+	strbuf_addc(&deeper, '[');
+	strbuf_adds(&deeper, deep.buf);
+	strbuf_addc(&deeper, ']');
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
+		all[n++] = inputs[i];
+	all[n++] = deep.buf;
+	all[n++] = deeper.buf;
+	all[n++] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct llm_tool_call call = {"c1", "t", (char *)all[i]};
+		struct llm_msg msg = {.kind = LLM_MSG_ASSISTANT, .text = "a", .calls = &call,
+				      .n_calls = 1};
+		struct llm_request req = {.model = "m", .system = "s", .msgs = &msg, .n_msgs = 1,
+					  .max_tokens = 1};
+		cJSON *in = all[i] ? cJSON_Parse(all[i]) : NULL;
+		char *want, *got = requests_body_of(&req), *at;
+
+		if (!in)
+			in = cJSON_CreateString(all[i] ? all[i] : "");
+		want = cJSON_PrintUnformatted(in);
+		at = strstr(got, ",\"input\":");
+		assert_non_null(at);
+		at += strlen(",\"input\":");
+		/* the input, then the ends of the call, tool_calls, message, messages, body */
+		if (strlen(at) != strlen(want) + 5 || strncmp(at, want, strlen(want)) ||
+		    strcmp(at + strlen(want), "}]}]}"))
+			fail_msg("input %zu \"%s\": got %s, want %s", i, all[i] ? all[i] : "(null)",
+				 at, want);
+		cJSON_free(want);
+		cJSON_Delete(in);
+		free(got);
+	}
+	strbuf_release(&deep);
+	strbuf_release(&deeper);
+}
+
+/* requests_write_body_of writes the line requests_write_printed writes of requests_body_of,
+ * byte for byte: tricky texts, every kind of message, a step id to escape or none, after a
+ * torn line, a body nested deeper than a record takes (kept as text), past the cap. */
+static void test_write_body_of_as_printed(void **state)
+{
+	static const char odd[] =
+	    "q\" b\\ \b\f\n\r\t \x01\x1f \x7f \xc3\xa9 \xe2\x80\xa8 {[ end";
+	size_t depth = JSONX_LINE_DEPTH + 1;
+	char *deep = xcalloc(2 * depth + 1, 1);
+	struct tool_def tool = {.name = "t", .description = odd, .schema_json = "{\"a\":1.0}"};
+	struct tool_def deep_tool = {.name = "d", .description = "d", .schema_json = deep};
+	const struct tool_def *tools[] = {&tool, &deep_tool};
+	struct llm_tool_call calls[] = {{"c1", "t", "{\"x\": 2e0}"}, {"c2", "t", "nope"}};
+	struct llm_tool_result tr[] = {{"c1", (char *)odd, true}, {"c2", "", false}};
+	struct llm_msg msgs[3] = {
+	    {.kind = LLM_MSG_USER, .text = (char *)odd},
+	    {.kind = LLM_MSG_ASSISTANT, .text = "a", .calls = calls, .n_calls = 2},
+	    {.kind = LLM_MSG_TOOL_RESULTS, .results = tr, .n_results = 2}};
+	struct llm_request req = {.model = "m", .system = odd, .msgs = msgs, .n_msgs = 3,
+				  .tools = tools, .n_tools = 1, .max_tokens = -5};
+	static const char *const steps[] = {"s1", NULL, "odd id/..\"\n\xc3\xa9"};
+	char *dirs[2], *files[2];
+	struct schemas *memo = schemas_new();
+
+	(void)state;
+	memset(deep, '[', depth);
+	memset(deep + depth, ']', depth);
+	for (int way = 0; way < 2; way++) {
+		struct requests *rq;
+		char *err = NULL;
+
+		dirs[way] = testdir_new(way ? "requests-body-of-b" : "requests-body-of-a");
+		append_raw(dirs[way], "{\"seq\":1,\"role\":\"exec"); /* torn by a crash */
+		rq = requests_open(dirs[way], true, 0);
+		for (int i = 0; i < 6; i++) {
+			unsigned long seq = requests_next(rq);
+			const char *step = steps[i % 3];
+			int attempt = i * 7 - 3;
+
+			req.n_msgs = (size_t)(i % 3) + 1;
+			req.n_tools = i == 4 ? 2 : (size_t)(i % 2);
+			req.want_json = i % 2;
+			req.schemas = i >= 3 ? memo : NULL;
+			if (way) {
+				assert_true(requests_write_body_of(rq, seq, "executor", step,
+								   attempt, &req, &err));
+			} else {
+				char *body = requests_body_of(&req);
+
+				assert_true(requests_write_printed(rq, seq, "executor", step,
+								   attempt, body, strlen(body),
+								   &err));
+				free(body);
+			}
+			assert_null(err);
+		}
+		/* not a seq of this run */
+		assert_false(requests_write_body_of(rq, 99, "executor", "s", 1, &req, &err));
+		assert_string_equal(err, "not a request of this run");
+		free(err);
+		requests_close(rq);
+		files[way] = testdir_slurp_in(dirs[way], REQUESTS_FILE);
+		assert_non_null(files[way]);
+	}
+	assert_string_equal(files[1], files[0]);
+	assert_non_null(strstr(files[1], "\"body_text\":")); /* the deep one */
+	for (int way = 0; way < 2; way++) {
+		free(files[way]);
+		assert_true(testdir_remove(dirs[way]));
+		free(dirs[way]);
+	}
+
+	/* past the cap: not kept, and said so, as requests_write_printed does */
+	{
+		char *dir = testdir_new("requests-body-of-cap"), *err = NULL;
+		struct requests *rq = requests_open(dir, true, 64);
+		unsigned long seq = requests_next(rq);
+
+		req.n_tools = 0;
+		assert_false(requests_write_body_of(rq, seq, "executor", "s", 1, &req, &err));
+		assert_non_null(strstr(err, "cap"));
+		assert_true(requests_capped(rq));
+		free(err);
+		requests_close(rq);
+		assert_true(testdir_remove(dir));
+		free(dir);
+	}
+	schemas_free(memo);
+	free(deep);
+}
+
 /* ---- tools' schemas, printed once per run ---- */
 
 static void keep_body(void *ctx, const char *body, size_t len)
@@ -1262,6 +1416,8 @@ int main(void)
 		cmocka_unit_test(test_wire_bodies_routed_by_origin),
 		cmocka_unit_test(test_body_of),
 		cmocka_unit_test(test_body_of_as_cjson),
+		cmocka_unit_test(test_body_of_inputs_as_cjson),
+		cmocka_unit_test(test_write_body_of_as_printed),
 		cmocka_unit_test(test_schemas_once_per_run),
 		cmocka_unit_test(test_strings_once_per_run),
 	};

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "jsonx.h"
+#include "plan.h"
 #include "result.h"
 #include "xalloc.h"
 
@@ -414,6 +415,96 @@ static void test_result_malformed(void **state)
 	free(err);
 }
 
+/* ---- the normalized result, written directly: as the tree it was once printed from ---- */
+
+static cJSON *ref_strs(const struct strvec *sv)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; i < sv->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
+	return a;
+}
+
+/* What result.json was: the object built and printed by cJSON (the old way). */
+static char *ref_normalized(const char *text, const struct exec_result *r)
+{
+	char *e = NULL, *s;
+	cJSON *obj = jsonx_extract(text, PLAN_MAX_JSON_DEPTH, &e);
+	const cJSON *so = jsonx_field(obj, "step_output");
+	const cJSON *findings = jsonx_field(so, "findings");
+	const cJSON *meets = jsonx_field(so, "meets_criteria");
+	cJSON *o = cJSON_CreateObject(), *out = cJSON_CreateObject();
+
+	assert_non_null(obj);
+	if (!cJSON_IsObject(meets) && !cJSON_IsArray(meets))
+		meets = NULL;
+	cJSON_AddStringToObject(o, "reasoning", r->reasoning);
+	cJSON_AddItemToObject(o, "actions_taken", ref_strs(&r->actions_taken));
+	if (findings)
+		cJSON_AddItemToObject(out, "findings", cJSON_Duplicate(findings, 1));
+	else
+		cJSON_AddStringToObject(out, "findings", "");
+	cJSON_AddItemToObject(out, "artifacts", ref_strs(&r->artifacts));
+	if (meets)
+		cJSON_AddItemToObject(out, "meets_criteria", cJSON_Duplicate(meets, 1));
+	else
+		cJSON_AddBoolToObject(out, "meets_criteria", r->meets_criteria);
+	cJSON_AddItemToObject(o, "step_output", out);
+	cJSON_AddNumberToObject(o, "confidence", r->confidence);
+	cJSON_AddStringToObject(o, "notes", r->notes);
+	s = jsonx_print(o);
+	cJSON_Delete(o);
+	cJSON_Delete(obj);
+	return s;
+}
+
+/* result.json and result.output_json are what the tree's print and the step_output of
+ * that print read back and printed again were, on tricky answers. */
+static void test_result_written_as_printed(void **state)
+{
+	static const char *const answers[] = {
+	    "{\"reasoning\":\"read both files\",\"actions_taken\":[\"read a.csv\",\"wrote t.txt\"],"
+	    "\"step_output\":{\"findings\":\"total is 42\",\"artifacts\":[\"t.txt\"],"
+	    "\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"none\"}",
+	    /* escapes, UTF-8 raw and escaped, surrogates, control bytes, a solidus */
+	    "{\"reasoning\":\"q\\\" b\\\\ \\/ \\b\\f\\n\\r\\t \\u0001\\u001f \\u007f \\u00e9 "
+	    "\xc3\xa9 \\ud83d\\ude00 \\u2028 \xe2\x80\xae \xff bad\",\"actions_taken\":[\"\",{\"a\":"
+	    "[1,\"\\n\"]},3.5,true],\"step_output\":{\"findings\":\"\\u0000cut\",\"artifacts\":"
+	    "[\"dir/\\u00e9 \\\"q\\\".txt\"],\"meets_criteria\":\"yes\"},\"confidence\":\"85%\","
+	    "\"notes\":\"tab\\there\"}",
+	    /* findings a tree of every kind of number; meets per criterion */
+	    "prose first ```json\n{\"reasoning\":null,\"step_output\":{\"findings\":{\"n\":[0,-0,1,"
+	    "-1,2.5,1e400,-1e400,1e-7,123456789012,2147483647,2147483648,-2147483649,0.1,"
+	    "0.30000000000000004,1.7976931348623157e308,5e-324],\"k\\\"ey\":{\"c\":null,\"d\":true,"
+	    "\"e\":[],\"f\":{}},\"k\\\"ey\":\"dup\"},\"artifacts\":[],\"meets_criteria\":"
+	    "{\"crit \\\"a\\\"\":true,\"b\":\"yes\"}},\"confidence\":0.30000000000000004}\n```",
+	    "{\"step_output\":{\"findings\":42,\"meets_criteria\":[true,{\"criterion\":\"x\","
+	    "\"met\":true},{\"criterion\":\"y\",\"passed\":\"no\"}]},\"confidence\":1}",
+	    "{\"step_output\":{\"findings\":null,\"meets_criteria\":false},\"confidence\":0,"
+	    "\"notes\":{\"why\":[null]}}",
+	    "{\"step_output\":{\"findings\":[\"a\",[\"b\"]]},\"confidence\":1e-300}",
+	    "{\"step_output\":{},\"confidence\":0.123456789012345678,\"reasoning\":\"\"}",
+	    "{\"step_output\":{\"findings\":true},\"confidence\":\"0.3\"}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		struct exec_result *r = result_ok(answers[i]);
+		char *want = ref_normalized(answers[i], r), *out;
+		cJSON *back = cJSON_Parse(r->json);
+
+		assert_string_equal(r->json, want);
+		assert_non_null(back);
+		out = jsonx_print(cJSON_GetObjectItemCaseSensitive(back, "step_output"));
+		assert_string_equal(r->output_json, out);
+		free(out);
+		free(want);
+		cJSON_Delete(back);
+		exec_result_free(r);
+	}
+}
+
 /* ---- verdict ---------------------------------------------------------------------- */
 
 static void test_verdict_pass(void **state)
@@ -587,6 +678,19 @@ static void test_verdict_criteria_types(void **state)
 	            "criteria_results[0].confidence must be between 0 and 1 (got 2)");
 	verdict_err_exact("{\"overall_pass\":true,\"criteria_results\":{},\"action\":\"pass\"}",
 	                  "criteria_results must be an array of objects, not an object.");
+	/* past the tenth: every digit named */
+	{
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_adds(&sb, "{\"overall_pass\":true,\"criteria_results\":[");
+		for (int i = 0; i < 123; i++)
+			strbuf_adds(&sb, "{\"criterion\":\"c\",\"passed\":true},");
+		strbuf_adds(&sb, "{\"criterion\":\"c\",\"passed\":true,\"confidence\":-1}],"
+		                 "\"action\":\"pass\"}");
+		verdict_err_exact(sb.buf, "criteria_results[123].confidence must be between 0 and 1 "
+		                          "(got -1).");
+		strbuf_release(&sb);
+	}
 }
 
 static void test_verdict_criteria_to_json(void **state)
@@ -706,6 +810,7 @@ int main(void)
 	    cmocka_unit_test(test_result_meets_refused),
 	    cmocka_unit_test(test_result_confidence_percent),
 	    cmocka_unit_test(test_result_malformed),
+	    cmocka_unit_test(test_result_written_as_printed),
 	    cmocka_unit_test(test_verdict_pass),
 	    cmocka_unit_test(test_verdict_retry_needs_feedback),
 	    cmocka_unit_test(test_verdict_case_and_severity),

@@ -43,6 +43,37 @@ static void test_grow_makes_room(void **state)
 	strbuf_release(&sb);
 }
 
+/* strbuf_addu and strbuf_addi write what "%llu" and "%lld" write, at the ends too. */
+static void test_add_numbers_as_printf(void **state)
+{
+	static const unsigned long long us[] = {0, 1, 9, 10, 99, 100, 12345, 4294967295ULL,
+						4294967296ULL, 18446744073709551615ULL};
+	static const long long is[] = {0, 1, -1, 9, -9, 10, -10, 2147483647LL, -2147483648LL,
+				       9223372036854775807LL, -9223372036854775807LL - 1};
+	char want[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(us) / sizeof(us[0]); i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_adds(&sb, "x");
+		strbuf_addu(&sb, us[i]);
+		snprintf(want, sizeof(want), "x%llu", us[i]);
+		assert_string_equal(sb.buf, want);
+		assert_int_equal(sb.len, strlen(want));
+		strbuf_release(&sb);
+	}
+	for (size_t i = 0; i < sizeof(is) / sizeof(is[0]); i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addi(&sb, is[i]);
+		snprintf(want, sizeof(want), "%lld", is[i]);
+		assert_string_equal(sb.buf, want);
+		assert_int_equal(sb.len, strlen(want));
+		strbuf_release(&sb);
+	}
+}
+
 /* strbuf_addf gives what snprintf gives, whether the text fits the room there is, fills
  * it exactly, or overflows it by one byte or by much. */
 static void test_addf_at_every_fill(void **state)
@@ -284,6 +315,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_grow_makes_room),
 	    cmocka_unit_test(test_addf_at_every_fill),
+	    cmocka_unit_test(test_add_numbers_as_printf),
 	    cmocka_unit_test(test_escape_byte_as_cjson),
 	    cmocka_unit_test(test_json_string_every_byte),
 	    cmocka_unit_test(test_json_string_sequences),
