@@ -4,6 +4,7 @@
 #include "fold.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "events.h"
 #include "jsonx.h"
+#include "strset.h"
 #include "xalloc.h"
 
 /* A larger attempt number is not believed: it would size the per-attempt spend array. */
@@ -117,6 +119,30 @@ static long days_from_civil(int y, int m, int d)
 	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
 }
 
+/*
+ * strtod's value for the seconds at p (two digits checked), without strtod: the digits
+ * (up to 15 in all) make an integer that a double holds exactly, and one division by an
+ * exact power of ten rounds once, as strtod does. Longer fractions and exponents go to
+ * strtod. The point is '.', whatever the locale (RFC 3339; strtod would read "05.678" as
+ * 5 under a locale with a decimal comma).
+ */
+static double seconds(const char *start)
+{
+	static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6, 1e7,
+				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14};
+	const char *p = start + 2;
+	long long v = (start[0] - '0') * 10 + (start[1] - '0');
+	int k = 0;
+
+	if (*p == '.') {
+		for (p++; k < 13 && *p >= '0' && *p <= '9'; p++, k++)
+			v = v * 10 + (*p - '0');
+	}
+	if ((*p >= '0' && *p <= '9') || *p == 'e' || *p == 'E')
+		return strtod(start, NULL);
+	return (double)v / pow10[k];
+}
+
 double fold_parse_ts(const char *ts)
 {
 	struct tm tm;
@@ -132,7 +158,7 @@ double fold_parse_ts(const char *ts)
 	    (mo = digits(ts + 5, 2)) >= 0 && (d = digits(ts + 8, 2)) >= 0 &&
 	    (h = digits(ts + 11, 2)) >= 0 && (mi = digits(ts + 14, 2)) >= 0 &&
 	    digits(ts + 17, 2) >= 0) {
-		sec = strtod(ts + 17, NULL);
+		sec = seconds(ts + 17);
 		if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
 		    mi > 59 || !(sec >= 0 && sec < 61))
 			return 0;
@@ -278,15 +304,65 @@ void fold_release(struct run_state *rs)
 	free(rs->answer);
 	free(rs->end_status);
 	free(rs->end_reason);
+	free(rs->step_slots);
 	fold_init(rs);
 }
 
 /* ---- queries ---- */
 
+/* FNV-1a, as strset's. */
+static size_t id_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* Indexes the steps by id after they were replaced. Linear probing in plan order, so a
+ * lookup meets the first of two equal ids first, as a scan would. */
+static void index_steps(struct run_state *rs)
+{
+	size_t cap = 16, mask;
+
+	while (cap < rs->n_steps * 2)
+		cap *= 2;
+	if (cap != rs->step_slot_cap) {
+		free(rs->step_slots);
+		rs->step_slots = xcalloc(cap, sizeof(*rs->step_slots));
+		rs->step_slot_cap = cap;
+	} else {
+		memset(rs->step_slots, 0, cap * sizeof(*rs->step_slots));
+	}
+	mask = cap - 1;
+	for (size_t i = 0; i < rs->n_steps; i++) {
+		size_t h = id_hash(rs->steps[i].id) & mask;
+
+		while (rs->step_slots[h])
+			h = (h + 1) & mask;
+		rs->step_slots[h] = i + 1;
+	}
+	rs->step_indexed = rs->steps;
+	rs->n_step_indexed = rs->n_steps;
+}
+
 int fold_find_step(const struct run_state *rs, const char *id)
 {
 	if (!id)
 		return -1;
+	if (rs->step_slots && rs->step_indexed == rs->steps && rs->n_step_indexed == rs->n_steps) {
+		size_t mask = rs->step_slot_cap - 1;
+
+		for (size_t h = id_hash(id) & mask; rs->step_slots[h]; h = (h + 1) & mask) {
+			size_t i = rs->step_slots[h] - 1;
+
+			if (strcmp(rs->steps[i].id, id) == 0)
+				return (int)i;
+		}
+		return -1;
+	}
+	/* Steps set by hand (not through the fold) are scanned. */
 	for (size_t i = 0; i < rs->n_steps; i++)
 		if (strcmp(rs->steps[i].id, id) == 0)
 			return (int)i;
@@ -417,14 +493,6 @@ static const char *step_object_id(const cJSON *o)
 	return id ? id : jsonx_str(o, "id");
 }
 
-static bool id_taken(const struct fstep *v, size_t n, const char *id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i].id, id) == 0)
-			return true;
-	return false;
-}
-
 /*
  * Moves what `src` knows into the new step `dst` (same id). Spend, time and attempt
  * numbers belong to the id for the whole run. With `whole`, so does the rest (a kept step,
@@ -469,6 +537,7 @@ static void replace_steps(struct run_state *rs, const cJSON *plan, const cJSON *
 	const cJSON *arr = jget(plan, "steps"), *o;
 	struct fstep *nv = NULL;
 	size_t n = 0, cap = 0;
+	struct strset taken = STRSET_INIT;
 
 	if (!cJSON_IsArray(arr))
 		return;
@@ -481,7 +550,7 @@ static void replace_steps(struct run_state *rs, const cJSON *plan, const cJSON *
 		if (!cJSON_IsObject(o) || !id || !*id)
 			continue;
 		sid = xstrdup(id);
-		while (id_taken(nv, n, sid)) {
+		while (!strset_add(&taken, sid)) {
 			char *d = xasprintf("%s'", sid);
 
 			free(sid);
@@ -496,11 +565,13 @@ static void replace_steps(struct run_state *rs, const cJSON *plan, const cJSON *
 			carry(s, old, !adopt || in_list(kept, sid), ts);
 		step_define(s, o);
 	}
+	strset_clear(&taken);
 	for (size_t i = 0; i < rs->n_steps; i++)
 		step_release(&rs->steps[i]);
 	free(rs->steps);
 	rs->steps = nv;
 	rs->n_steps = n;
+	index_steps(rs);
 }
 
 /* Replaces the step `id` inside a plan's JSON text with `step`; the text is unchanged when

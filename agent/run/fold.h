@@ -160,6 +160,11 @@ struct run_state {
 	size_t n_changes, cap_changes;
 
 	size_t step_hint;         /* fold.c's own: where the last event's step was found */
+	/* fold.c's own: the steps by id (open addressing; slot = index + 1, 0 free), for
+	 * the steps array it was built for */
+	size_t *step_slots, step_slot_cap;
+	const struct fstep *step_indexed;
+	size_t n_step_indexed;
 };
 
 void fold_init(struct run_state *rs);
