@@ -13,7 +13,6 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
-#include "jsonx.h"
 #include "strset.h"
 #include "xalloc.h"
 
@@ -22,9 +21,48 @@
 
 /* ---- getters for untrusted objects: every one checks the type ---- */
 
+const cJSON *fold_get(const cJSON *o, const char *k)
+{
+	/* As cJSON's lookup: the first member of that name; a member without a name (an
+	 * array's items) ends the search. */
+	if (!o || !k)
+		return NULL;
+	for (const cJSON *c = o->child; c && c->string; c = c->next)
+		if (c->string[0] == k[0] && strcmp(c->string, k) == 0)
+			return c;
+	return NULL;
+}
+
+const char *fold_str(const cJSON *o, const char *k)
+{
+	const cJSON *it = fold_get(o, k);
+
+	return it && (it->type & 0xFF) == cJSON_String ? it->valuestring : NULL;
+}
+
+bool fold_num(const cJSON *o, const char *k, double *out)
+{
+	const cJSON *it = fold_get(o, k);
+
+	if (!it || (it->type & 0xFF) != cJSON_Number || !isfinite(it->valuedouble))
+		return false;
+	*out = it->valuedouble;
+	return true;
+}
+
+bool fold_bool(const cJSON *o, const char *k, bool *out)
+{
+	const cJSON *it = fold_get(o, k);
+
+	if (!it || !(it->type & (cJSON_True | cJSON_False)))
+		return false;
+	*out = (it->type & 0xFF) == cJSON_True;
+	return true;
+}
+
 static const cJSON *jget(const cJSON *o, const char *k)
 {
-	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+	return cJSON_IsObject(o) ? fold_get(o, k) : NULL;
 }
 
 /* A whole number in [lo, hi], else `def`: the bound is checked before the cast. */
@@ -32,7 +70,7 @@ static long jlong(const cJSON *o, const char *k, long lo, long hi, long def)
 {
 	double d;
 
-	if (!jsonx_num(o, k, &d) || d < (double)lo || d > (double)hi)
+	if (!fold_num(o, k, &d) || d < (double)lo || d > (double)hi)
 		return def;
 	return (long)d;
 }
@@ -46,7 +84,7 @@ static bool jbool(const cJSON *o, const char *k, bool def)
 
 static bool jis(const cJSON *o, const char *k, const char *want)
 {
-	const char *s = jsonx_str(o, k);
+	const char *s = fold_str(o, k);
 
 	return s && strcmp(s, want) == 0;
 }
@@ -475,11 +513,11 @@ static void strvec_from(struct strvec *sv, const cJSON *arr)
 /* The definition fields of `s` from a plan step object (its id is kept). */
 static void step_define(struct fstep *s, const cJSON *o)
 {
-	const char *cx = jsonx_str(o, "estimated_complexity");
+	const char *cx = fold_str(o, "estimated_complexity");
 
-	set_str(&s->name, jsonx_str(o, "name"));
-	set_str(&s->description, jsonx_str(o, "description"));
-	set_str(&s->complexity, cx ? cx : jsonx_str(o, "complexity"));
+	set_str(&s->name, fold_str(o, "name"));
+	set_str(&s->description, fold_str(o, "description"));
+	set_str(&s->complexity, cx ? cx : fold_str(o, "complexity"));
 	strvec_from(&s->criteria, jget(o, "acceptance_criteria"));
 	strvec_from(&s->deps, jget(o, "dependencies"));
 	strvec_from(&s->outputs, jget(o, "expected_outputs"));
@@ -488,9 +526,9 @@ static void step_define(struct fstep *s, const cJSON *o)
 
 static const char *step_object_id(const cJSON *o)
 {
-	const char *id = jsonx_str(o, "step_id");
+	const char *id = fold_str(o, "step_id");
 
-	return id ? id : jsonx_str(o, "id");
+	return id ? id : fold_str(o, "id");
 }
 
 /*
@@ -643,7 +681,7 @@ static void policy_apply(struct run_state *rs, const cJSON *pol)
 	/* null is "no budget"; a missing key leaves the cap as it was. */
 	if (cJSON_IsNull(b))
 		rs->budget_usd = 0;
-	else if (jsonx_num(pol, "budget_usd", &d))
+	else if (fold_num(pol, "budget_usd", &d))
 		rs->budget_usd = d > 0 ? d : 0;
 	rs->max_retries = (int)jlong(pol, "max_retries", 0, 1000, rs->max_retries);
 	rs->max_replans = (int)jlong(pol, "max_replans", 0, 1000, rs->max_replans);
@@ -656,14 +694,14 @@ static void on_run_start(struct ctx *c)
 	const cJSON *models = jget(c->o, "models");
 	static const char *const roles[3] = {"planner", "executor", "verifier"};
 
-	set_str(&rs->run_id, jsonx_str(c->o, "run_id"));
-	set_str(&rs->task, jsonx_str(c->o, "task"));
-	set_str(&rs->provider, jsonx_str(c->o, "provider"));
-	set_str(&rs->workspace, jsonx_str(c->o, "workspace"));
-	set_str(&rs->scenario, jsonx_str(c->o, "scenario"));
+	set_str(&rs->run_id, fold_str(c->o, "run_id"));
+	set_str(&rs->task, fold_str(c->o, "task"));
+	set_str(&rs->provider, fold_str(c->o, "provider"));
+	set_str(&rs->workspace, fold_str(c->o, "workspace"));
+	set_str(&rs->scenario, fold_str(c->o, "scenario"));
 	rs->simulated = jbool(c->o, "simulated", false);
 	for (int i = 0; i < 3; i++)
-		set_str(&rs->models[i], jsonx_str(models, roles[i]));
+		set_str(&rs->models[i], fold_str(models, roles[i]));
 	policy_apply(rs, jget(c->o, "policy"));
 	if (rs->started <= 0)
 		rs->started = c->ts;
@@ -685,15 +723,15 @@ static void on_plan_proposed(struct ctx *c)
 		return;
 	set_own(&rs->proposed_json, print_json(plan));
 	rs->proposed_revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
-	set_str(&rs->proposed_reason, jsonx_str(c->o, "reason"));
-	set_str(&rs->proposed_failed, jsonx_str(c->o, "failed_step"));
-	set_str(&rs->proposed_failure, jsonx_str(c->o, "failure"));
-	rs->estimate_usd = jsonx_num(c->o, "estimate_usd", &est) ? est : -1;
+	set_str(&rs->proposed_reason, fold_str(c->o, "reason"));
+	set_str(&rs->proposed_failed, fold_str(c->o, "failed_step"));
+	set_str(&rs->proposed_failure, fold_str(c->o, "failure"));
+	rs->estimate_usd = fold_num(c->o, "estimate_usd", &est) ? est : -1;
 	if (jis(c->o, "reason", "replan"))
 		rs->replans++;
 	if (!rs->plan_adopted) {
 		replace_steps(rs, plan, NULL, false, c->ts);
-		set_str(&rs->goal, jsonx_str(plan, "goal"));
+		set_str(&rs->goal, fold_str(plan, "goal"));
 	}
 }
 
@@ -706,7 +744,7 @@ static void on_plan_adopted(struct ctx *c)
 		return;
 	replace_steps(rs, plan, jget(c->o, "kept"), true, c->ts);
 	set_own(&rs->plan_json, print_json(plan));
-	set_str(&rs->goal, jsonx_str(plan, "goal"));
+	set_str(&rs->goal, fold_str(plan, "goal"));
 	rs->revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
 	rs->plan_adopted = true;
 	proposal_clear(rs);
@@ -729,12 +767,12 @@ static void on_step_edit(struct ctx *c)
 static void on_step_state(struct ctx *c)
 {
 	struct fstep *s = c->step;
-	int st = fold_state_from_name(jsonx_str(c->o, "state"));
+	int st = fold_state_from_name(fold_str(c->o, "state"));
 
 	if (!s || st < 0)
 		return;
 	set_state(s, (enum fstep_state)st, c->ts);
-	set_str(&s->state_reason, jsonx_str(c->o, "reason"));
+	set_str(&s->state_reason, fold_str(c->o, "reason"));
 	if (st == FS_STALE)
 		new_round(s);
 }
@@ -760,7 +798,7 @@ static void on_step_start(struct ctx *c)
 static void on_step_end(struct ctx *c)
 {
 	struct fstep *s = c->step;
-	int st = fold_state_from_name(jsonx_str(c->o, "status"));
+	int st = fold_state_from_name(fold_str(c->o, "status"));
 	long attempts = jlong(c->o, "attempts", 0, ATTEMPT_MAX, 0);
 
 	if (!s || st < 0 || !fold_state_settled((enum fstep_state)st))
@@ -797,11 +835,11 @@ static void on_verdict(struct ctx *c)
 	v = &rs->verdicts[rs->n_verdicts++];
 	memset(v, 0, sizeof(*v));
 	v->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
-	v->step_id = xstrdup(jsonx_str(c->o, "step_id"));
-	v->stage = xstrdup(jsonx_str(c->o, "stage"));
-	v->action = xstrdup(jsonx_str(c->o, "action"));
-	v->severity = xstrdup(jsonx_str(c->o, "severity"));
-	v->feedback = xstrdup(jsonx_str(c->o, "feedback"));
+	v->step_id = xstrdup(fold_str(c->o, "step_id"));
+	v->stage = xstrdup(fold_str(c->o, "stage"));
+	v->action = xstrdup(fold_str(c->o, "action"));
+	v->severity = xstrdup(fold_str(c->o, "severity"));
+	v->feedback = xstrdup(fold_str(c->o, "feedback"));
 	v->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
 	v->overall_pass = jbool(c->o, "overall_pass", v->action && !strcmp(v->action, "pass"));
 	if (cJSON_IsArray(crit)) {
@@ -812,12 +850,12 @@ static void on_verdict(struct ctx *c)
 
 			if (!cJSON_IsObject(it))
 				continue;
-			cr->text = xstrdup(jsonx_str(it, "criterion"));
-			cr->evidence = xstrdup(jsonx_str(it, "evidence"));
-			cr->feedback = xstrdup(jsonx_str(it, "feedback"));
+			cr->text = xstrdup(fold_str(it, "criterion"));
+			cr->evidence = xstrdup(fold_str(it, "evidence"));
+			cr->feedback = xstrdup(fold_str(it, "feedback"));
 			cr->passed = jbool(it, "passed", false);
 			cr->not_judged = jbool(it, "not_judged", false);
-			cr->confidence = jsonx_num(it, "confidence", &d) ? d : -1;
+			cr->confidence = fold_num(it, "confidence", &d) ? d : -1;
 			v->n_criteria++;
 		}
 	}
@@ -841,7 +879,7 @@ static void on_step_changes(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
 	const cJSON *files = jget(c->o, "files"), *it;
-	const char *sid = jsonx_str(c->o, "step_id");
+	const char *sid = fold_str(c->o, "step_id");
 	struct strbuf kinds;
 	struct fchange *ch;
 
@@ -853,17 +891,17 @@ static void on_step_changes(struct ctx *c)
 	ch->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
 	ch->step_id = xstrdup(sid);
 	ch->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
-	copy_id(ch->before, jsonx_str(c->o, "before"));
-	copy_id(ch->after, jsonx_str(c->o, "after"));
+	copy_id(ch->before, fold_str(c->o, "before"));
+	copy_id(ch->after, fold_str(c->o, "after"));
 	ch->plus = jlong(c->o, "plus", 0, 1000000000000L, 0);
 	ch->minus = jlong(c->o, "minus", 0, 1000000000000L, 0);
-	ch->stat = xstrdup(jsonx_str(c->o, "stat"));
-	jsonx_bool(c->o, "cut", &ch->cut);
+	ch->stat = xstrdup(fold_str(c->o, "stat"));
+	fold_bool(c->o, "cut", &ch->cut);
 	strbuf_init(&kinds);
 	if (cJSON_IsArray(files)) {
 		cJSON_ArrayForEach(it, files)
 		{
-			const char *path = jsonx_str(it, "path"), *kind = jsonx_str(it, "change");
+			const char *path = fold_str(it, "path"), *kind = fold_str(it, "change");
 
 			if (!path)
 				continue;
@@ -880,11 +918,11 @@ static void on_step_changes(struct ctx *c)
 static void on_llm_call(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
-	int r = role_index(jsonx_str(c->o, "role"));
+	int r = role_index(fold_str(c->o, "role"));
 	struct fstep *s = c->step;
 	double usd = 0;
 	/* cost_usd null (or anything but a number) is an unknown price, never free. */
-	bool priced = jsonx_num(c->o, "cost_usd", &usd);
+	bool priced = fold_num(c->o, "cost_usd", &usd);
 
 	if (priced)
 		rs->spent_usd += usd;
@@ -913,7 +951,7 @@ static void on_llm_call(struct ctx *c)
 static void on_gate_open(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
-	int kind = gate_kind_from_name(jsonx_str(c->o, "gate"));
+	int kind = gate_kind_from_name(fold_str(c->o, "gate"));
 	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
 	struct fgate *g = NULL;
 
@@ -932,7 +970,7 @@ static void on_gate_open(struct ctx *c)
 	memset(g, 0, sizeof(*g));
 	g->id = id;
 	g->kind = (enum gate_kind)kind;
-	g->step_id = xstrdup(jsonx_str(c->o, "step_id"));
+	g->step_id = xstrdup(fold_str(c->o, "step_id"));
 	g->json = print_json(c->o);
 	g->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
 	if (id > rs->max_gate_id)
@@ -961,7 +999,7 @@ static void on_gate_decision(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
 	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
-	int kind = gate_kind_from_name(jsonx_str(c->o, "gate"));
+	int kind = gate_kind_from_name(fold_str(c->o, "gate"));
 	double b;
 
 	for (size_t i = 0; i < rs->n_gates; i++) {
@@ -973,11 +1011,11 @@ static void on_gate_decision(struct ctx *c)
 	}
 	/* Continuing past the budget names the new cap. */
 	if (kind == GATE_BUDGET && jis(c->o, "decision", "approve") &&
-	    jsonx_num(c->o, "budget_usd", &b) && b > 0)
+	    fold_num(c->o, "budget_usd", &b) && b > 0)
 		rs->budget_usd = b;
 	if (kind == GATE_SHELL && jis(c->o, "decision", "approve") &&
 	    jbool(c->o, "remember", false))
-		shell_allow_add(rs, jsonx_str(c->o, "command"));
+		shell_allow_add(rs, fold_str(c->o, "command"));
 }
 
 void fold_forget_gates(struct run_state *rs)
@@ -990,13 +1028,13 @@ static void on_operator_command(struct ctx *c)
 {
 	double b;
 
-	if (jis(c->o, "command", "budget") && jsonx_num(c->o, "budget_usd", &b))
+	if (jis(c->o, "command", "budget") && fold_num(c->o, "budget_usd", &b))
 		c->rs->budget_usd = b > 0 ? b : 0;
 }
 
 static void on_notice(struct ctx *c)
 {
-	const char *kind = jsonx_str(c->o, "kind");
+	const char *kind = fold_str(c->o, "kind");
 
 	if (!kind)
 		return;
@@ -1010,7 +1048,7 @@ static void on_run_final(struct ctx *c)
 {
 	c->rs->final_seen = true;
 	c->rs->partial = jbool(c->o, "partial", false);
-	set_str(&c->rs->answer, jsonx_str(c->o, "answer"));
+	set_str(&c->rs->answer, fold_str(c->o, "answer"));
 }
 
 static void on_run_end(struct ctx *c)
@@ -1018,8 +1056,8 @@ static void on_run_end(struct ctx *c)
 	struct run_state *rs = c->rs;
 
 	rs->ended = true;
-	set_str(&rs->end_status, jsonx_str(c->o, "status"));
-	set_str(&rs->end_reason, jsonx_str(c->o, "reason"));
+	set_str(&rs->end_status, fold_str(c->o, "status"));
+	set_str(&rs->end_reason, fold_str(c->o, "reason"));
 	rs->exit_code = (int)jlong(c->o, "exit_code", 0, 255, -1);
 	rs->ended_at = c->ts;
 	rs->paused = false;
@@ -1084,8 +1122,8 @@ void fold_apply_json(struct run_state *rs, int type, const cJSON *o)
 		return;
 	c.rs = rs;
 	c.o = o;
-	c.ts = fold_parse_ts(jsonx_str(o, "ts"));
-	c.step = find_step(rs, jsonx_str(o, "step_id"));
+	c.ts = fold_parse_ts(fold_str(o, "ts"));
+	c.step = find_step(rs, fold_str(o, "step_id"));
 	handlers[type](&c);
 }
 

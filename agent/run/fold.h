@@ -188,6 +188,17 @@ double fold_total_usd(const struct run_state *rs, bool *unknown);
  * that has one), or NULL. */
 const struct fchange *fold_find_change(const struct run_state *rs, const char *id, int attempt);
 
+/*
+ * The getters of jsonx.h (jsonx_str, jsonx_num, jsonx_bool) and the member lookup they
+ * use (cJSON_GetObjectItemCaseSensitive), with the same answers, for the readers of events
+ * (the fold and the report): an event is read by a dozen lookups over a dozen keys each,
+ * and these compare a key's first byte before calling strcmp.
+ */
+const struct cJSON *fold_get(const struct cJSON *obj, const char *key);
+const char *fold_str(const struct cJSON *obj, const char *key);
+bool fold_num(const struct cJSON *obj, const char *key, double *out);
+bool fold_bool(const struct cJSON *obj, const char *key, bool *out);
+
 /* Seconds since the epoch for an RFC 3339 UTC time ("2026-01-02T03:04:05.678Z"); 0 if bad.
  * The one parser of event timestamps. */
 double fold_parse_ts(const char *ts);

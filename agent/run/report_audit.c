@@ -13,7 +13,6 @@
 
 #include "events.h"
 #include "fold.h"
-#include "jsonx.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -90,7 +89,7 @@ struct audit {
 
 static double ev_ts(const cJSON *o)
 {
-	const char *ts = jsonx_str(o, "ts");
+	const char *ts = fold_str(o, "ts");
 
 	return ts ? fold_parse_ts(ts) : 0;
 }
@@ -282,7 +281,7 @@ static void on_step_start(struct audit *a, const cJSON *o, const char *sid, doub
 
 	if (r) /* started again without a word on the last one */
 		close_attempt(r, ts, xstrdup("cancelled"));
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	a->att = xgrow(a->att, &a->cap_att, a->n_att + 1, sizeof(*a->att));
 	r = &a->att[a->n_att++];
 	memset(r, 0, sizeof(*r));
@@ -295,9 +294,9 @@ static void on_verdict(struct audit *a, const cJSON *o, const char *sid, double 
 {
 	double n = 0;
 	struct attempt_rec *r;
-	const char *action = jsonx_str(o, "action"), *stage = jsonx_str(o, "stage");
+	const char *action = fold_str(o, "action"), *stage = fold_str(o, "stage");
 
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
@@ -307,7 +306,7 @@ static void on_verdict(struct audit *a, const cJSON *o, const char *sid, double 
 
 static void on_step_state(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *st = jsonx_str(o, "state");
+	const char *st = fold_str(o, "state");
 	struct attempt_rec *r = open_attempt(a, sid);
 
 	/* waiting (a shell gate) and verifying belong to the attempt; these end it */
@@ -317,7 +316,7 @@ static void on_step_state(struct audit *a, const cJSON *o, const char *sid, doub
 
 static void on_step_end(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *status = jsonx_str(o, "status");
+	const char *status = fold_str(o, "status");
 	struct attempt_rec *r = open_attempt(a, sid);
 	struct step_end *e = NULL;
 
@@ -348,7 +347,7 @@ static void on_run_resume(struct audit *a)
 
 static void on_run_end(struct audit *a, const cJSON *o, double ts)
 {
-	const char *status = jsonx_str(o, "status");
+	const char *status = fold_str(o, "status");
 
 	for (size_t i = 0; i < a->n_att; i++)
 		if (!a->att[i].outcome)
@@ -363,10 +362,10 @@ static void on_run_end(struct audit *a, const cJSON *o, double ts)
 static void on_llm_call(struct audit *a, const cJSON *o, const char *sid)
 {
 	double usd = 0, res = 0, n = 0;
-	bool priced = jsonx_num(o, "cost_usd", &usd);
+	bool priced = fold_num(o, "cost_usd", &usd);
 	struct attempt_rec *r;
 
-	if (jsonx_num(o, "reserved_usd", &res)) {
+	if (fold_num(o, "reserved_usd", &res)) {
 		a->reserved_calls++;
 		a->reserved_sum += res;
 		if (res > a->reserved_max)
@@ -374,7 +373,7 @@ static void on_llm_call(struct audit *a, const cJSON *o, const char *sid)
 	}
 	if (!sid)
 		return;
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
@@ -396,21 +395,21 @@ static void call_release(struct call *c)
 static void on_tool_call(struct audit *a, const cJSON *o, double ts)
 {
 	struct call *c;
-	const char *id = jsonx_str(o, "call_id");
+	const char *id = fold_str(o, "call_id");
 
 	if (!id)
 		return;
 	a->calls = xgrow(a->calls, &a->cap_calls, a->n_calls + 1, sizeof(*a->calls));
 	c = &a->calls[a->n_calls++];
 	c->id = xstrdup(id);
-	c->tool = dupid(jsonx_str(o, "tool"));
-	c->params = json_text(cJSON_GetObjectItemCaseSensitive(o, "params"));
+	c->tool = dupid(fold_str(o, "tool"));
+	c->params = json_text(fold_get(o, "params"));
 	c->ts = ts;
 }
 
 static void on_tool_result(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *id = jsonx_str(o, "call_id");
+	const char *id = fold_str(o, "call_id");
 	bool ok = true;
 	double n = 0;
 	struct attempt_rec *r;
@@ -428,30 +427,30 @@ static void on_tool_result(struct audit *a, const cJSON *o, const char *sid, dou
 	}
 	if (!sid)
 		return;
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
 	r->tools++;
-	if (jsonx_bool(o, "ok", &ok) && !ok)
+	if (fold_bool(o, "ok", &ok) && !ok)
 		r->tool_failures++;
 }
 
 static void on_gate_open(struct audit *a, const cJSON *o, double ts)
 {
 	double id = 0, spent = 0, reserved = 0, cap = 0, need = 0;
-	const char *kind = jsonx_str(o, "gate");
+	const char *kind = fold_str(o, "gate");
 
-	jsonx_num(o, "gate_id", &id);
+	fold_num(o, "gate_id", &id);
 	a->gates = xgrow(a->gates, &a->cap_gates, a->n_gates + 1, sizeof(*a->gates));
 	a->gates[a->n_gates].id = (unsigned long)id;
 	a->gates[a->n_gates++].ts = ts;
 	if (!kind || strcmp(kind, "budget"))
 		return;
-	jsonx_num(o, "spent_usd", &spent);
-	jsonx_num(o, "reserved_usd", &reserved);
-	jsonx_num(o, "budget_usd", &cap);
-	jsonx_num(o, "needed_usd", &need);
+	fold_num(o, "spent_usd", &spent);
+	fold_num(o, "reserved_usd", &reserved);
+	fold_num(o, "budget_usd", &cap);
+	fold_num(o, "needed_usd", &need);
 	strbuf_adds(&a->budget_gates, "  - ");
 	add_clock(a, &a->budget_gates, ts);
 	strbuf_adds(&a->budget_gates, " the budget gate opened: ");
@@ -482,9 +481,9 @@ static void cap_change(struct audit *a, double ts, double cap, const char *how)
 static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 {
 	double id = 0, cap;
-	const char *kind = jsonx_str(o, "gate"), *d = jsonx_str(o, "decision");
+	const char *kind = fold_str(o, "gate"), *d = fold_str(o, "decision");
 
-	jsonx_num(o, "gate_id", &id);
+	fold_num(o, "gate_id", &id);
 	a->gate_opened = 0;
 	a->gate_answered = ts;
 	for (size_t i = 0; i < a->n_gates; i++) {
@@ -495,9 +494,9 @@ static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 		break;
 	}
 	if (kind && d && !strcmp(kind, "budget") && !strcmp(d, "approve") &&
-	    jsonx_num(o, "budget_usd", &cap) && cap > 0) {
+	    fold_num(o, "budget_usd", &cap) && cap > 0) {
 		char *how = xasprintf("at the budget gate (by %s)",
-		                      jsonx_str(o, "by") ? jsonx_str(o, "by") : "operator");
+		                      fold_str(o, "by") ? fold_str(o, "by") : "operator");
 
 		cap_change(a, ts, cap, how);
 		free(how);
@@ -507,9 +506,9 @@ static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 /* The policy's budget: a number, null (none) or absent (unchanged). */
 static void on_policy(struct audit *a, const cJSON *o, double ts, bool start)
 {
-	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(o, "policy");
+	const cJSON *pol = fold_get(o, "policy");
 	const cJSON *b =
-	    cJSON_IsObject(pol) ? cJSON_GetObjectItemCaseSensitive(pol, "budget_usd") : NULL;
+	    cJSON_IsObject(pol) ? fold_get(pol, "budget_usd") : NULL;
 	double cap;
 
 	if (!b || (!cJSON_IsNull(b) && !cJSON_IsNumber(b)))
@@ -527,8 +526,8 @@ static void on_operator_command(struct audit *a, const cJSON *o, double ts)
 {
 	double cap;
 
-	if (jsonx_str(o, "command") && !strcmp(jsonx_str(o, "command"), "budget") &&
-	    jsonx_num(o, "budget_usd", &cap))
+	if (fold_str(o, "command") && !strcmp(fold_str(o, "command"), "budget") &&
+	    fold_num(o, "budget_usd", &cap))
 		cap_change(a, ts, cap > 0 ? cap : 0, "by the operator");
 }
 
@@ -603,7 +602,7 @@ static void add_value(struct strbuf *sb, const cJSON *v, bool list)
 static void add_fields(struct strbuf *sb, const char *indent, const cJSON *step)
 {
 	for (size_t i = 0; i < sizeof(step_fields) / sizeof(step_fields[0]); i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(step, step_fields[i].key);
+		const cJSON *v = fold_get(step, step_fields[i].key);
 
 		if (!v)
 			continue;
@@ -631,8 +630,8 @@ void audit_step_edit_lines(struct strbuf *sb, const char *indent, const cJSON *b
 		return;
 	}
 	for (size_t i = 0; i < sizeof(step_fields) / sizeof(step_fields[0]); i++) {
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, step_fields[i].key);
-		const cJSON *x = cJSON_GetObjectItemCaseSensitive(after, step_fields[i].key);
+		const cJSON *b = fold_get(before, step_fields[i].key);
+		const cJSON *x = fold_get(after, step_fields[i].key);
 
 		if (same(b, x))
 			continue;
@@ -647,18 +646,18 @@ void audit_step_edit_lines(struct strbuf *sb, const char *indent, const cJSON *b
 	cJSON_ArrayForEach(it, after)
 	{
 		if (it->string && !known_field(it->string) &&
-		    !same(cJSON_GetObjectItemCaseSensitive(before, it->string), it))
+		    !same(fold_get(before, it->string), it))
 			strvec_push(&other, it->string);
 	}
 	cJSON_ArrayForEach(it, before)
 	{
 		if (it->string && !known_field(it->string) &&
-		    !cJSON_GetObjectItemCaseSensitive(after, it->string))
+		    !fold_get(after, it->string))
 			strvec_push(&other, it->string);
 	}
 	for (size_t i = 0; i < other.n; i++) {
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, other.v[i]);
-		const cJSON *x = cJSON_GetObjectItemCaseSensitive(after, other.v[i]);
+		const cJSON *b = fold_get(before, other.v[i]);
+		const cJSON *x = fold_get(after, other.v[i]);
 
 		any = true;
 		strbuf_addf(sb, "%s- ", indent);
@@ -680,9 +679,9 @@ static const cJSON *plan_step(const cJSON *plan, const char *id)
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "steps"))
+	cJSON_ArrayForEach(it, fold_get(plan, "steps"))
 	{
-		const char *sid = jsonx_str(it, "step_id");
+		const char *sid = fold_str(it, "step_id");
 
 		if (sid && !strcmp(sid, id))
 			return it;
@@ -693,8 +692,8 @@ static const cJSON *plan_step(const cJSON *plan, const char *id)
 static void add_plan_field(struct strbuf *sb, const cJSON *before, const cJSON *after,
                            const char *key, const char *label, bool list, bool *any)
 {
-	const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, key);
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(after, key);
+	const cJSON *b = fold_get(before, key);
+	const cJSON *x = fold_get(after, key);
 
 	if (same(b, x))
 		return;
@@ -708,8 +707,8 @@ static void add_plan_field(struct strbuf *sb, const cJSON *before, const cJSON *
 
 static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 {
-	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
-	const char *reason = jsonx_str(o, "reason");
+	const cJSON *plan = fold_get(o, "plan");
+	const char *reason = fold_str(o, "reason");
 	const cJSON *it;
 	struct strbuf *sb = &a->plan_edits;
 	bool any = false;
@@ -718,14 +717,14 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 	if (!cJSON_IsObject(plan))
 		return;
 	if (reason && !strcmp(reason, "edit") && a->last_plan) {
-		jsonx_num(o, "revision", &rev);
+		fold_num(o, "revision", &rev);
 		strbuf_adds(sb, "- ");
 		add_clock(a, sb, ts);
 		strbuf_addf(sb, " revision %.0f edited by the operator at its gate:\n", rev);
 		add_plan_field(sb, a->last_plan, plan, "goal", "Goal", false, &any);
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "steps"))
+		cJSON_ArrayForEach(it, fold_get(plan, "steps"))
 		{
-			const char *id = jsonx_str(it, "step_id");
+			const char *id = fold_str(it, "step_id");
 			const cJSON *old = id ? plan_step(a->last_plan, id) : NULL;
 
 			if (!id)
@@ -744,9 +743,9 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 				audit_step_edit_lines(sb, "    ", old, it);
 			}
 		}
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(a->last_plan, "steps"))
+		cJSON_ArrayForEach(it, fold_get(a->last_plan, "steps"))
 		{
-			const char *id = jsonx_str(it, "step_id");
+			const char *id = fold_str(it, "step_id");
 
 			if (!id || plan_step(plan, id))
 				continue;
@@ -754,7 +753,7 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 			strbuf_adds(sb, "  - Step ");
 			audit_add_code(sb, id, 80);
 			strbuf_adds(sb, " removed (it was ");
-			add_value(sb, cJSON_GetObjectItemCaseSensitive(it, "name"), false);
+			add_value(sb, fold_get(it, "name"), false);
 			strbuf_adds(sb, ")\n");
 		}
 		add_plan_field(sb, a->last_plan, plan, "success_criteria", "Success criteria", true,
@@ -810,7 +809,7 @@ void audit_free(struct audit *a)
 void audit_apply(struct audit *a, int type, const cJSON *o)
 {
 	double ts = ev_ts(o);
-	const char *sid = jsonx_str(o, "step_id");
+	const char *sid = fold_str(o, "step_id");
 	const cJSON *fc;
 
 	if (!cJSON_IsObject(o))
@@ -833,9 +832,9 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 		break;
 	case EV_RUN_END: on_run_end(a, o, ts); break;
 	case EV_RUN_FINAL:
-		fc = cJSON_GetObjectItemCaseSensitive(o, "final_check");
+		fc = fold_get(o, "final_check");
 		a->final_seen = true;
-		a->final_check = jsonx_bool(fc, "passed", &a->final_passed);
+		a->final_check = fold_bool(fc, "passed", &a->final_passed);
 		break;
 	case EV_PLAN_PROPOSED: on_plan_proposed(a, o, ts); break;
 	case EV_STEP_START:
@@ -870,16 +869,16 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 
 void audit_tool_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 {
-	const char *tool = jsonx_str(o, "tool");
-	const char *summary = jsonx_str(o, "summary");
+	const char *tool = fold_str(o, "tool");
+	const char *summary = fold_str(o, "summary");
 	double attempt = 0, bytes = -1;
 	bool ok = true;
-	bool has_ok = jsonx_bool(o, "ok", &ok);
+	bool has_ok = fold_bool(o, "ok", &ok);
 	const struct call *c = a->last_found ? &a->last : NULL;
 	bool paren = false;
 
-	jsonx_num(o, "attempt", &attempt);
-	jsonx_num(o, "bytes", &bytes);
+	fold_num(o, "attempt", &attempt);
+	fold_num(o, "bytes", &bytes);
 	if (!tool && c)
 		tool = c->tool;
 	strbuf_addf(sb, "- Attempt %.0f: tool ", attempt);
@@ -909,7 +908,7 @@ void audit_tool_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 
 void audit_gate_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 {
-	const char *d = jsonx_str(o, "decision");
+	const char *d = fold_str(o, "decision");
 
 	if (a->gate_answered <= 0)
 		return;

@@ -16,6 +16,7 @@
 
 #include "events.h"
 #include "fold.h"
+#include "jsonx.h"
 #include "xalloc.h"
 
 /* Applies one journal-style line; single quotes stand for double quotes (no apostrophes). */
@@ -251,6 +252,55 @@ static void test_find_step_index(void **state)
 		assert_int_equal(fold_find_step(&hand, "z"), -1);
 	}
 	strbuf_release(&plan);
+}
+
+/* fold's getters answer as jsonx's and cJSON's lookup do, on every key of tricky trees:
+ * repeated names, an empty name, names alike but for their first or last byte, arrays,
+ * scalars, NULL, numbers that are not finite, and a member without a name midway. */
+static void test_getters_as_jsonx(void **state)
+{
+	static const char *const texts[] = {
+	    "{\"a\":1,\"ab\":\"x\",\"a\":2,\"\":true,\"b\":false,\"ba\":null,\"bb\":[1],"
+	    "\"n\":1e999,\"m\":-1e999,\"s\":\"\",\"sa\":{\"a\":1},\"t\":\"true\"}",
+	    "[1,\"a\",{\"a\":1}]",
+	    "\"a\"",
+	    "12",
+	    "{}",
+	};
+	static const char *const keys[] = {"a", "ab", "", "b", "ba", "bb", "n", "m", "s",
+					   "sa", "t", "x", "A", "abc", "sb", "c"};
+	cJSON *odd = cJSON_Parse("{\"a\":1,\"b\":\"x\",\"c\":true}");
+
+	(void)state;
+	/* a member without a name ends cJSON's search */
+	free(odd->child->next->string);
+	odd->child->next->string = NULL;
+	for (size_t t = 0; t <= sizeof(texts) / sizeof(texts[0]); t++) {
+		cJSON *o = t < sizeof(texts) / sizeof(texts[0]) ? cJSON_Parse(texts[t]) : odd;
+		const cJSON *probe[] = {o, NULL};
+
+		for (size_t p = 0; p < 2; p++) {
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+				double d1 = -7, d2 = -7;
+				bool b1 = false, b2 = true, r1, r2;
+				const char *key = keys[k];
+
+				assert_ptr_equal(fold_get(probe[p], key),
+						 cJSON_GetObjectItemCaseSensitive(probe[p], key));
+				assert_ptr_equal(fold_str(probe[p], key), jsonx_str(probe[p], key));
+				r1 = fold_num(probe[p], key, &d1);
+				r2 = jsonx_num(probe[p], key, &d2);
+				assert_true(r1 == r2 && (d1 == d2 || (!r1 && d1 == -7 && d2 == -7)));
+				b2 = b1;
+				r1 = fold_bool(probe[p], key, &b1);
+				r2 = jsonx_bool(probe[p], key, &b2);
+				assert_true(r1 == r2 && b1 == b2);
+			}
+		}
+		if (o != odd)
+			cJSON_Delete(o);
+	}
+	cJSON_Delete(odd);
 }
 
 static void test_state_names(void **state)
@@ -852,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ts_as_timegm),
 		cmocka_unit_test(test_parse_ts_seconds_as_strtod),
 		cmocka_unit_test(test_find_step_index),
+		cmocka_unit_test(test_getters_as_jsonx),
 		cmocka_unit_test(test_state_names),
 		cmocka_unit_test(test_run_start_and_proposal),
 		cmocka_unit_test(test_old_journal_without_step_state),
