@@ -358,6 +358,66 @@ static size_t id_hash(const char *s)
 	return (size_t)h;
 }
 
+static size_t idmap_slot(const struct fold_idmap *m, const char *id)
+{
+	size_t mask = m->cap - 1, h = id_hash(id) & mask;
+
+	while (m->key[h] && strcmp(m->key[h], id) != 0)
+		h = (h + 1) & mask;
+	return h;
+}
+
+void fold_idmap_put(struct fold_idmap *m, const char *id, size_t pos)
+{
+	size_t h;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct fold_idmap big = {NULL, NULL, 0, m->cap ? 2 * m->cap : 16};
+
+		big.key = xcalloc(big.cap, sizeof(*big.key));
+		big.val = xcalloc(big.cap, sizeof(*big.val));
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->key[i])
+				continue;
+			h = idmap_slot(&big, m->key[i]);
+			big.key[h] = m->key[i];
+			big.val[h] = m->val[i];
+		}
+		big.n = m->n;
+		free(m->key);
+		free(m->val);
+		*m = big;
+	}
+	h = idmap_slot(m, id);
+	if (!m->key[h]) {
+		m->key[h] = xstrdup(id);
+		m->n++;
+	}
+	m->val[h] = pos;
+}
+
+bool fold_idmap_get(const struct fold_idmap *m, const char *id, size_t *pos)
+{
+	size_t h;
+
+	if (!id || !m->n)
+		return false;
+	h = idmap_slot(m, id);
+	if (!m->key[h])
+		return false;
+	*pos = m->val[h];
+	return true;
+}
+
+void fold_idmap_clear(struct fold_idmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->key[i]);
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
 /* Indexes the steps by id after they were replaced. Linear probing in plan order, so a
  * lookup meets the first of two equal ids first, as a scan would. */
 static void index_steps(struct run_state *rs)

@@ -199,6 +199,22 @@ const char *fold_str(const struct cJSON *obj, const char *key);
 bool fold_num(const struct cJSON *obj, const char *key, double *out);
 bool fold_bool(const struct cJSON *obj, const char *key, bool *out);
 
+/*
+ * Ids to positions (the report's lists per step): open addressing, at most half full, so
+ * a lookup costs the same at 10 steps or 10,000. Keys are copied. Not thread-safe.
+ */
+struct fold_idmap {
+	char **key;
+	size_t *val;
+	size_t n, cap;
+};
+#define FOLD_IDMAP_INIT {NULL, NULL, 0, 0}
+/* Sets id's position (a new id, or a new position for one there already). */
+void fold_idmap_put(struct fold_idmap *m, const char *id, size_t pos);
+/* id's position into *pos; false when id (or NULL) is not there. */
+bool fold_idmap_get(const struct fold_idmap *m, const char *id, size_t *pos);
+void fold_idmap_clear(struct fold_idmap *m); /* frees every key and the table */
+
 /* Seconds since the epoch for an RFC 3339 UTC time ("2026-01-02T03:04:05.678Z"); 0 if bad.
  * The one parser of event timestamps. */
 double fold_parse_ts(const char *ts);

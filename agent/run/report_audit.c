@@ -27,6 +27,7 @@ struct attempt_rec {
 	double usd;
 	bool usd_unknown;
 	int tools, tool_failures;
+	size_t prev; /* the step's attempt before this one: its index + 1, 0 for none */
 };
 
 /* A step's settling: its last step.end. */
@@ -55,8 +56,10 @@ struct audit {
 
 	struct attempt_rec *att;
 	size_t n_att, cap_att;
+	struct fold_idmap last_att; /* step id -> its latest attempt in att */
 	struct step_end *ends;
 	size_t n_ends, cap_ends;
+	struct fold_idmap end_of; /* step id -> its entry in ends */
 
 	struct call *calls; /* waiting for a result */
 	size_t n_calls, cap_calls;
@@ -158,25 +161,46 @@ void audit_add_duration(struct strbuf *sb, double s)
 		strbuf_addf(sb, "%d h %02d min", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
+/* Printable ASCII only: text that cleaning leaves as it is, one column a byte. */
+static bool plain_ascii(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7E)
+			return false;
+	return true;
+}
+
 /* Clean one-line text cut at `cols` columns; *cut gets the characters left out. */
 static char *cut_text(const char *s, int cols, size_t *cut)
 {
-	char *c = textsan_clean(s ? s : "", s ? strlen(s) : 0, 0);
+	size_t n = s ? strlen(s) : 0;
+	char *c;
 	size_t keep, total = 0, kept = 0, len;
 	uint32_t cp;
 
 	*cut = 0;
+	if (plain_ascii(s, n)) {
+		/* What the general way below gives such text, without decoding it thrice. */
+		c = xstrndup(s ? s : "", n);
+		if (cols >= 0 && n <= (size_t)cols)
+			return c;
+		keep = cols > 1 ? (size_t)cols - 1 : 0;
+		*cut = n - keep;
+		c[keep] = '\0';
+		return c;
+	}
+	c = textsan_clean(s ? s : "", n, 0);
 	if (textsan_width(c) <= cols)
 		return c;
 	keep = textsan_fit(c, cols - 1, NULL);
 	len = strlen(c); /* once: a length per character made a long text quadratic */
 	for (size_t i = 0; i < len;) {
-		size_t n = textsan_decode(c + i, len - i, &cp);
+		size_t step = textsan_decode(c + i, len - i, &cp);
 
 		total++;
 		if (i < keep)
 			kept++;
-		i += n;
+		i += step;
 	}
 	*cut = total - kept;
 	c[keep] = '\0';
@@ -210,7 +234,13 @@ void audit_add_code(struct strbuf *sb, const char *text, int cols)
 	}
 	for (size_t i = 0; i <= longest; i++)
 		strbuf_addc(sb, '`');
-	strbuf_addf(sb, "%s%s%s%s", pad ? " " : "", c, cut ? "…" : "", pad ? " " : "");
+	if (pad)
+		strbuf_addc(sb, ' ');
+	strbuf_adds(sb, c);
+	if (cut)
+		strbuf_adds(sb, "…");
+	if (pad)
+		strbuf_addc(sb, ' ');
 	for (size_t i = 0; i <= longest; i++)
 		strbuf_addc(sb, '`');
 	add_cut_note(sb, cut);
@@ -250,21 +280,40 @@ static void add_money(struct strbuf *sb, double usd)
 
 /* ---- reading events --------------------------------------------------------------------- */
 
+/* The step's latest attempt if it is still open. */
 static struct attempt_rec *open_attempt(struct audit *a, const char *sid)
 {
-	for (size_t i = a->n_att; i-- > 0;)
-		if (!strcmp(a->att[i].step_id, sid))
-			return a->att[i].outcome ? NULL : &a->att[i];
-	return NULL;
+	size_t i;
+
+	if (!fold_idmap_get(&a->last_att, sid, &i))
+		return NULL;
+	return a->att[i].outcome ? NULL : &a->att[i];
 }
 
 /* The latest attempt of the step with that number (0: the latest of the step). */
 static struct attempt_rec *find_attempt(struct audit *a, const char *sid, int attempt)
 {
-	for (size_t i = a->n_att; i-- > 0;)
-		if (!strcmp(a->att[i].step_id, sid) && (!attempt || a->att[i].attempt == attempt))
-			return &a->att[i];
+	size_t i;
+
+	if (!fold_idmap_get(&a->last_att, sid, &i))
+		return NULL;
+	for (i++; i; i = a->att[i - 1].prev)
+		if (!attempt || a->att[i - 1].attempt == attempt)
+			return &a->att[i - 1];
 	return NULL;
+}
+
+/* "ACTION (STAGE)", without a printf per verdict. */
+static char *outcome(const char *action, const char *stage)
+{
+	size_t na = strlen(action), ns = strlen(stage);
+	char *o = xmalloc(na + ns + 4);
+
+	memcpy(o, action, na);
+	memcpy(o + na, " (", 2);
+	memcpy(o + na + 2, stage, ns);
+	memcpy(o + na + 2 + ns, ")", 2);
+	return o;
 }
 
 static void close_attempt(struct attempt_rec *r, double ts, char *outcome)
@@ -285,6 +334,9 @@ static void on_step_start(struct audit *a, const cJSON *o, const char *sid, doub
 	a->att = xgrow(a->att, &a->cap_att, a->n_att + 1, sizeof(*a->att));
 	r = &a->att[a->n_att++];
 	memset(r, 0, sizeof(*r));
+	if (fold_idmap_get(&a->last_att, sid, &r->prev))
+		r->prev++;
+	fold_idmap_put(&a->last_att, sid, a->n_att - 1);
 	r->step_id = xstrdup(sid);
 	r->attempt = n >= 0 && n < 1e6 ? (int)n : 0;
 	r->start = ts;
@@ -300,8 +352,7 @@ static void on_verdict(struct audit *a, const cJSON *o, const char *sid, double 
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
-	close_attempt(r, ts,
-	              xasprintf("%s (%s)", action ? action : "unknown", stage ? stage : "unknown"));
+	close_attempt(r, ts, outcome(action ? action : "unknown", stage ? stage : "unknown"));
 }
 
 static void on_step_state(struct audit *a, const cJSON *o, const char *sid, double ts)
@@ -319,14 +370,15 @@ static void on_step_end(struct audit *a, const cJSON *o, const char *sid, double
 	const char *status = fold_str(o, "status");
 	struct attempt_rec *r = open_attempt(a, sid);
 	struct step_end *e = NULL;
+	size_t i;
 
 	if (r)
 		close_attempt(r, ts, xstrdup(status ? status : "ended"));
-	for (size_t i = 0; i < a->n_ends && !e; i++)
-		if (!strcmp(a->ends[i].id, sid))
-			e = &a->ends[i];
-	if (!e) {
+	if (fold_idmap_get(&a->end_of, sid, &i)) {
+		e = &a->ends[i];
+	} else {
 		a->ends = xgrow(a->ends, &a->cap_ends, a->n_ends + 1, sizeof(*a->ends));
+		fold_idmap_put(&a->end_of, sid, a->n_ends);
 		e = &a->ends[a->n_ends++];
 		memset(e, 0, sizeof(*e));
 		e->id = xstrdup(sid);
@@ -789,6 +841,8 @@ void audit_free(struct audit *a)
 		free(a->att[i].outcome);
 	}
 	free(a->att);
+	fold_idmap_clear(&a->last_att);
+	fold_idmap_clear(&a->end_of);
 	for (size_t i = 0; i < a->n_ends; i++) {
 		free(a->ends[i].id);
 		free(a->ends[i].status);
@@ -953,17 +1007,22 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 {
 	const struct step_end *e = NULL;
 	double first = 0, in_attempts = 0;
-	size_t n = 0;
+	size_t n = 0, i, *mine = NULL;
 
-	for (size_t i = 0; i < a->n_ends && !e; i++)
-		if (!strcmp(a->ends[i].id, sid))
-			e = &a->ends[i];
-	for (size_t i = 0; i < a->n_att; i++) {
-		const struct attempt_rec *r = &a->att[i];
+	if (fold_idmap_get(&a->end_of, sid, &i))
+		e = &a->ends[i];
+	/* The step's attempts, oldest first (the chain runs from the latest). */
+	if (fold_idmap_get(&a->last_att, sid, &i)) {
+		for (size_t k = i + 1; k; k = a->att[k - 1].prev)
+			n++;
+		mine = xcalloc(n, sizeof(*mine));
+		for (size_t k = i + 1, j = n; k; k = a->att[k - 1].prev)
+			mine[--j] = k - 1;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct attempt_rec *r = &a->att[mine[j]];
 
-		if (strcmp(r->step_id, sid))
-			continue;
-		if (!n++)
+		if (!j)
 			first = r->start;
 		if (r->end > 0 && r->start > 0)
 			in_attempts += r->end - r->start;
@@ -995,11 +1054,9 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 		return;
 	strbuf_adds(sb, "| Attempt | Started | Ended | Duration | Outcome | Tool calls | Cost |\n");
 	strbuf_adds(sb, "|---:|---|---|---:|---|---:|---:|\n");
-	for (size_t i = 0; i < a->n_att; i++) {
-		const struct attempt_rec *r = &a->att[i];
+	for (size_t j = 0; j < n; j++) {
+		const struct attempt_rec *r = &a->att[mine[j]];
 
-		if (strcmp(r->step_id, sid))
-			continue;
 		strbuf_addf(sb, "| %d | ", r->attempt);
 		add_clock(a, sb, r->start);
 		strbuf_adds(sb, " | ");
@@ -1024,6 +1081,7 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 		strbuf_adds(sb, " |\n");
 	}
 	strbuf_adds(sb, "\n");
+	free(mine);
 }
 
 void audit_render_plan_edits(const struct audit *a, struct strbuf *sb)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +22,9 @@
 #include "journal.h"
 #include "report.h"
 #include "report_audit.h"
+#include "strbuf.h"
 #include "testdir.h"
+#include "textsan.h"
 #include "xalloc.h"
 
 struct fixture {
@@ -742,6 +745,99 @@ static void test_audit_cut_by_a_stop(void **state)
 	free(adopt);
 }
 
+/* audit_add_code as it was written before plain ASCII took a short way: clean, measure,
+ * fit, count the characters left out, fence. The reference for the test below. */
+static void slow_add_code(struct strbuf *sb, const char *text, int cols)
+{
+	char *c = textsan_clean(text ? text : "", text ? strlen(text) : 0, 0);
+	size_t cut = 0, run = 0, longest = 0;
+	uint32_t cp;
+	bool pad;
+
+	if (textsan_width(c) > cols) {
+		size_t keep = textsan_fit(c, cols - 1, NULL), total = 0, kept = 0;
+		size_t len = strlen(c);
+
+		for (size_t i = 0; i < len;) {
+			size_t n = textsan_decode(c + i, len - i, &cp);
+
+			total++;
+			if (i < keep)
+				kept++;
+			i += n;
+		}
+		cut = total - kept;
+		c[keep] = '\0';
+	}
+	for (const char *p = c; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	pad = *c == '`' || (*c && c[strlen(c) - 1] == '`' && !cut);
+	if (!*c) {
+		strbuf_adds(sb, "(empty)");
+		free(c);
+		return;
+	}
+	for (size_t i = 0; i <= longest; i++)
+		strbuf_addc(sb, '`');
+	strbuf_addf(sb, "%s%s%s%s", pad ? " " : "", c, cut ? "…" : "", pad ? " " : "");
+	for (size_t i = 0; i <= longest; i++)
+		strbuf_addc(sb, '`');
+	if (cut)
+		strbuf_addf(sb, " [cut: %zu more character%s]", cut, cut == 1 ? "" : "s");
+	free(c);
+}
+
+/* Inline code the short way (plain ASCII) and the general way give the same bytes, on
+ * text of every length around the cut, backticks at either end, controls, tabs, DEL,
+ * escape sequences, UTF-8 of one and two columns, and invalid bytes. */
+static void test_audit_code_as_before(void **state)
+{
+	static const char *const pieces[] = {
+	    "a", "`", "``", " ", "{\"path\":\"x\"}", "\t", "\n", "\x7f", "\x1b[31m", "é",
+	    "漢", "\xff", "\x01", "~", "\\",
+	};
+	static const int cols[] = {-1, 0, 1, 2, 5, 80, 160, 500};
+	unsigned long long seed = 0x9E3779B97F4A7C15ULL;
+
+	(void)state;
+	for (int i = 0; i < 6000; i++) {
+		struct strbuf text = STRBUF_INIT, fast = STRBUF_INIT, slow = STRBUF_INIT;
+		int col, len;
+		bool ascii_only;
+
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		col = cols[seed % 8];
+		len = (int)(seed >> 8) % (col > 0 ? 2 * col + 3 : 7);
+		ascii_only = (seed >> 20) % 4 != 0;
+		for (int k = 0; k < len; k++) {
+			size_t p = (seed >> (k % 50)) % (ascii_only ? 5 : 15);
+
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			strbuf_adds(&text, k % 11 == 3 ? "x" : pieces[p]);
+		}
+		audit_add_code(&fast, text.buf, col);
+		slow_add_code(&slow, text.buf, col);
+		if (strcmp(fast.buf, slow.buf))
+			fail_msg("cols %d, text \"%s\": \"%s\" vs \"%s\"", col, text.buf, fast.buf,
+				 slow.buf);
+		strbuf_release(&text);
+		strbuf_release(&fast);
+		strbuf_release(&slow);
+	}
+	{
+		struct strbuf fast = STRBUF_INIT, slow = STRBUF_INIT;
+
+		audit_add_code(&fast, NULL, 10);
+		slow_add_code(&slow, NULL, 10);
+		assert_string_equal(fast.buf, slow.buf);
+		strbuf_release(&fast);
+		strbuf_release(&slow);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +854,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_audit_trail, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_audit_interrupted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_audit_cut_by_a_stop, setup, teardown),
+	    cmocka_unit_test(test_audit_code_as_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
