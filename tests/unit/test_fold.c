@@ -303,6 +303,39 @@ static void test_getters_as_jsonx(void **state)
 	cJSON_Delete(odd);
 }
 
+/* The id map: positions set and reset, found after the table grew, absent ids absent. */
+static void test_idmap(void **state)
+{
+	struct fold_idmap m = FOLD_IDMAP_INIT;
+	size_t pos = 99;
+	char id[32];
+
+	(void)state;
+	assert_false(fold_idmap_get(&m, "a", &pos));
+	for (size_t i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "s%zu", i);
+		fold_idmap_put(&m, id, i);
+	}
+	fold_idmap_put(&m, "s7", 4242);
+	assert_int_equal(m.n, 1000);
+	for (size_t i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "s%zu", i);
+		assert_true(fold_idmap_get(&m, id, &pos));
+		assert_int_equal(pos, i == 7 ? 4242 : i);
+	}
+	pos = 99;
+	assert_false(fold_idmap_get(&m, "s1000", &pos));
+	assert_false(fold_idmap_get(&m, "", &pos));
+	assert_false(fold_idmap_get(&m, NULL, &pos));
+	assert_int_equal(pos, 99);
+	fold_idmap_put(&m, "", 5);
+	assert_true(fold_idmap_get(&m, "", &pos));
+	assert_int_equal(pos, 5);
+	fold_idmap_clear(&m);
+	assert_false(fold_idmap_get(&m, "s1", &pos));
+	fold_idmap_clear(&m);
+}
+
 static void test_state_names(void **state)
 {
 	(void)state;
@@ -903,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ts_seconds_as_strtod),
 		cmocka_unit_test(test_find_step_index),
 		cmocka_unit_test(test_getters_as_jsonx),
+		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_state_names),
 		cmocka_unit_test(test_run_start_and_proposal),
 		cmocka_unit_test(test_old_journal_without_step_state),
