@@ -45,6 +45,10 @@ struct report {
 	struct step_log *steps;
 	size_t n_steps, cap_steps;
 	size_t step_hint; /* where step_get found the last one */
+	struct fold_idmap step_of; /* step id -> its story in steps */
+	/* The success criteria of the last plan.adopted and plan.proposed the fold took (what
+	 * its plan_json and proposed_json hold: a step edit changes neither), or NULL. */
+	cJSON *criteria_adopted, *criteria_proposed;
 	struct strvec unknown_models[3]; /* per role: models without a known price */
 	struct strbuf gates;
 	struct strbuf notices;
@@ -110,16 +114,17 @@ static struct step_log *step_get(struct report *r, const char *id)
 {
 	struct step_log *s;
 
-	/* A step's events come in runs: try the last one found before scanning. */
+	size_t i;
+
+	/* A step's events come in runs: try the last one found before the index. */
 	if (r->step_hint < r->n_steps && !strcmp(r->steps[r->step_hint].id, id))
 		return &r->steps[r->step_hint];
-	for (size_t i = 0; i < r->n_steps; i++) {
-		if (!strcmp(r->steps[i].id, id)) {
-			r->step_hint = i;
-			return &r->steps[i];
-		}
+	if (fold_idmap_get(&r->step_of, id, &i)) {
+		r->step_hint = i;
+		return &r->steps[i];
 	}
 	r->step_hint = r->n_steps;
+	fold_idmap_put(&r->step_of, id, r->n_steps);
 	r->steps = xgrow(r->steps, &r->cap_steps, r->n_steps + 1, sizeof(*r->steps));
 	s = &r->steps[r->n_steps++];
 	s->id = xstrdup(id);
@@ -385,6 +390,21 @@ static void on_notice(struct report *r, const cJSON *o)
 	strbuf_adds(&r->notices, "\n");
 }
 
+/* The plan's success criteria, kept as the fold keeps the plan (the rest of the plan's
+ * JSON is not read again). */
+static void keep_criteria(struct report *r, int type, const cJSON *plan)
+{
+	cJSON **slot = type == EV_PLAN_ADOPTED ? &r->criteria_adopted : &r->criteria_proposed;
+	const cJSON *sc = fold_get(plan, "success_criteria");
+
+	if (!cJSON_IsObject(plan))
+		return; /* the fold ignored it too */
+	cJSON_Delete(*slot);
+	*slot = sc ? cJSON_Duplicate(sc, true) : NULL;
+	if (sc && !*slot)
+		fatal("report: out of memory copying the success criteria");
+}
+
 /* The fold reads each event, then the story takes what it adds. */
 void report_apply(struct report *r, int type, const cJSON *o)
 {
@@ -406,6 +426,10 @@ void report_apply(struct report *r, int type, const cJSON *o)
 	case EV_RUN_REOPEN:
 		cJSON_Delete(r->final);
 		r->final = NULL;
+		break;
+	case EV_PLAN_PROPOSED:
+	case EV_PLAN_ADOPTED:
+		keep_criteria(r, type, fold_get(o, "plan"));
 		break;
 	case EV_STEP_START:
 		if (sid)
@@ -498,7 +522,7 @@ static void render_plan(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
 	const char *text = shown_plan(r);
-	cJSON *plan;
+	const cJSON *criteria = rs->plan_adopted ? r->criteria_adopted : r->criteria_proposed;
 
 	strbuf_adds(sb, "## Plan\n\n");
 	if (!text) {
@@ -536,20 +560,18 @@ static void render_plan(struct strbuf *sb, const struct report *r)
 	if (!rs->n_steps)
 		strbuf_adds(sb, "The plan has no steps.\n");
 	strbuf_adds(sb, "\n");
-	/* The fold keeps steps; the plan's own success criteria are read from its JSON. */
-	plan = cJSON_Parse(text);
-	if (cJSON_GetArraySize(fold_get(plan, "success_criteria"))) {
-		add_list(sb, "", "Success criteria",
-		         fold_get(plan, "success_criteria"));
+	/* The fold keeps steps; the plan's own success criteria were kept as it came. */
+	if (cJSON_GetArraySize(criteria)) {
+		add_list(sb, "", "Success criteria", criteria);
 		strbuf_adds(sb, "\n");
 	}
-	cJSON_Delete(plan);
 }
 
 static void render_steps(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
 	bool *done = xcalloc(r->n_steps + 1, sizeof(*done));
+	size_t i;
 
 	strbuf_adds(sb, "## Steps\n\n");
 	if (!r->n_steps)
@@ -558,9 +580,8 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 	for (size_t k = 0; k < rs->n_steps; k++) {
 		const struct fstep *st = &rs->steps[k];
 
-		for (size_t i = 0; i < r->n_steps; i++) {
-			if (done[i] || strcmp(r->steps[i].id, st->id))
-				continue;
+		/* A story's id is there once: the index finds it. */
+		if (fold_idmap_get(&r->step_of, st->id, &i) && !done[i]) {
 			done[i] = true;
 			strbuf_adds(sb, "### ");
 			add_clean(sb, st->id, true);
@@ -570,10 +591,11 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 			}
 			strbuf_adds(sb, "\n\n");
 			audit_render_step(r->audit, sb, st->id);
-			strbuf_addf(sb, "%s\n", r->steps[i].text.buf);
+			strbuf_adds(sb, r->steps[i].text.buf);
+			strbuf_addc(sb, '\n');
 		}
 	}
-	for (size_t i = 0; i < r->n_steps; i++) {
+	for (i = 0; i < r->n_steps; i++) {
 		if (done[i])
 			continue;
 		strbuf_adds(sb, "### ");
@@ -584,7 +606,8 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 		}
 		strbuf_adds(sb, " (not in the final plan)\n\n");
 		audit_render_step(r->audit, sb, r->steps[i].id);
-		strbuf_addf(sb, "%s\n", r->steps[i].text.buf);
+		strbuf_adds(sb, r->steps[i].text.buf);
+		strbuf_addc(sb, '\n');
 	}
 	free(done);
 }
@@ -803,6 +826,9 @@ void report_free(struct report *r)
 		strbuf_release(&r->steps[i].text);
 	}
 	free(r->steps);
+	fold_idmap_clear(&r->step_of);
+	cJSON_Delete(r->criteria_adopted);
+	cJSON_Delete(r->criteria_proposed);
 	for (int i = 0; i < 3; i++)
 		strvec_clear(&r->unknown_models[i]);
 	strbuf_release(&r->gates);

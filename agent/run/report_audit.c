@@ -1140,13 +1140,13 @@ void audit_render_budget(const struct audit *a, struct strbuf *sb, const struct 
 	strbuf_adds(sb, "\n");
 }
 
-/* The last verdict of a step, or NULL. */
-static const struct fverdict *last_verdict(const struct run_state *rs, const char *sid)
+/* The last verdict of a step, or NULL, from an index of the last verdict by step. */
+static const struct fverdict *last_verdict(const struct run_state *rs,
+					   const struct fold_idmap *last, const char *sid)
 {
-	for (size_t i = rs->n_verdicts; i-- > 0;)
-		if (rs->verdicts[i].step_id && !strcmp(rs->verdicts[i].step_id, sid))
-			return &rs->verdicts[i];
-	return NULL;
+	size_t i;
+
+	return fold_idmap_get(last, sid, &i) ? &rs->verdicts[i] : NULL;
 }
 
 static void add_criteria(struct strbuf *sb, const struct strvec *c)
@@ -1161,11 +1161,15 @@ static void add_criteria(struct strbuf *sb, const struct strvec *c)
 void audit_render_unjudged(const struct audit *a, struct strbuf *sb, const struct run_state *rs)
 {
 	size_t lines = 0;
+	struct fold_idmap last = FOLD_IDMAP_INIT;
 
+	for (size_t i = 0; i < rs->n_verdicts; i++)
+		if (rs->verdicts[i].step_id)
+			fold_idmap_put(&last, rs->verdicts[i].step_id, i);
 	strbuf_adds(sb, "## Criteria not judged\n\n");
 	for (size_t k = 0; k < rs->n_steps; k++) {
 		const struct fstep *st = &rs->steps[k];
-		const struct fverdict *v = last_verdict(rs, st->id);
+		const struct fverdict *v = last_verdict(rs, &last, st->id);
 		size_t mark = sb->len;
 
 		strbuf_adds(sb, "- ");
@@ -1214,6 +1218,7 @@ void audit_render_unjudged(const struct audit *a, struct strbuf *sb, const struc
 		sb->len = mark;
 		sb->buf[mark] = '\0';
 	}
+	fold_idmap_clear(&last);
 	if (!lines)
 		strbuf_adds(sb, rs->n_steps ? "Every step's criteria were judged.\n"
 		                            : "The run has no plan steps.\n");

@@ -351,6 +351,43 @@ static void test_only_proposed_plan(void **state)
 	free(plan);
 }
 
+/* The plan's success criteria are those of the plan the report shows: the adopted one
+ * (a later proposal, or a step edit, does not change them), else the last proposal the
+ * fold took (one whose plan is not an object is ignored). */
+static void test_success_criteria_of_the_plan_shown(void **state)
+{
+	struct fixture *fx = *state;
+
+	pub(fx, EV_RUN_START, "{\"run_id\":\"r1\",\"task\":\"t\",\"provider\":\"sim\"}");
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":0,\"plan\":{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"}],"
+	    "\"success_criteria\":[\"first proposal\"]}}");
+	pub(fx, EV_PLAN_PROPOSED, "{\"revision\":1,\"plan\":[\"not a plan\"]}");
+	render(fx);
+	assert_non_null(strstr(fx->report, "\n\n- Success criteria:\n  - first proposal\n\n"));
+	pub(fx, EV_PLAN_ADOPTED,
+	    "{\"revision\":0,\"kept\":[],\"plan\":{\"goal\":\"g\",\"steps\":[{\"step_id\":"
+	    "\"a\"}],\"success_criteria\":[\"adopted\",7,\"x\\u001b[31m\"],"
+	    "\"success_criteria\":[\"a second of the name\"]}}");
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":1,\"reason\":\"replan\",\"plan\":{\"goal\":\"g\",\"steps\":[],"
+	    "\"success_criteria\":[\"later proposal\"]}}");
+	pub(fx, EV_STEP_EDIT,
+	    "{\"step_id\":\"a\",\"by\":\"operator\",\"before\":{\"step_id\":\"a\"},"
+	    "\"after\":{\"step_id\":\"a\",\"name\":\"A\"}}");
+	render(fx);
+	/* (the replan's own section names the later proposal's) */
+	assert_non_null(strstr(fx->report, "\n\n- Success criteria:\n  - adopted\n"
+					   "  - (not text)\n  - x\n\n"));
+	assert_null(strstr(fx->report, "first proposal"));
+	assert_null(strstr(fx->report, "a second of the name"));
+	/* adopted again without criteria: none shown */
+	pub(fx, EV_PLAN_ADOPTED,
+	    "{\"revision\":1,\"kept\":[],\"plan\":{\"goal\":\"g\",\"steps\":[]}}");
+	render(fx);
+	assert_null(strstr(fx->report, "\n- Success criteria:\n"));
+}
+
 /* A link planted in the run folder where the report's temporary file goes (a symbolic
  * link, a hard link) is not written through: the file it names stays as it was. */
 static void test_planted_link_at_the_temporary_file(void **state)
@@ -845,6 +882,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_interrupted_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_latest_plan_wins, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_only_proposed_plan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_success_criteria_of_the_plan_shown, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_or_bad_journal, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_planted_link_at_the_temporary_file, setup,
 					    teardown),
