@@ -181,7 +181,30 @@ static double seconds(const char *start)
 	return (double)v / pow10[k];
 }
 
+static double parse_ts(const char *ts);
+
 double fold_parse_ts(const char *ts)
+{
+	/* The readers of one event (the fold, the report's audit) each parse its time: the
+	 * last one this thread read is kept. */
+	static _Thread_local char last[40];
+	static _Thread_local double last_value;
+	size_t n;
+
+	if (!ts)
+		return 0;
+	n = strnlen(ts, sizeof(last));
+	if (n < sizeof(last) && last[0] && memcmp(last, ts, n + 1) == 0)
+		return last_value;
+	last_value = parse_ts(ts);
+	if (n < sizeof(last))
+		memcpy(last, ts, n + 1);
+	else
+		last[0] = '\0';
+	return last_value;
+}
+
+static double parse_ts(const char *ts)
 {
 	struct tm tm;
 	int y, mo, d, h, mi, n = 0;

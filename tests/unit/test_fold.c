@@ -90,6 +90,16 @@ static void test_parse_ts(void **state)
 	assert_true(fold_parse_ts("2026-13-01T10:00:00Z") == 0);
 	assert_true(fold_parse_ts("2026-01-01T10:00") == 0);
 	assert_true(fold_parse_ts(NULL) == 0);
+	/* the last time read is kept: asked again, or after another, the same answers */
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.250Z") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.250Z") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:00.000Z") == a);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.25") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.2500000000000000000000000000000Z") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.2500000000000000000000000000009Z") == b);
+	assert_true(fold_parse_ts("") == 0);
+	assert_true(fold_parse_ts("") == 0);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.250Z") == b);
 }
 
 /* The journal's spelling is read without sscanf and timegm: the same value as they give,
