@@ -90,29 +90,6 @@ void bus_set_next_seq(struct bus *b, unsigned long seq)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* Gives a built event its seq and the time now (into ts, >= 40 bytes): event_build writes
- * "seq" and "ts" first and "type" after them (events.h), so the header before ,"type": is
- * replaced. */
-static void stamp(struct event *ev, unsigned long seq, char *ts)
-{
-	const char *rest = strstr(ev->json, ",\"type\":");
-	char head[80];
-	size_t n, len;
-	char *json;
-
-	if (!rest)
-		fatal("bus: an event without its header: %.60s", ev->json);
-	event_timestamp(ts, 40);
-	n = (size_t)snprintf(head, sizeof(head), "{\"seq\":%lu,\"ts\":\"%s\"", seq, ts);
-	len = strlen(rest);
-	json = xmalloc(n + len + 1);
-	memcpy(json, head, n);
-	memcpy(json + n, rest, len + 1);
-	free(ev->json);
-	ev->json = json;
-	ev->seq = seq;
-}
-
 /* A number as a reader of the line has it: whole numbers below 1e15 are written exactly;
  * others as event_build writes them (15 significant digits when they read back closely
  * enough, null for NaN), read back as cJSON reads them. */
@@ -188,8 +165,9 @@ static cJSON *as_line(cJSON *fields, enum event_type t, unsigned long seq, const
 	for (f = fields ? fields->child : NULL; f; f = next) {
 		next = f->next;
 		cJSON_DetachItemViaPointer(fields, f);
-		if (!strcmp(f->string, "seq") || !strcmp(f->string, "ts") ||
-		    !strcmp(f->string, "type")) {
+		if ((f->string[0] == 's' || f->string[0] == 't') &&
+		    (!strcmp(f->string, "seq") || !strcmp(f->string, "ts") ||
+		     !strcmp(f->string, "type"))) {
 			cJSON_Delete(f);
 			continue;
 		}
@@ -216,11 +194,11 @@ unsigned long bus_publish(struct bus *b, enum event_type t, cJSON *fields)
 	/* Printed outside the lock (the costly part, and publishers on other threads would
 	 * wait for it); numbered and stamped under it, so that seq order and timestamp order
 	 * agree. */
-	ev = event_print(t, 0, fields);
+	ev = event_print_unstamped(t, fields);
 	pthread_mutex_lock(&b->lock);
 	if (!ephemeral)
 		seq = b->next_seq++;
-	stamp(ev, seq, ts);
+	event_stamp(ev, seq, ts);
 	for (size_t i = 0; i < b->n_subs; i++) {
 		struct subscriber *s = &b->subs[i];
 

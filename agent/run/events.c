@@ -216,22 +216,31 @@ char *event_number_text(double d)
 	return strbuf_detach(&sb);
 }
 
-struct event *event_print(enum event_type t, unsigned long seq, const cJSON *fields)
+/* Room before an unstamped event's text for its header, {"seq":N,"ts":"…" (at most 7 +
+ * 20 + 7 + 40 + 1 bytes). */
+#define HEAD_ROOM 80
+
+/* The "step_id" string of the fields, as jsonx_str finds it (the first of that name). */
+static const char *fields_step_id(const cJSON *fields)
+{
+	for (const cJSON *f = fields->child; f && f->string; f = f->next)
+		if (f->string[0] == 's' && !strcmp(f->string, "step_id"))
+			return (f->type & 0xFF) == cJSON_String ? f->valuestring : NULL;
+	return NULL;
+}
+
+/* The event with its text after the header (",\"type\":…}") at ev->json + HEAD_ROOM. */
+static struct event *print_body(enum event_type t, const cJSON *fields)
 {
 	struct event *ev = xcalloc(1, sizeof(*ev));
 	struct strbuf sb;
-	char ts[40];
 
 	if (fields && !cJSON_IsObject(fields))
 		fatal("event_build: fields of %s are not an object", event_type_name(t));
-	event_timestamp(ts, sizeof(ts));
-	strbuf_init(&sb);
 	/* Most lines are a few hundred bytes: room for them at once, not by doublings. */
-	strbuf_grow(&sb, 500);
-	strbuf_add(&sb, "{\"seq\":", 7);
-	put_number(&sb, (double)seq);
-	strbuf_add(&sb, ",\"ts\":", 6);
-	put_string(&sb, ts);
+	sb.cap = 640;
+	sb.buf = xmalloc(sb.cap);
+	sb.len = HEAD_ROOM;
 	strbuf_add(&sb, ",\"type\":", 8);
 	put_string(&sb, event_type_name(t));
 	if (fields) {
@@ -248,13 +257,94 @@ struct event *event_print(enum event_type t, unsigned long seq, const cJSON *fie
 			strbuf_addc(&sb, ':');
 			put_value(&sb, f);
 		}
-		ev->step_id = xstrdup(jsonx_str(fields, "step_id"));
+		ev->step_id = xstrdup(fields_step_id(fields));
 	}
 	strbuf_addc(&sb, '}');
 	ev->type = t;
-	ev->seq = seq;
 	ev->json = strbuf_detach(&sb);
 	return ev;
+}
+
+/* The header for seq and the time ts (as JSON needs no escape): {"seq":N,"ts":"TS" —
+ * what put_number and put_string write. Returns its length (< HEAD_ROOM). */
+static size_t print_head(char *out, unsigned long seq, const char *ts)
+{
+	char digits[24], *e = digits + sizeof(digits), *q = e;
+	size_t n = 0, nd, nt = strnlen(ts, 40);
+
+	do
+		*--q = (char)('0' + seq % 10);
+	while (seq /= 10);
+	nd = (size_t)(e - q);
+	memcpy(out, "{\"seq\":", 7);
+	n = 7;
+	memcpy(out + n, q, nd);
+	n += nd;
+	memcpy(out + n, ",\"ts\":\"", 7);
+	n += 7;
+	memcpy(out + n, ts, nt);
+	n += nt;
+	out[n++] = '"';
+	return n;
+}
+
+/* A timestamp as put_string would write it: event_timestamp's bytes need no escape. */
+static bool plain_ts(const char *ts)
+{
+	for (const char *p = ts; *p; p++)
+		if (*p < ' ' || *p == '"' || *p == '\\' || (unsigned char)*p >= 0x7F)
+			return false;
+	return true;
+}
+
+/* Puts the header in front of the body print_body made, moving the body once. The seq is
+ * written as put_number writes it, or with `all_digits` in digits whatever its size (as
+ * the bus always stamped it). */
+static void place_head(struct event *ev, unsigned long seq, const char *ts, bool all_digits)
+{
+	char head[HEAD_ROOM];
+	size_t n, len;
+
+	if (plain_ts(ts) && (all_digits || seq < 1000000000000000UL)) {
+		n = print_head(head, seq, ts);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_add(&sb, "{\"seq\":", 7);
+		put_number(&sb, (double)seq);
+		strbuf_add(&sb, ",\"ts\":", 6);
+		put_string(&sb, ts);
+		n = sb.len < HEAD_ROOM ? sb.len : 0;
+		memcpy(head, sb.buf, n);
+		strbuf_release(&sb);
+		if (!n)
+			fatal("event: a timestamp too long: %.40s", ts);
+	}
+	len = strlen(ev->json + HEAD_ROOM);
+	memmove(ev->json + n, ev->json + HEAD_ROOM, len + 1);
+	memcpy(ev->json, head, n);
+	ev->seq = seq;
+}
+
+struct event *event_print(enum event_type t, unsigned long seq, const cJSON *fields)
+{
+	struct event *ev = print_body(t, fields);
+	char ts[40];
+
+	event_timestamp(ts, sizeof(ts));
+	place_head(ev, seq, ts, false);
+	return ev;
+}
+
+struct event *event_print_unstamped(enum event_type t, const cJSON *fields)
+{
+	return print_body(t, fields);
+}
+
+void event_stamp(struct event *ev, unsigned long seq, char *ts)
+{
+	event_timestamp(ts, 40);
+	place_head(ev, seq, ts, true);
 }
 
 /*

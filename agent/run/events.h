@@ -55,6 +55,11 @@ bool event_type_is_ephemeral(enum event_type t);  /* not journaled, no seq */
 struct event *event_build(enum event_type t, unsigned long seq, struct cJSON *fields);
 /* The same, `fields` (NULL ok) left to the caller. */
 struct event *event_print(enum event_type t, unsigned long seq, const struct cJSON *fields);
+/* For the bus, which prints an event outside its lock and numbers and stamps it under
+ * the lock: the event printed but for its header (its text not yet a line), then given its
+ * seq and the time now (into ts, >= 40 bytes). Together: what event_print gives. */
+struct event *event_print_unstamped(enum event_type t, const struct cJSON *fields);
+void event_stamp(struct event *ev, unsigned long seq, char *ts);
 /* The text an event's line holds for the number d ("null" for NaN and infinities), so a
  * reader of the tree that was printed can see what a reader of the line sees. Caller frees. */
 char *event_number_text(double d);

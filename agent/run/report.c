@@ -18,7 +18,6 @@
 #include "fold.h"
 #include "gate.h"
 #include "journal.h"
-#include "jsonx.h"
 #include "report_audit.h"
 #include "report_changes.h"
 #include "report_mcp.h"
@@ -46,6 +45,10 @@ struct report {
 	struct step_log *steps;
 	size_t n_steps, cap_steps;
 	size_t step_hint; /* where step_get found the last one */
+	struct fold_idmap step_of; /* step id -> its story in steps */
+	/* The success criteria of the last plan.adopted and plan.proposed the fold took (what
+	 * its plan_json and proposed_json hold: a step edit changes neither), or NULL. */
+	cJSON *criteria_adopted, *criteria_proposed;
 	struct strvec unknown_models[3]; /* per role: models without a known price */
 	struct strbuf gates;
 	struct strbuf notices;
@@ -102,7 +105,7 @@ static void add_quote(struct strbuf *sb, const char *prefix, const char *s)
 
 static const char *str_or(const cJSON *obj, const char *key, const char *dflt)
 {
-	const char *s = jsonx_str(obj, key);
+	const char *s = fold_str(obj, key);
 
 	return s ? s : dflt;
 }
@@ -111,16 +114,17 @@ static struct step_log *step_get(struct report *r, const char *id)
 {
 	struct step_log *s;
 
-	/* A step's events come in runs: try the last one found before scanning. */
+	size_t i;
+
+	/* A step's events come in runs: try the last one found before the index. */
 	if (r->step_hint < r->n_steps && !strcmp(r->steps[r->step_hint].id, id))
 		return &r->steps[r->step_hint];
-	for (size_t i = 0; i < r->n_steps; i++) {
-		if (!strcmp(r->steps[i].id, id)) {
-			r->step_hint = i;
-			return &r->steps[i];
-		}
+	if (fold_idmap_get(&r->step_of, id, &i)) {
+		r->step_hint = i;
+		return &r->steps[i];
 	}
 	r->step_hint = r->n_steps;
+	fold_idmap_put(&r->step_of, id, r->n_steps);
 	r->steps = xgrow(r->steps, &r->cap_steps, r->n_steps + 1, sizeof(*r->steps));
 	s = &r->steps[r->n_steps++];
 	s->id = xstrdup(id);
@@ -146,8 +150,8 @@ static void on_step_start(struct report *r, const char *sid, const cJSON *o)
 	struct step_log *s = step_get(r, sid);
 	double attempt = 0;
 
-	note_name(r, s, jsonx_str(o, "name"));
-	jsonx_num(o, "attempt", &attempt);
+	note_name(r, s, fold_str(o, "name"));
+	fold_num(o, "attempt", &attempt);
 	strbuf_addf(&s->text, "- Attempt %.0f started\n", attempt);
 }
 
@@ -157,14 +161,14 @@ static void on_step_start(struct report *r, const char *sid, const cJSON *o)
 static void on_step_changes(struct report *r, const char *sid, const cJSON *o)
 {
 	struct step_log *s = step_get(r, sid);
-	const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files"), *it;
+	const cJSON *files = fold_get(o, "files"), *it;
 	double attempt = 0, more = 0;
 	int n = 0;
 
-	jsonx_num(o, "attempt", &attempt);
-	jsonx_num(o, "files_more", &more);
+	fold_num(o, "attempt", &attempt);
+	fold_num(o, "files_more", &more);
 	strbuf_addf(&s->text, "- Attempt %.0f %schanged the workspace: ", attempt,
-		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cut"))
+		    cJSON_IsTrue(fold_get(o, "cut"))
 			? "(cut off by a stop; found on --resume) "
 			: "");
 	add_clean(&s->text, str_or(o, "stat", "?"), true);
@@ -176,15 +180,15 @@ static void on_step_changes(struct report *r, const char *sid, const cJSON *o)
 				    cJSON_GetArraySize(files) - CHANGES_LISTED + (int)more);
 			break;
 		}
-		jsonx_num(it, "plus", &plus);
-		jsonx_num(it, "minus", &minus);
+		fold_num(it, "plus", &plus);
+		fold_num(it, "minus", &minus);
 		strbuf_adds(&s->text, "  - `");
 		add_clean(&s->text, str_or(it, "path", "?"), true);
 		strbuf_adds(&s->text, "` ");
 		add_clean(&s->text, str_or(it, "change", "?"), true);
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "binary"))) {
-			jsonx_num(it, "old_size", &osz);
-			jsonx_num(it, "new_size", &nsz);
+		if (cJSON_IsTrue(fold_get(it, "binary"))) {
+			fold_num(it, "old_size", &osz);
+			fold_num(it, "new_size", &nsz);
 			strbuf_addf(&s->text, " (binary, %.0f → %.0f bytes)\n", osz, nsz);
 		} else {
 			strbuf_addf(&s->text, " (+%.0f −%.0f)\n", plus, minus);
@@ -238,8 +242,8 @@ static void on_step_end(struct report *r, const char *sid, const cJSON *o)
 	double attempts = 0;
 	bool reused = false;
 
-	jsonx_num(o, "attempts", &attempts);
-	jsonx_bool(o, "reused", &reused);
+	fold_num(o, "attempts", &attempts);
+	fold_bool(o, "reused", &reused);
 	strbuf_adds(&s->text, "- Ended: ");
 	add_clean(&s->text, str_or(o, "status", "unknown"), true);
 	strbuf_addf(&s->text, " after %.0f attempt%s%s\n", attempts, attempts == 1 ? "" : "s",
@@ -252,7 +256,7 @@ static void on_tool_result(struct report *r, const char *sid, const cJSON *o)
 {
 	bool ran = false;
 
-	if (jsonx_str(o, "command") && jsonx_bool(o, "ran", &ran) && ran)
+	if (fold_str(o, "command") && fold_bool(o, "ran", &ran) && ran)
 		return;
 	audit_tool_line(r->audit, &step_get(r, sid)->text, o);
 }
@@ -283,27 +287,27 @@ static void add_code(struct strbuf *sb, const char *s)
  * exit status, its duration and how the gate let it through. */
 static void on_shell_result(struct report *r, const char *sid, const cJSON *o)
 {
-	const char *cmd = jsonx_str(o, "command");
-	const char *how = gate_shell_approval_words(jsonx_str(o, "approval"));
+	const char *cmd = fold_str(o, "command");
+	const char *how = gate_shell_approval_words(fold_str(o, "approval"));
 	double attempt = 0, v;
 	bool ran = false, timed_out = false;
 	struct step_log *s;
 
-	if (!cmd || !jsonx_bool(o, "ran", &ran) || !ran)
+	if (!cmd || !fold_bool(o, "ran", &ran) || !ran)
 		return;
 	s = step_get(r, sid);
-	jsonx_num(o, "attempt", &attempt);
+	fold_num(o, "attempt", &attempt);
 	strbuf_addf(&s->text, "- Attempt %.0f: shell ", attempt);
 	add_code(&s->text, cmd);
-	if (jsonx_num(o, "exit_status", &v))
+	if (fold_num(o, "exit_status", &v))
 		strbuf_addf(&s->text, " — exit status %.0f", v);
-	else if (jsonx_num(o, "signal", &v))
+	else if (fold_num(o, "signal", &v))
 		strbuf_addf(&s->text, " — killed by signal %.0f", v);
-	else if (jsonx_bool(o, "timed_out", &timed_out) && timed_out)
+	else if (fold_bool(o, "timed_out", &timed_out) && timed_out)
 		strbuf_adds(&s->text, " — stopped at its time limit");
 	else
 		strbuf_adds(&s->text, " — stopped");
-	if (jsonx_num(o, "duration_ms", &v))
+	if (fold_num(o, "duration_ms", &v))
 		strbuf_addf(&s->text, " after %.1f s", v / 1000.0);
 	if (how)
 		strbuf_addf(&s->text, " (%s)", how);
@@ -312,8 +316,8 @@ static void on_shell_result(struct report *r, const char *sid, const cJSON *o)
 
 static void on_gate_decision(struct report *r, const cJSON *o)
 {
-	const char *sid = jsonx_str(o, "step_id");
-	const char *reason = jsonx_str(o, "reason");
+	const char *sid = fold_str(o, "step_id");
+	const char *reason = fold_str(o, "reason");
 	bool remember = false;
 
 	strbuf_adds(&r->gates, "- ");
@@ -331,9 +335,9 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 		strbuf_adds(&r->gates, " — ");
 		add_clean(&r->gates, reason, true);
 	}
-	if (jsonx_bool(o, "remember", &remember) && remember && jsonx_str(o, "command")) {
+	if (fold_bool(o, "remember", &remember) && remember && fold_str(o, "command")) {
 		strbuf_adds(&r->gates, " — allowed for the rest of the run: ");
-		add_code(&r->gates, jsonx_str(o, "command"));
+		add_code(&r->gates, fold_str(o, "command"));
 	}
 	strbuf_adds(&r->gates, "\n");
 	if (sid) {
@@ -352,10 +356,10 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 /* Models without a price, named once per role (their calls are not in the sums). */
 static void on_llm_call(struct report *r, const cJSON *o)
 {
-	const char *role = jsonx_str(o, "role"), *model = str_or(o, "model", "unknown");
+	const char *role = fold_str(o, "role"), *model = str_or(o, "model", "unknown");
 	double v;
 
-	if (jsonx_num(o, "cost_usd", &v))
+	if (fold_num(o, "cost_usd", &v))
 		return;
 	for (int i = 0; role && i < 3; i++) {
 		if (strcmp(role, role_names[i]) != 0)
@@ -370,7 +374,7 @@ static void on_llm_call(struct report *r, const cJSON *o)
 static void on_notice(struct report *r, const cJSON *o)
 {
 	const char *level = str_or(o, "level", "info");
-	const char *sid = jsonx_str(o, "step_id");
+	const char *sid = fold_str(o, "step_id");
 
 	if (strcmp(level, "warn") && strcmp(level, "error"))
 		return;
@@ -386,10 +390,25 @@ static void on_notice(struct report *r, const cJSON *o)
 	strbuf_adds(&r->notices, "\n");
 }
 
+/* The plan's success criteria, kept as the fold keeps the plan (the rest of the plan's
+ * JSON is not read again). */
+static void keep_criteria(struct report *r, int type, const cJSON *plan)
+{
+	cJSON **slot = type == EV_PLAN_ADOPTED ? &r->criteria_adopted : &r->criteria_proposed;
+	const cJSON *sc = fold_get(plan, "success_criteria");
+
+	if (!cJSON_IsObject(plan))
+		return; /* the fold ignored it too */
+	cJSON_Delete(*slot);
+	*slot = sc ? cJSON_Duplicate(sc, true) : NULL;
+	if (sc && !*slot)
+		fatal("report: out of memory copying the success criteria");
+}
+
 /* The fold reads each event, then the story takes what it adds. */
 void report_apply(struct report *r, int type, const cJSON *o)
 {
-	const char *sid = jsonx_str(o, "step_id"); /* what journal_load makes ev->step_id */
+	const char *sid = fold_str(o, "step_id"); /* what journal_load makes ev->step_id */
 
 	if (!cJSON_IsObject(o) || type < 0 || type >= EV__COUNT)
 		return;
@@ -407,6 +426,10 @@ void report_apply(struct report *r, int type, const cJSON *o)
 	case EV_RUN_REOPEN:
 		cJSON_Delete(r->final);
 		r->final = NULL;
+		break;
+	case EV_PLAN_PROPOSED:
+	case EV_PLAN_ADOPTED:
+		keep_criteria(r, type, fold_get(o, "plan"));
 		break;
 	case EV_STEP_START:
 		if (sid)
@@ -434,8 +457,8 @@ void report_apply(struct report *r, int type, const cJSON *o)
 			add_clean(&s->text, str_or(o, "by", "operator"), true);
 			strbuf_adds(&s->text, "\n");
 			audit_step_edit_lines(&s->text, "  ",
-					      cJSON_GetObjectItemCaseSensitive(o, "before"),
-					      cJSON_GetObjectItemCaseSensitive(o, "after"));
+					      fold_get(o, "before"),
+					      fold_get(o, "after"));
 		}
 		break;
 	case EV_GATE_DECISION:
@@ -499,7 +522,7 @@ static void render_plan(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
 	const char *text = shown_plan(r);
-	cJSON *plan;
+	const cJSON *criteria = rs->plan_adopted ? r->criteria_adopted : r->criteria_proposed;
 
 	strbuf_adds(sb, "## Plan\n\n");
 	if (!text) {
@@ -537,20 +560,18 @@ static void render_plan(struct strbuf *sb, const struct report *r)
 	if (!rs->n_steps)
 		strbuf_adds(sb, "The plan has no steps.\n");
 	strbuf_adds(sb, "\n");
-	/* The fold keeps steps; the plan's own success criteria are read from its JSON. */
-	plan = cJSON_Parse(text);
-	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(plan, "success_criteria"))) {
-		add_list(sb, "", "Success criteria",
-		         cJSON_GetObjectItemCaseSensitive(plan, "success_criteria"));
+	/* The fold keeps steps; the plan's own success criteria were kept as it came. */
+	if (cJSON_GetArraySize(criteria)) {
+		add_list(sb, "", "Success criteria", criteria);
 		strbuf_adds(sb, "\n");
 	}
-	cJSON_Delete(plan);
 }
 
 static void render_steps(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
 	bool *done = xcalloc(r->n_steps + 1, sizeof(*done));
+	size_t i;
 
 	strbuf_adds(sb, "## Steps\n\n");
 	if (!r->n_steps)
@@ -559,9 +580,8 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 	for (size_t k = 0; k < rs->n_steps; k++) {
 		const struct fstep *st = &rs->steps[k];
 
-		for (size_t i = 0; i < r->n_steps; i++) {
-			if (done[i] || strcmp(r->steps[i].id, st->id))
-				continue;
+		/* A story's id is there once: the index finds it. */
+		if (fold_idmap_get(&r->step_of, st->id, &i) && !done[i]) {
 			done[i] = true;
 			strbuf_adds(sb, "### ");
 			add_clean(sb, st->id, true);
@@ -571,10 +591,11 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 			}
 			strbuf_adds(sb, "\n\n");
 			audit_render_step(r->audit, sb, st->id);
-			strbuf_addf(sb, "%s\n", r->steps[i].text.buf);
+			strbuf_adds(sb, r->steps[i].text.buf);
+			strbuf_addc(sb, '\n');
 		}
 	}
-	for (size_t i = 0; i < r->n_steps; i++) {
+	for (i = 0; i < r->n_steps; i++) {
 		if (done[i])
 			continue;
 		strbuf_adds(sb, "### ");
@@ -585,7 +606,8 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 		}
 		strbuf_adds(sb, " (not in the final plan)\n\n");
 		audit_render_step(r->audit, sb, r->steps[i].id);
-		strbuf_addf(sb, "%s\n", r->steps[i].text.buf);
+		strbuf_adds(sb, r->steps[i].text.buf);
+		strbuf_addc(sb, '\n');
 	}
 	free(done);
 }
@@ -648,8 +670,8 @@ static void render_cost(struct strbuf *sb, const struct report *r)
 static void render_final(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r->final, "metrics");
-	const cJSON *fc = cJSON_GetObjectItemCaseSensitive(r->final, "final_check");
+	const cJSON *m = fold_get(r->final, "metrics");
+	const cJSON *fc = fold_get(r->final, "final_check");
 	bool b;
 	double v;
 
@@ -665,11 +687,11 @@ static void render_final(struct strbuf *sb, const struct report *r)
 			strbuf_adds(sb, "Partial answer: some steps were not verified.\n\n");
 		add_quote(sb, "", rs->answer ? rs->answer : "");
 		strbuf_adds(sb, "\n");
-		if (jsonx_bool(fc, "passed", &b)) {
+		if (fold_bool(fc, "passed", &b)) {
 			strbuf_addf(sb, "Final check: %s", b ? "passed" : "failed");
-			if (jsonx_str(fc, "feedback") && *jsonx_str(fc, "feedback")) {
+			if (fold_str(fc, "feedback") && *fold_str(fc, "feedback")) {
 				strbuf_adds(sb, " — ");
-				add_clean(sb, jsonx_str(fc, "feedback"), true);
+				add_clean(sb, fold_str(fc, "feedback"), true);
 			}
 			strbuf_adds(sb, "\n\n");
 		}
@@ -691,7 +713,7 @@ static void render_final(struct strbuf *sb, const struct report *r)
 	    {"replans", "Replans"},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		if (jsonx_num(m, rows[i].key, &v))
+		if (fold_num(m, rows[i].key, &v))
 			strbuf_addf(sb, "- %s: %.0f\n", rows[i].label, v);
 	strbuf_adds(sb, "\n");
 }
@@ -804,6 +826,9 @@ void report_free(struct report *r)
 		strbuf_release(&r->steps[i].text);
 	}
 	free(r->steps);
+	fold_idmap_clear(&r->step_of);
+	cJSON_Delete(r->criteria_adopted);
+	cJSON_Delete(r->criteria_proposed);
 	for (int i = 0; i < 3; i++)
 		strvec_clear(&r->unknown_models[i]);
 	strbuf_release(&r->gates);

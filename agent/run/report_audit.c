@@ -13,7 +13,6 @@
 
 #include "events.h"
 #include "fold.h"
-#include "jsonx.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -28,6 +27,7 @@ struct attempt_rec {
 	double usd;
 	bool usd_unknown;
 	int tools, tool_failures;
+	size_t prev; /* the step's attempt before this one: its index + 1, 0 for none */
 };
 
 /* A step's settling: its last step.end. */
@@ -56,8 +56,10 @@ struct audit {
 
 	struct attempt_rec *att;
 	size_t n_att, cap_att;
+	struct fold_idmap last_att; /* step id -> its latest attempt in att */
 	struct step_end *ends;
 	size_t n_ends, cap_ends;
+	struct fold_idmap end_of; /* step id -> its entry in ends */
 
 	struct call *calls; /* waiting for a result */
 	size_t n_calls, cap_calls;
@@ -90,7 +92,7 @@ struct audit {
 
 static double ev_ts(const cJSON *o)
 {
-	const char *ts = jsonx_str(o, "ts");
+	const char *ts = fold_str(o, "ts");
 
 	return ts ? fold_parse_ts(ts) : 0;
 }
@@ -159,25 +161,46 @@ void audit_add_duration(struct strbuf *sb, double s)
 		strbuf_addf(sb, "%d h %02d min", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
+/* Printable ASCII only: text that cleaning leaves as it is, one column a byte. */
+static bool plain_ascii(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7E)
+			return false;
+	return true;
+}
+
 /* Clean one-line text cut at `cols` columns; *cut gets the characters left out. */
 static char *cut_text(const char *s, int cols, size_t *cut)
 {
-	char *c = textsan_clean(s ? s : "", s ? strlen(s) : 0, 0);
+	size_t n = s ? strlen(s) : 0;
+	char *c;
 	size_t keep, total = 0, kept = 0, len;
 	uint32_t cp;
 
 	*cut = 0;
+	if (plain_ascii(s, n)) {
+		/* What the general way below gives such text, without decoding it thrice. */
+		c = xstrndup(s ? s : "", n);
+		if (cols >= 0 && n <= (size_t)cols)
+			return c;
+		keep = cols > 1 ? (size_t)cols - 1 : 0;
+		*cut = n - keep;
+		c[keep] = '\0';
+		return c;
+	}
+	c = textsan_clean(s ? s : "", n, 0);
 	if (textsan_width(c) <= cols)
 		return c;
 	keep = textsan_fit(c, cols - 1, NULL);
 	len = strlen(c); /* once: a length per character made a long text quadratic */
 	for (size_t i = 0; i < len;) {
-		size_t n = textsan_decode(c + i, len - i, &cp);
+		size_t step = textsan_decode(c + i, len - i, &cp);
 
 		total++;
 		if (i < keep)
 			kept++;
-		i += n;
+		i += step;
 	}
 	*cut = total - kept;
 	c[keep] = '\0';
@@ -211,7 +234,13 @@ void audit_add_code(struct strbuf *sb, const char *text, int cols)
 	}
 	for (size_t i = 0; i <= longest; i++)
 		strbuf_addc(sb, '`');
-	strbuf_addf(sb, "%s%s%s%s", pad ? " " : "", c, cut ? "…" : "", pad ? " " : "");
+	if (pad)
+		strbuf_addc(sb, ' ');
+	strbuf_adds(sb, c);
+	if (cut)
+		strbuf_adds(sb, "…");
+	if (pad)
+		strbuf_addc(sb, ' ');
 	for (size_t i = 0; i <= longest; i++)
 		strbuf_addc(sb, '`');
 	add_cut_note(sb, cut);
@@ -251,21 +280,40 @@ static void add_money(struct strbuf *sb, double usd)
 
 /* ---- reading events --------------------------------------------------------------------- */
 
+/* The step's latest attempt if it is still open. */
 static struct attempt_rec *open_attempt(struct audit *a, const char *sid)
 {
-	for (size_t i = a->n_att; i-- > 0;)
-		if (!strcmp(a->att[i].step_id, sid))
-			return a->att[i].outcome ? NULL : &a->att[i];
-	return NULL;
+	size_t i;
+
+	if (!fold_idmap_get(&a->last_att, sid, &i))
+		return NULL;
+	return a->att[i].outcome ? NULL : &a->att[i];
 }
 
 /* The latest attempt of the step with that number (0: the latest of the step). */
 static struct attempt_rec *find_attempt(struct audit *a, const char *sid, int attempt)
 {
-	for (size_t i = a->n_att; i-- > 0;)
-		if (!strcmp(a->att[i].step_id, sid) && (!attempt || a->att[i].attempt == attempt))
-			return &a->att[i];
+	size_t i;
+
+	if (!fold_idmap_get(&a->last_att, sid, &i))
+		return NULL;
+	for (i++; i; i = a->att[i - 1].prev)
+		if (!attempt || a->att[i - 1].attempt == attempt)
+			return &a->att[i - 1];
 	return NULL;
+}
+
+/* "ACTION (STAGE)", without a printf per verdict. */
+static char *outcome(const char *action, const char *stage)
+{
+	size_t na = strlen(action), ns = strlen(stage);
+	char *o = xmalloc(na + ns + 4);
+
+	memcpy(o, action, na);
+	memcpy(o + na, " (", 2);
+	memcpy(o + na + 2, stage, ns);
+	memcpy(o + na + 2 + ns, ")", 2);
+	return o;
 }
 
 static void close_attempt(struct attempt_rec *r, double ts, char *outcome)
@@ -282,10 +330,13 @@ static void on_step_start(struct audit *a, const cJSON *o, const char *sid, doub
 
 	if (r) /* started again without a word on the last one */
 		close_attempt(r, ts, xstrdup("cancelled"));
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	a->att = xgrow(a->att, &a->cap_att, a->n_att + 1, sizeof(*a->att));
 	r = &a->att[a->n_att++];
 	memset(r, 0, sizeof(*r));
+	if (fold_idmap_get(&a->last_att, sid, &r->prev))
+		r->prev++;
+	fold_idmap_put(&a->last_att, sid, a->n_att - 1);
 	r->step_id = xstrdup(sid);
 	r->attempt = n >= 0 && n < 1e6 ? (int)n : 0;
 	r->start = ts;
@@ -295,19 +346,18 @@ static void on_verdict(struct audit *a, const cJSON *o, const char *sid, double 
 {
 	double n = 0;
 	struct attempt_rec *r;
-	const char *action = jsonx_str(o, "action"), *stage = jsonx_str(o, "stage");
+	const char *action = fold_str(o, "action"), *stage = fold_str(o, "stage");
 
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
-	close_attempt(r, ts,
-	              xasprintf("%s (%s)", action ? action : "unknown", stage ? stage : "unknown"));
+	close_attempt(r, ts, outcome(action ? action : "unknown", stage ? stage : "unknown"));
 }
 
 static void on_step_state(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *st = jsonx_str(o, "state");
+	const char *st = fold_str(o, "state");
 	struct attempt_rec *r = open_attempt(a, sid);
 
 	/* waiting (a shell gate) and verifying belong to the attempt; these end it */
@@ -317,17 +367,18 @@ static void on_step_state(struct audit *a, const cJSON *o, const char *sid, doub
 
 static void on_step_end(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *status = jsonx_str(o, "status");
+	const char *status = fold_str(o, "status");
 	struct attempt_rec *r = open_attempt(a, sid);
 	struct step_end *e = NULL;
+	size_t i;
 
 	if (r)
 		close_attempt(r, ts, xstrdup(status ? status : "ended"));
-	for (size_t i = 0; i < a->n_ends && !e; i++)
-		if (!strcmp(a->ends[i].id, sid))
-			e = &a->ends[i];
-	if (!e) {
+	if (fold_idmap_get(&a->end_of, sid, &i)) {
+		e = &a->ends[i];
+	} else {
 		a->ends = xgrow(a->ends, &a->cap_ends, a->n_ends + 1, sizeof(*a->ends));
+		fold_idmap_put(&a->end_of, sid, a->n_ends);
 		e = &a->ends[a->n_ends++];
 		memset(e, 0, sizeof(*e));
 		e->id = xstrdup(sid);
@@ -348,7 +399,7 @@ static void on_run_resume(struct audit *a)
 
 static void on_run_end(struct audit *a, const cJSON *o, double ts)
 {
-	const char *status = jsonx_str(o, "status");
+	const char *status = fold_str(o, "status");
 
 	for (size_t i = 0; i < a->n_att; i++)
 		if (!a->att[i].outcome)
@@ -363,10 +414,10 @@ static void on_run_end(struct audit *a, const cJSON *o, double ts)
 static void on_llm_call(struct audit *a, const cJSON *o, const char *sid)
 {
 	double usd = 0, res = 0, n = 0;
-	bool priced = jsonx_num(o, "cost_usd", &usd);
+	bool priced = fold_num(o, "cost_usd", &usd);
 	struct attempt_rec *r;
 
-	if (jsonx_num(o, "reserved_usd", &res)) {
+	if (fold_num(o, "reserved_usd", &res)) {
 		a->reserved_calls++;
 		a->reserved_sum += res;
 		if (res > a->reserved_max)
@@ -374,7 +425,7 @@ static void on_llm_call(struct audit *a, const cJSON *o, const char *sid)
 	}
 	if (!sid)
 		return;
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
@@ -396,21 +447,21 @@ static void call_release(struct call *c)
 static void on_tool_call(struct audit *a, const cJSON *o, double ts)
 {
 	struct call *c;
-	const char *id = jsonx_str(o, "call_id");
+	const char *id = fold_str(o, "call_id");
 
 	if (!id)
 		return;
 	a->calls = xgrow(a->calls, &a->cap_calls, a->n_calls + 1, sizeof(*a->calls));
 	c = &a->calls[a->n_calls++];
 	c->id = xstrdup(id);
-	c->tool = dupid(jsonx_str(o, "tool"));
-	c->params = json_text(cJSON_GetObjectItemCaseSensitive(o, "params"));
+	c->tool = dupid(fold_str(o, "tool"));
+	c->params = json_text(fold_get(o, "params"));
 	c->ts = ts;
 }
 
 static void on_tool_result(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *id = jsonx_str(o, "call_id");
+	const char *id = fold_str(o, "call_id");
 	bool ok = true;
 	double n = 0;
 	struct attempt_rec *r;
@@ -428,30 +479,30 @@ static void on_tool_result(struct audit *a, const cJSON *o, const char *sid, dou
 	}
 	if (!sid)
 		return;
-	jsonx_num(o, "attempt", &n);
+	fold_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
 	r->tools++;
-	if (jsonx_bool(o, "ok", &ok) && !ok)
+	if (fold_bool(o, "ok", &ok) && !ok)
 		r->tool_failures++;
 }
 
 static void on_gate_open(struct audit *a, const cJSON *o, double ts)
 {
 	double id = 0, spent = 0, reserved = 0, cap = 0, need = 0;
-	const char *kind = jsonx_str(o, "gate");
+	const char *kind = fold_str(o, "gate");
 
-	jsonx_num(o, "gate_id", &id);
+	fold_num(o, "gate_id", &id);
 	a->gates = xgrow(a->gates, &a->cap_gates, a->n_gates + 1, sizeof(*a->gates));
 	a->gates[a->n_gates].id = (unsigned long)id;
 	a->gates[a->n_gates++].ts = ts;
 	if (!kind || strcmp(kind, "budget"))
 		return;
-	jsonx_num(o, "spent_usd", &spent);
-	jsonx_num(o, "reserved_usd", &reserved);
-	jsonx_num(o, "budget_usd", &cap);
-	jsonx_num(o, "needed_usd", &need);
+	fold_num(o, "spent_usd", &spent);
+	fold_num(o, "reserved_usd", &reserved);
+	fold_num(o, "budget_usd", &cap);
+	fold_num(o, "needed_usd", &need);
 	strbuf_adds(&a->budget_gates, "  - ");
 	add_clock(a, &a->budget_gates, ts);
 	strbuf_adds(&a->budget_gates, " the budget gate opened: ");
@@ -482,9 +533,9 @@ static void cap_change(struct audit *a, double ts, double cap, const char *how)
 static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 {
 	double id = 0, cap;
-	const char *kind = jsonx_str(o, "gate"), *d = jsonx_str(o, "decision");
+	const char *kind = fold_str(o, "gate"), *d = fold_str(o, "decision");
 
-	jsonx_num(o, "gate_id", &id);
+	fold_num(o, "gate_id", &id);
 	a->gate_opened = 0;
 	a->gate_answered = ts;
 	for (size_t i = 0; i < a->n_gates; i++) {
@@ -495,9 +546,9 @@ static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 		break;
 	}
 	if (kind && d && !strcmp(kind, "budget") && !strcmp(d, "approve") &&
-	    jsonx_num(o, "budget_usd", &cap) && cap > 0) {
+	    fold_num(o, "budget_usd", &cap) && cap > 0) {
 		char *how = xasprintf("at the budget gate (by %s)",
-		                      jsonx_str(o, "by") ? jsonx_str(o, "by") : "operator");
+		                      fold_str(o, "by") ? fold_str(o, "by") : "operator");
 
 		cap_change(a, ts, cap, how);
 		free(how);
@@ -507,9 +558,9 @@ static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 /* The policy's budget: a number, null (none) or absent (unchanged). */
 static void on_policy(struct audit *a, const cJSON *o, double ts, bool start)
 {
-	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(o, "policy");
+	const cJSON *pol = fold_get(o, "policy");
 	const cJSON *b =
-	    cJSON_IsObject(pol) ? cJSON_GetObjectItemCaseSensitive(pol, "budget_usd") : NULL;
+	    cJSON_IsObject(pol) ? fold_get(pol, "budget_usd") : NULL;
 	double cap;
 
 	if (!b || (!cJSON_IsNull(b) && !cJSON_IsNumber(b)))
@@ -527,8 +578,8 @@ static void on_operator_command(struct audit *a, const cJSON *o, double ts)
 {
 	double cap;
 
-	if (jsonx_str(o, "command") && !strcmp(jsonx_str(o, "command"), "budget") &&
-	    jsonx_num(o, "budget_usd", &cap))
+	if (fold_str(o, "command") && !strcmp(fold_str(o, "command"), "budget") &&
+	    fold_num(o, "budget_usd", &cap))
 		cap_change(a, ts, cap > 0 ? cap : 0, "by the operator");
 }
 
@@ -603,7 +654,7 @@ static void add_value(struct strbuf *sb, const cJSON *v, bool list)
 static void add_fields(struct strbuf *sb, const char *indent, const cJSON *step)
 {
 	for (size_t i = 0; i < sizeof(step_fields) / sizeof(step_fields[0]); i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(step, step_fields[i].key);
+		const cJSON *v = fold_get(step, step_fields[i].key);
 
 		if (!v)
 			continue;
@@ -631,8 +682,8 @@ void audit_step_edit_lines(struct strbuf *sb, const char *indent, const cJSON *b
 		return;
 	}
 	for (size_t i = 0; i < sizeof(step_fields) / sizeof(step_fields[0]); i++) {
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, step_fields[i].key);
-		const cJSON *x = cJSON_GetObjectItemCaseSensitive(after, step_fields[i].key);
+		const cJSON *b = fold_get(before, step_fields[i].key);
+		const cJSON *x = fold_get(after, step_fields[i].key);
 
 		if (same(b, x))
 			continue;
@@ -647,18 +698,18 @@ void audit_step_edit_lines(struct strbuf *sb, const char *indent, const cJSON *b
 	cJSON_ArrayForEach(it, after)
 	{
 		if (it->string && !known_field(it->string) &&
-		    !same(cJSON_GetObjectItemCaseSensitive(before, it->string), it))
+		    !same(fold_get(before, it->string), it))
 			strvec_push(&other, it->string);
 	}
 	cJSON_ArrayForEach(it, before)
 	{
 		if (it->string && !known_field(it->string) &&
-		    !cJSON_GetObjectItemCaseSensitive(after, it->string))
+		    !fold_get(after, it->string))
 			strvec_push(&other, it->string);
 	}
 	for (size_t i = 0; i < other.n; i++) {
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, other.v[i]);
-		const cJSON *x = cJSON_GetObjectItemCaseSensitive(after, other.v[i]);
+		const cJSON *b = fold_get(before, other.v[i]);
+		const cJSON *x = fold_get(after, other.v[i]);
 
 		any = true;
 		strbuf_addf(sb, "%s- ", indent);
@@ -680,9 +731,9 @@ static const cJSON *plan_step(const cJSON *plan, const char *id)
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "steps"))
+	cJSON_ArrayForEach(it, fold_get(plan, "steps"))
 	{
-		const char *sid = jsonx_str(it, "step_id");
+		const char *sid = fold_str(it, "step_id");
 
 		if (sid && !strcmp(sid, id))
 			return it;
@@ -693,8 +744,8 @@ static const cJSON *plan_step(const cJSON *plan, const char *id)
 static void add_plan_field(struct strbuf *sb, const cJSON *before, const cJSON *after,
                            const char *key, const char *label, bool list, bool *any)
 {
-	const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, key);
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(after, key);
+	const cJSON *b = fold_get(before, key);
+	const cJSON *x = fold_get(after, key);
 
 	if (same(b, x))
 		return;
@@ -708,8 +759,8 @@ static void add_plan_field(struct strbuf *sb, const cJSON *before, const cJSON *
 
 static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 {
-	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
-	const char *reason = jsonx_str(o, "reason");
+	const cJSON *plan = fold_get(o, "plan");
+	const char *reason = fold_str(o, "reason");
 	const cJSON *it;
 	struct strbuf *sb = &a->plan_edits;
 	bool any = false;
@@ -718,14 +769,14 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 	if (!cJSON_IsObject(plan))
 		return;
 	if (reason && !strcmp(reason, "edit") && a->last_plan) {
-		jsonx_num(o, "revision", &rev);
+		fold_num(o, "revision", &rev);
 		strbuf_adds(sb, "- ");
 		add_clock(a, sb, ts);
 		strbuf_addf(sb, " revision %.0f edited by the operator at its gate:\n", rev);
 		add_plan_field(sb, a->last_plan, plan, "goal", "Goal", false, &any);
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(plan, "steps"))
+		cJSON_ArrayForEach(it, fold_get(plan, "steps"))
 		{
-			const char *id = jsonx_str(it, "step_id");
+			const char *id = fold_str(it, "step_id");
 			const cJSON *old = id ? plan_step(a->last_plan, id) : NULL;
 
 			if (!id)
@@ -744,9 +795,9 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 				audit_step_edit_lines(sb, "    ", old, it);
 			}
 		}
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(a->last_plan, "steps"))
+		cJSON_ArrayForEach(it, fold_get(a->last_plan, "steps"))
 		{
-			const char *id = jsonx_str(it, "step_id");
+			const char *id = fold_str(it, "step_id");
 
 			if (!id || plan_step(plan, id))
 				continue;
@@ -754,7 +805,7 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 			strbuf_adds(sb, "  - Step ");
 			audit_add_code(sb, id, 80);
 			strbuf_adds(sb, " removed (it was ");
-			add_value(sb, cJSON_GetObjectItemCaseSensitive(it, "name"), false);
+			add_value(sb, fold_get(it, "name"), false);
 			strbuf_adds(sb, ")\n");
 		}
 		add_plan_field(sb, a->last_plan, plan, "success_criteria", "Success criteria", true,
@@ -790,6 +841,8 @@ void audit_free(struct audit *a)
 		free(a->att[i].outcome);
 	}
 	free(a->att);
+	fold_idmap_clear(&a->last_att);
+	fold_idmap_clear(&a->end_of);
 	for (size_t i = 0; i < a->n_ends; i++) {
 		free(a->ends[i].id);
 		free(a->ends[i].status);
@@ -810,7 +863,7 @@ void audit_free(struct audit *a)
 void audit_apply(struct audit *a, int type, const cJSON *o)
 {
 	double ts = ev_ts(o);
-	const char *sid = jsonx_str(o, "step_id");
+	const char *sid = fold_str(o, "step_id");
 	const cJSON *fc;
 
 	if (!cJSON_IsObject(o))
@@ -833,9 +886,9 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 		break;
 	case EV_RUN_END: on_run_end(a, o, ts); break;
 	case EV_RUN_FINAL:
-		fc = cJSON_GetObjectItemCaseSensitive(o, "final_check");
+		fc = fold_get(o, "final_check");
 		a->final_seen = true;
-		a->final_check = jsonx_bool(fc, "passed", &a->final_passed);
+		a->final_check = fold_bool(fc, "passed", &a->final_passed);
 		break;
 	case EV_PLAN_PROPOSED: on_plan_proposed(a, o, ts); break;
 	case EV_STEP_START:
@@ -870,16 +923,16 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 
 void audit_tool_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 {
-	const char *tool = jsonx_str(o, "tool");
-	const char *summary = jsonx_str(o, "summary");
+	const char *tool = fold_str(o, "tool");
+	const char *summary = fold_str(o, "summary");
 	double attempt = 0, bytes = -1;
 	bool ok = true;
-	bool has_ok = jsonx_bool(o, "ok", &ok);
+	bool has_ok = fold_bool(o, "ok", &ok);
 	const struct call *c = a->last_found ? &a->last : NULL;
 	bool paren = false;
 
-	jsonx_num(o, "attempt", &attempt);
-	jsonx_num(o, "bytes", &bytes);
+	fold_num(o, "attempt", &attempt);
+	fold_num(o, "bytes", &bytes);
 	if (!tool && c)
 		tool = c->tool;
 	strbuf_addf(sb, "- Attempt %.0f: tool ", attempt);
@@ -909,7 +962,7 @@ void audit_tool_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 
 void audit_gate_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 {
-	const char *d = jsonx_str(o, "decision");
+	const char *d = fold_str(o, "decision");
 
 	if (a->gate_answered <= 0)
 		return;
@@ -954,17 +1007,22 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 {
 	const struct step_end *e = NULL;
 	double first = 0, in_attempts = 0;
-	size_t n = 0;
+	size_t n = 0, i, *mine = NULL;
 
-	for (size_t i = 0; i < a->n_ends && !e; i++)
-		if (!strcmp(a->ends[i].id, sid))
-			e = &a->ends[i];
-	for (size_t i = 0; i < a->n_att; i++) {
-		const struct attempt_rec *r = &a->att[i];
+	if (fold_idmap_get(&a->end_of, sid, &i))
+		e = &a->ends[i];
+	/* The step's attempts, oldest first (the chain runs from the latest). */
+	if (fold_idmap_get(&a->last_att, sid, &i)) {
+		for (size_t k = i + 1; k; k = a->att[k - 1].prev)
+			n++;
+		mine = xcalloc(n, sizeof(*mine));
+		for (size_t k = i + 1, j = n; k; k = a->att[k - 1].prev)
+			mine[--j] = k - 1;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct attempt_rec *r = &a->att[mine[j]];
 
-		if (strcmp(r->step_id, sid))
-			continue;
-		if (!n++)
+		if (!j)
 			first = r->start;
 		if (r->end > 0 && r->start > 0)
 			in_attempts += r->end - r->start;
@@ -996,11 +1054,9 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 		return;
 	strbuf_adds(sb, "| Attempt | Started | Ended | Duration | Outcome | Tool calls | Cost |\n");
 	strbuf_adds(sb, "|---:|---|---|---:|---|---:|---:|\n");
-	for (size_t i = 0; i < a->n_att; i++) {
-		const struct attempt_rec *r = &a->att[i];
+	for (size_t j = 0; j < n; j++) {
+		const struct attempt_rec *r = &a->att[mine[j]];
 
-		if (strcmp(r->step_id, sid))
-			continue;
 		strbuf_addf(sb, "| %d | ", r->attempt);
 		add_clock(a, sb, r->start);
 		strbuf_adds(sb, " | ");
@@ -1025,6 +1081,7 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 		strbuf_adds(sb, " |\n");
 	}
 	strbuf_adds(sb, "\n");
+	free(mine);
 }
 
 void audit_render_plan_edits(const struct audit *a, struct strbuf *sb)
@@ -1083,13 +1140,13 @@ void audit_render_budget(const struct audit *a, struct strbuf *sb, const struct 
 	strbuf_adds(sb, "\n");
 }
 
-/* The last verdict of a step, or NULL. */
-static const struct fverdict *last_verdict(const struct run_state *rs, const char *sid)
+/* The last verdict of a step, or NULL, from an index of the last verdict by step. */
+static const struct fverdict *last_verdict(const struct run_state *rs,
+					   const struct fold_idmap *last, const char *sid)
 {
-	for (size_t i = rs->n_verdicts; i-- > 0;)
-		if (rs->verdicts[i].step_id && !strcmp(rs->verdicts[i].step_id, sid))
-			return &rs->verdicts[i];
-	return NULL;
+	size_t i;
+
+	return fold_idmap_get(last, sid, &i) ? &rs->verdicts[i] : NULL;
 }
 
 static void add_criteria(struct strbuf *sb, const struct strvec *c)
@@ -1104,11 +1161,15 @@ static void add_criteria(struct strbuf *sb, const struct strvec *c)
 void audit_render_unjudged(const struct audit *a, struct strbuf *sb, const struct run_state *rs)
 {
 	size_t lines = 0;
+	struct fold_idmap last = FOLD_IDMAP_INIT;
 
+	for (size_t i = 0; i < rs->n_verdicts; i++)
+		if (rs->verdicts[i].step_id)
+			fold_idmap_put(&last, rs->verdicts[i].step_id, i);
 	strbuf_adds(sb, "## Criteria not judged\n\n");
 	for (size_t k = 0; k < rs->n_steps; k++) {
 		const struct fstep *st = &rs->steps[k];
-		const struct fverdict *v = last_verdict(rs, st->id);
+		const struct fverdict *v = last_verdict(rs, &last, st->id);
 		size_t mark = sb->len;
 
 		strbuf_adds(sb, "- ");
@@ -1157,6 +1218,7 @@ void audit_render_unjudged(const struct audit *a, struct strbuf *sb, const struc
 		sb->len = mark;
 		sb->buf[mark] = '\0';
 	}
+	fold_idmap_clear(&last);
 	if (!lines)
 		strbuf_adds(sb, rs->n_steps ? "Every step's criteria were judged.\n"
 		                            : "The run has no plan steps.\n");

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
-#include "jsonx.h"
+#include "fold.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -68,38 +68,43 @@ static void add_clean(struct strbuf *sb, const char *s)
 
 void report_mcp_apply(struct report_mcp *m, int type, const cJSON *o)
 {
-	const char *server = jsonx_str(o, "server"), *kind = jsonx_str(o, "kind");
+	const char *server, *kind;
 	struct server *s;
 
+	/* Only these two types name a server: the others are not searched for one. */
+	if (type != EV_NOTICE && type != EV_TOOL_RESULT)
+		return;
+	server = fold_str(o, "server");
+	kind = fold_str(o, "kind");
 	if (!server)
 		return;
 	if (type == EV_NOTICE && kind && !strcmp(kind, "mcp_server")) {
-		const char *state = jsonx_str(o, "state");
+		const char *state = fold_str(o, "state");
 		double tools = 0;
 
 		s = server_get(m, server);
 		if (s->story.len)
 			strbuf_adds(&s->story, "; ");
 		if (state && !strcmp(state, "started")) {
-			jsonx_num(o, "tools", &tools);
+			fold_num(o, "tools", &tools);
 			strbuf_addf(&s->story, "started (%.0f tool%s, protocol ", tools,
 			            tools == 1 ? "" : "s");
 			add_clean(&s->story,
-			          jsonx_str(o, "protocol") ? jsonx_str(o, "protocol") : "?");
+			          fold_str(o, "protocol") ? fold_str(o, "protocol") : "?");
 			strbuf_adds(&s->story, ")");
 		} else if (state && !strcmp(state, "failed")) {
 			strbuf_adds(&s->story, "failed: ");
-			add_clean(&s->story, jsonx_str(o, "message"));
+			add_clean(&s->story, fold_str(o, "message"));
 		} else {
 			add_clean(&s->story, state ? state : "?");
 		}
 	} else if (type == EV_TOOL_RESULT) {
-		const char *approval = jsonx_str(o, "approval");
+		const char *approval = fold_str(o, "approval");
 		bool ok = false, ran = true;
 
 		s = server_get(m, server);
-		jsonx_bool(o, "ok", &ok);
-		jsonx_bool(o, "ran", &ran);
+		fold_bool(o, "ok", &ok);
+		fold_bool(o, "ran", &ran);
 		s->calls++;
 		if (!ran && approval && !strcmp(approval, "refused"))
 			s->refused++;

@@ -70,6 +70,18 @@ static bool is_rfc3339_utc_now(const char *s)
 	return labs((long)(t - time(NULL))) <= 60;
 }
 
+/* The same for the first 24 bytes of s. */
+static bool is_rfc3339_utc_now_prefix(const char *s)
+{
+	char buf[25];
+
+	if (strnlen(s, 24) < 24)
+		return false;
+	memcpy(buf, s, 24);
+	buf[24] = '\0';
+	return is_rfc3339_utc_now(buf);
+}
+
 static void test_timestamp_format(void **state)
 {
 	char buf[40];
@@ -408,6 +420,59 @@ static void tree_sub(void *ctx, const struct event *ev, const cJSON *line)
 	cJSON_Delete(parsed);
 }
 
+/* The header the bus and event_print write without a printf: for seqs of every length
+ * around where put_number stops writing digits, the line is {"seq":N,"ts":"…", with the
+ * same text after the time as cJSON prints (event_print: %1.15g past 1e15, as put_number;
+ * the bus: digits always, as its snprintf did). */
+static void test_header_as_printf(void **state)
+{
+	static const unsigned long seqs[] = {0, 1, 9, 10, 99, 12345, 999999999999999UL,
+					     1000000000000000UL, 1234567890123456789UL,
+					     (unsigned long)-1};
+	struct record rec = {0};
+	struct sub_ctx sub = {0, &rec};
+	struct bus *b = bus_new();
+
+	(void)state;
+	bus_subscribe(b, recorder, &sub);
+	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+		cJSON *f = cJSON_CreateObject(), *o;
+		struct event *ev;
+		char want[128], *num;
+		const char *after;
+
+		cJSON_AddStringToObject(f, "step_id", "s\"1");
+		cJSON_AddNumberToObject(f, "n", 2);
+		ev = event_print(EV_STEP_START, seqs[i], f);
+		/* event_print: the seq as cJSON prints a number (whole up to 15 digits) */
+		o = cJSON_CreateNumber((double)seqs[i]);
+		num = cJSON_PrintUnformatted(o);
+		snprintf(want, sizeof(want), "{\"seq\":%s,\"ts\":\"", num);
+		assert_true(strncmp(ev->json, want, strlen(want)) == 0);
+		after = ev->json + strlen(want);
+		assert_true(is_rfc3339_utc_now_prefix(after));
+		assert_string_equal(after + 24, "\",\"type\":\"step.start\",\"step_id\":"
+						"\"s\\\"1\",\"n\":2}");
+		assert_int_equal(ev->seq, seqs[i]);
+		assert_string_equal(ev->step_id, "s\"1");
+		cJSON_free(num);
+		cJSON_Delete(o);
+		event_free(ev);
+
+		/* the bus: %lu */
+		bus_set_next_seq(b, seqs[i]);
+		assert_int_equal(bus_publish(b, EV_STEP_START, f), seqs[i]);
+		snprintf(want, sizeof(want), "{\"seq\":%lu,\"ts\":\"", seqs[i]);
+		assert_true(strncmp(rec.json[rec.n - 1], want, strlen(want)) == 0);
+		after = rec.json[rec.n - 1] + strlen(want);
+		assert_true(is_rfc3339_utc_now_prefix(after));
+		assert_string_equal(after + 24, "\",\"type\":\"step.start\",\"step_id\":"
+						"\"s\\\"1\",\"n\":2}");
+	}
+	bus_free(b);
+	record_free(&rec);
+}
+
 /* A tree subscriber gets, without a parse, the object a reader of the line parses:
  * numbers as written (15 digits when they read back closely, null for NaN), the header
  * first and fields that would shadow it left out, raw JSON as values. */
@@ -579,6 +644,7 @@ int main(void)
 	    cmocka_unit_test(test_bus_set_next_seq),
 	    cmocka_unit_test(test_bus_ephemeral_only_to_all_subscribers),
 	    cmocka_unit_test(test_bus_notice),
+	    cmocka_unit_test(test_header_as_printf),
 	    cmocka_unit_test(test_bus_tree_is_the_parsed_line),
 	    cmocka_unit_test(test_bus_total_order_across_threads),
 	    cmocka_unit_test(test_changes_summary),

@@ -12,8 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "events.h"
 #include "fold.h"
+#include "jsonx.h"
 #include "xalloc.h"
 
 /* Applies one journal-style line; single quotes stand for double quotes (no apostrophes). */
@@ -87,6 +90,16 @@ static void test_parse_ts(void **state)
 	assert_true(fold_parse_ts("2026-13-01T10:00:00Z") == 0);
 	assert_true(fold_parse_ts("2026-01-01T10:00") == 0);
 	assert_true(fold_parse_ts(NULL) == 0);
+	/* the last time read is kept: asked again, or after another, the same answers */
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.250Z") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.250Z") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:00.000Z") == a);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.25") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.2500000000000000000000000000000Z") == b);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.2500000000000000000000000000009Z") == b);
+	assert_true(fold_parse_ts("") == 0);
+	assert_true(fold_parse_ts("") == 0);
+	assert_true(fold_parse_ts("2026-01-01T10:00:01.250Z") == b);
 }
 
 /* The journal's spelling is read without sscanf and timegm: the same value as they give,
@@ -122,6 +135,215 @@ static void test_parse_ts_as_timegm(void **state)
 	assert_true(fold_parse_ts("2026-1-1T10:00:00Z") == fold_parse_ts("2026-01-01T10:00:00Z"));
 	assert_true(fold_parse_ts("2026-01-01T10:00:5.5Z") ==
 		    fold_parse_ts("2026-01-01T10:00:05.500Z"));
+}
+
+/* The seconds are read without strtod when they can be: bit for bit what strtod reads,
+ * fractions of every length (past what a double holds exactly), exponents and stray
+ * characters included. */
+static void test_parse_ts_seconds_as_strtod(void **state)
+{
+	static const char *const fixed[] = {
+	    "00",         "59",           "05.",         "05.5",         "05.50",
+	    "05.05",      "09.999999999", "59.9999999999999", "59.99999999999999999",
+	    "00.1",       "00.3",         "07.0000000000001", "07.00000000000001",
+	    "07.1234567890123", "07.12345678901234", "07.123456789012345678",
+	    "05.5e1",     "05.5E-1",      "05e1",        "05.e1",        "05.5e",
+	    "05.5x",      "05,5",         "05.-1",       "0512",         "05.678+01:00",
+	};
+	unsigned long long seed = 88172645463325252ULL;
+	struct tm tm = {.tm_year = 2026 - 1900, .tm_mon = 6, .tm_mday = 9, .tm_hour = 13,
+			.tm_min = 7};
+	double base = (double)timegm(&tm);
+	char ts[80];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		double s = strtod(fixed[i], NULL);
+		double want = s >= 0 && s < 61 ? base + s : 0;
+
+		snprintf(ts, sizeof(ts), "2026-07-09T13:07:%sZ", fixed[i]);
+		assert_true(fold_parse_ts(ts) == want);
+		snprintf(ts, sizeof(ts), "1970-01-01T00:00:%sZ", fixed[i]);
+		assert_true(fold_parse_ts(ts) == (s >= 0 && s < 61 ? s : 0));
+	}
+	for (int i = 0; i < 20000; i++) {
+		char sec[40];
+		int n = 2, digits;
+
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		digits = (int)(seed % 19);
+		sec[0] = (char)('0' + seed / 19 % 6);
+		sec[1] = (char)('0' + seed / 114 % 10);
+		if (digits) {
+			sec[n++] = '.';
+			for (int k = 1; k < digits; k++)
+				sec[n++] = (char)('0' + (seed >> (k * 3)) % 10);
+		}
+		sec[n] = '\0';
+		snprintf(ts, sizeof(ts), "2026-07-09T13:07:%sZ", sec);
+		assert_true(fold_parse_ts(ts) == base + strtod(sec, NULL));
+		/* At the epoch the seconds are the whole value: every bit of them shows. */
+		snprintf(ts, sizeof(ts), "1970-01-01T00:00:%sZ", sec);
+		assert_true(fold_parse_ts(ts) == strtod(sec, NULL));
+	}
+}
+
+/* The first step with the id, by scanning: what fold_find_step's index must answer. */
+static int scan_step(const struct run_state *rs, const char *id)
+{
+	for (size_t i = 0; i < rs->n_steps; i++)
+		if (!strcmp(rs->steps[i].id, id))
+			return (int)i;
+	return -1;
+}
+
+/* Steps are found by an index of their ids: the same answers as a scan, with ids that
+ * repeat (primed), that look primed already, and after the plan is replaced; steps set
+ * by hand, which the index never saw, are still found. */
+static void test_find_step_index(void **state)
+{
+	struct strbuf plan = STRBUF_INIT;
+	struct run_state rs;
+	char *line;
+
+	(void)state;
+	fold_init(&rs);
+	/* real quotes: apply() would turn the primes into quotes */
+	strbuf_adds(&plan, "{\"goal\":\"g\",\"steps\":[");
+	for (int i = 0; i < 300; i++)
+		strbuf_addf(&plan, "%s{\"step_id\":\"%s%d\"}", i ? "," : "",
+			    i % 7 == 3 ? "dup" : "s", i % 7 == 3 ? i % 3 : i);
+	strbuf_adds(&plan, ",{\"step_id\":\"dup0'\"},{\"step_id\":\"s12\"}]}");
+	line = xasprintf("{\"seq\":2,\"ts\":\"2026-01-01T10:00:01.000Z\","
+			 "\"type\":\"plan.proposed\",\"revision\":0,"
+			 "\"reason\":\"initial\",\"plan\":%s}", plan.buf);
+	{
+		cJSON *o = cJSON_Parse(line);
+
+		assert_non_null(o);
+		fold_apply_json(&rs, EV_PLAN_PROPOSED, o);
+		cJSON_Delete(o);
+	}
+	assert_int_equal(rs.n_steps, 302);
+	/* "dup0" came 15 times (dup0 … dup0 and 14 primes): the literal "dup0'" gets 15 */
+	assert_int_equal(strspn(rs.steps[300].id + 4, "'"), 15);
+	assert_int_equal(strlen(rs.steps[300].id), 4 + 15);
+	assert_string_equal(rs.steps[301].id, "s12'");
+	for (size_t i = 0; i < rs.n_steps; i++)
+		assert_int_equal(fold_find_step(&rs, rs.steps[i].id), (int)i);
+	for (int i = 0; i < 400; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "s%d", i);
+		assert_int_equal(fold_find_step(&rs, id), scan_step(&rs, id));
+		snprintf(id, sizeof(id), "dup%d'", i % 5);
+		assert_int_equal(fold_find_step(&rs, id), scan_step(&rs, id));
+	}
+	assert_int_equal(fold_find_step(&rs, "nope"), -1);
+	assert_int_equal(fold_find_step(&rs, NULL), -1);
+	free(line);
+	/* replaced by a smaller plan: the old ids are gone */
+	apply(&rs, "{'seq':3," TS("02") ",'type':'plan.adopted','revision':0,'kept':[],"
+		   "'plan':" PLAN3 "}");
+	assert_int_equal(fold_find_step(&rs, "s2"), 1);
+	assert_int_equal(fold_find_step(&rs, "s200"), -1);
+	assert_int_equal(fold_find_step(&rs, "dup0"), -1);
+	fold_release(&rs);
+
+	/* steps set by hand */
+	{
+		struct fstep v[2] = {{.id = "x"}, {.id = "y"}};
+		struct run_state hand;
+
+		fold_init(&hand);
+		hand.steps = v;
+		hand.n_steps = 2;
+		assert_int_equal(fold_find_step(&hand, "y"), 1);
+		assert_int_equal(fold_find_step(&hand, "z"), -1);
+	}
+	strbuf_release(&plan);
+}
+
+/* fold's getters answer as jsonx's and cJSON's lookup do, on every key of tricky trees:
+ * repeated names, an empty name, names alike but for their first or last byte, arrays,
+ * scalars, NULL, numbers that are not finite, and a member without a name midway. */
+static void test_getters_as_jsonx(void **state)
+{
+	static const char *const texts[] = {
+	    "{\"a\":1,\"ab\":\"x\",\"a\":2,\"\":true,\"b\":false,\"ba\":null,\"bb\":[1],"
+	    "\"n\":1e999,\"m\":-1e999,\"s\":\"\",\"sa\":{\"a\":1},\"t\":\"true\"}",
+	    "[1,\"a\",{\"a\":1}]",
+	    "\"a\"",
+	    "12",
+	    "{}",
+	};
+	static const char *const keys[] = {"a", "ab", "", "b", "ba", "bb", "n", "m", "s",
+					   "sa", "t", "x", "A", "abc", "sb", "c"};
+	cJSON *odd = cJSON_Parse("{\"a\":1,\"b\":\"x\",\"c\":true}");
+
+	(void)state;
+	/* a member without a name ends cJSON's search */
+	free(odd->child->next->string);
+	odd->child->next->string = NULL;
+	for (size_t t = 0; t <= sizeof(texts) / sizeof(texts[0]); t++) {
+		cJSON *o = t < sizeof(texts) / sizeof(texts[0]) ? cJSON_Parse(texts[t]) : odd;
+		const cJSON *probe[] = {o, NULL};
+
+		for (size_t p = 0; p < 2; p++) {
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+				double d1 = -7, d2 = -7;
+				bool b1 = false, b2 = true, r1, r2;
+				const char *key = keys[k];
+
+				assert_ptr_equal(fold_get(probe[p], key),
+						 cJSON_GetObjectItemCaseSensitive(probe[p], key));
+				assert_ptr_equal(fold_str(probe[p], key), jsonx_str(probe[p], key));
+				r1 = fold_num(probe[p], key, &d1);
+				r2 = jsonx_num(probe[p], key, &d2);
+				assert_true(r1 == r2 && (d1 == d2 || (!r1 && d1 == -7 && d2 == -7)));
+				b2 = b1;
+				r1 = fold_bool(probe[p], key, &b1);
+				r2 = jsonx_bool(probe[p], key, &b2);
+				assert_true(r1 == r2 && b1 == b2);
+			}
+		}
+		if (o != odd)
+			cJSON_Delete(o);
+	}
+	cJSON_Delete(odd);
+}
+
+/* The id map: positions set and reset, found after the table grew, absent ids absent. */
+static void test_idmap(void **state)
+{
+	struct fold_idmap m = FOLD_IDMAP_INIT;
+	size_t pos = 99;
+	char id[32];
+
+	(void)state;
+	assert_false(fold_idmap_get(&m, "a", &pos));
+	for (size_t i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "s%zu", i);
+		fold_idmap_put(&m, id, i);
+	}
+	fold_idmap_put(&m, "s7", 4242);
+	assert_int_equal(m.n, 1000);
+	for (size_t i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "s%zu", i);
+		assert_true(fold_idmap_get(&m, id, &pos));
+		assert_int_equal(pos, i == 7 ? 4242 : i);
+	}
+	pos = 99;
+	assert_false(fold_idmap_get(&m, "s1000", &pos));
+	assert_false(fold_idmap_get(&m, "", &pos));
+	assert_false(fold_idmap_get(&m, NULL, &pos));
+	assert_int_equal(pos, 99);
+	fold_idmap_put(&m, "", 5);
+	assert_true(fold_idmap_get(&m, "", &pos));
+	assert_int_equal(pos, 5);
+	fold_idmap_clear(&m);
+	assert_false(fold_idmap_get(&m, "s1", &pos));
+	fold_idmap_clear(&m);
 }
 
 static void test_state_names(void **state)
@@ -721,6 +943,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_ts),
 		cmocka_unit_test(test_parse_ts_as_timegm),
+		cmocka_unit_test(test_parse_ts_seconds_as_strtod),
+		cmocka_unit_test(test_find_step_index),
+		cmocka_unit_test(test_getters_as_jsonx),
+		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_state_names),
 		cmocka_unit_test(test_run_start_and_proposal),
 		cmocka_unit_test(test_old_journal_without_step_state),

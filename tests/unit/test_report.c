@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +22,9 @@
 #include "journal.h"
 #include "report.h"
 #include "report_audit.h"
+#include "strbuf.h"
 #include "testdir.h"
+#include "textsan.h"
 #include "xalloc.h"
 
 struct fixture {
@@ -346,6 +349,43 @@ static void test_only_proposed_plan(void **state)
 	has_line(fx, "No metrics were recorded.");
 	assert_null(strstr(fx->report, "did not finish"));
 	free(plan);
+}
+
+/* The plan's success criteria are those of the plan the report shows: the adopted one
+ * (a later proposal, or a step edit, does not change them), else the last proposal the
+ * fold took (one whose plan is not an object is ignored). */
+static void test_success_criteria_of_the_plan_shown(void **state)
+{
+	struct fixture *fx = *state;
+
+	pub(fx, EV_RUN_START, "{\"run_id\":\"r1\",\"task\":\"t\",\"provider\":\"sim\"}");
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":0,\"plan\":{\"goal\":\"g\",\"steps\":[{\"step_id\":\"a\"}],"
+	    "\"success_criteria\":[\"first proposal\"]}}");
+	pub(fx, EV_PLAN_PROPOSED, "{\"revision\":1,\"plan\":[\"not a plan\"]}");
+	render(fx);
+	assert_non_null(strstr(fx->report, "\n\n- Success criteria:\n  - first proposal\n\n"));
+	pub(fx, EV_PLAN_ADOPTED,
+	    "{\"revision\":0,\"kept\":[],\"plan\":{\"goal\":\"g\",\"steps\":[{\"step_id\":"
+	    "\"a\"}],\"success_criteria\":[\"adopted\",7,\"x\\u001b[31m\"],"
+	    "\"success_criteria\":[\"a second of the name\"]}}");
+	pub(fx, EV_PLAN_PROPOSED,
+	    "{\"revision\":1,\"reason\":\"replan\",\"plan\":{\"goal\":\"g\",\"steps\":[],"
+	    "\"success_criteria\":[\"later proposal\"]}}");
+	pub(fx, EV_STEP_EDIT,
+	    "{\"step_id\":\"a\",\"by\":\"operator\",\"before\":{\"step_id\":\"a\"},"
+	    "\"after\":{\"step_id\":\"a\",\"name\":\"A\"}}");
+	render(fx);
+	/* (the replan's own section names the later proposal's) */
+	assert_non_null(strstr(fx->report, "\n\n- Success criteria:\n  - adopted\n"
+					   "  - (not text)\n  - x\n\n"));
+	assert_null(strstr(fx->report, "first proposal"));
+	assert_null(strstr(fx->report, "a second of the name"));
+	/* adopted again without criteria: none shown */
+	pub(fx, EV_PLAN_ADOPTED,
+	    "{\"revision\":1,\"kept\":[],\"plan\":{\"goal\":\"g\",\"steps\":[]}}");
+	render(fx);
+	assert_null(strstr(fx->report, "\n- Success criteria:\n"));
 }
 
 /* A link planted in the run folder where the report's temporary file goes (a symbolic
@@ -742,6 +782,99 @@ static void test_audit_cut_by_a_stop(void **state)
 	free(adopt);
 }
 
+/* audit_add_code as it was written before plain ASCII took a short way: clean, measure,
+ * fit, count the characters left out, fence. The reference for the test below. */
+static void slow_add_code(struct strbuf *sb, const char *text, int cols)
+{
+	char *c = textsan_clean(text ? text : "", text ? strlen(text) : 0, 0);
+	size_t cut = 0, run = 0, longest = 0;
+	uint32_t cp;
+	bool pad;
+
+	if (textsan_width(c) > cols) {
+		size_t keep = textsan_fit(c, cols - 1, NULL), total = 0, kept = 0;
+		size_t len = strlen(c);
+
+		for (size_t i = 0; i < len;) {
+			size_t n = textsan_decode(c + i, len - i, &cp);
+
+			total++;
+			if (i < keep)
+				kept++;
+			i += n;
+		}
+		cut = total - kept;
+		c[keep] = '\0';
+	}
+	for (const char *p = c; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	pad = *c == '`' || (*c && c[strlen(c) - 1] == '`' && !cut);
+	if (!*c) {
+		strbuf_adds(sb, "(empty)");
+		free(c);
+		return;
+	}
+	for (size_t i = 0; i <= longest; i++)
+		strbuf_addc(sb, '`');
+	strbuf_addf(sb, "%s%s%s%s", pad ? " " : "", c, cut ? "…" : "", pad ? " " : "");
+	for (size_t i = 0; i <= longest; i++)
+		strbuf_addc(sb, '`');
+	if (cut)
+		strbuf_addf(sb, " [cut: %zu more character%s]", cut, cut == 1 ? "" : "s");
+	free(c);
+}
+
+/* Inline code the short way (plain ASCII) and the general way give the same bytes, on
+ * text of every length around the cut, backticks at either end, controls, tabs, DEL,
+ * escape sequences, UTF-8 of one and two columns, and invalid bytes. */
+static void test_audit_code_as_before(void **state)
+{
+	static const char *const pieces[] = {
+	    "a", "`", "``", " ", "{\"path\":\"x\"}", "\t", "\n", "\x7f", "\x1b[31m", "é",
+	    "漢", "\xff", "\x01", "~", "\\",
+	};
+	static const int cols[] = {-1, 0, 1, 2, 5, 80, 160, 500};
+	unsigned long long seed = 0x9E3779B97F4A7C15ULL;
+
+	(void)state;
+	for (int i = 0; i < 6000; i++) {
+		struct strbuf text = STRBUF_INIT, fast = STRBUF_INIT, slow = STRBUF_INIT;
+		int col, len;
+		bool ascii_only;
+
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		col = cols[seed % 8];
+		len = (int)(seed >> 8) % (col > 0 ? 2 * col + 3 : 7);
+		ascii_only = (seed >> 20) % 4 != 0;
+		for (int k = 0; k < len; k++) {
+			size_t p = (seed >> (k % 50)) % (ascii_only ? 5 : 15);
+
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			strbuf_adds(&text, k % 11 == 3 ? "x" : pieces[p]);
+		}
+		audit_add_code(&fast, text.buf, col);
+		slow_add_code(&slow, text.buf, col);
+		if (strcmp(fast.buf, slow.buf))
+			fail_msg("cols %d, text \"%s\": \"%s\" vs \"%s\"", col, text.buf, fast.buf,
+				 slow.buf);
+		strbuf_release(&text);
+		strbuf_release(&fast);
+		strbuf_release(&slow);
+	}
+	{
+		struct strbuf fast = STRBUF_INIT, slow = STRBUF_INIT;
+
+		audit_add_code(&fast, NULL, 10);
+		slow_add_code(&slow, NULL, 10);
+		assert_string_equal(fast.buf, slow.buf);
+		strbuf_release(&fast);
+		strbuf_release(&slow);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -749,6 +882,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_interrupted_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_latest_plan_wins, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_only_proposed_plan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_success_criteria_of_the_plan_shown, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_or_bad_journal, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_planted_link_at_the_temporary_file, setup,
 					    teardown),
@@ -758,6 +893,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_audit_trail, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_audit_interrupted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_audit_cut_by_a_stop, setup, teardown),
+	    cmocka_unit_test(test_audit_code_as_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
