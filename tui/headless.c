@@ -1,7 +1,8 @@
 /*
  * headless — readable progress lines (or JSON lines) from the run's events. The bus
- * subscriber only copies each event into a bounded queue; a printer thread folds and
- * prints, so a reader of stdout that is slow (or stopped) never holds up the engine.
+ * subscriber folds each event (from the object the bus built, never parsing its text)
+ * and puts the lines it makes into a bounded queue; a printer thread writes them, so a
+ * reader of stdout that is slow (or stopped) never holds up the engine.
  */
 #include "config.h"
 
@@ -23,32 +24,37 @@
 #include "textsan.h"
 #include "xalloc.h"
 
+/* What one event prints: its lines, newlines included. */
 struct qitem {
 	struct qitem *next;
-	struct event *ev;
+	size_t len;
+	char text[];
 };
 
 struct headless {
 	FILE *out;
 	bool json;
 
-	/* One printer at a time (the thread, or headless_print); it owns the fold. */
-	pthread_mutex_t print_lock;
+	/* The fold, and the lines made from it, one event at a time (the bus subscriber,
+	 * headless_print or headless_fold_journal). Never held while writing to `out`. */
+	pthread_mutex_t fold_lock;
 	struct run_state rs;
 	unsigned long folded_seq; /* journaled events up to here are in rs already */
+
+	/* One writer to `out` at a time (the printer thread, or headless_print). */
+	pthread_mutex_t print_lock;
 
 	/* The queue between the bus (any publishing thread) and the printer thread. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct qitem *head, *tail;
 	size_t n, bytes;
-	size_t n_ephemeral; /* streaming events among them: the first to go when full */
-	unsigned long dropped; /* journaled events not queued: said once, at the end */
+	unsigned long dropped; /* events whose lines were not queued: said once, at the end */
 	bool stop;
 	pthread_t thread;
 };
 
-/* ---- printing one event (print_lock held) ---- */
+/* ---- the lines of one event (fold_lock held) ---- */
 
 /* Model text is untrusted: nothing it holds may drive the terminal. */
 static char *clean(const char *s, bool keep_nl)
@@ -74,10 +80,11 @@ static int num(const cJSON *o, const char *k)
 	return (int)d;
 }
 
-static void line(struct headless *h, const char *sid, const char *fmt, ...)
+static void line(struct strbuf *sb, const char *sid, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void line(struct headless *h, const char *sid, const char *fmt, ...)
+/* One line into sb: "[STEP] " when sid names a step, then the message, both cleaned. */
+static void line(struct strbuf *sb, const char *sid, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg, *c;
@@ -88,11 +95,14 @@ static void line(struct headless *h, const char *sid, const char *fmt, ...)
 	c = clean(msg, true);
 	if (sid && *sid) {
 		char *s = clean(sid, false);
-		fprintf(h->out, "[%s] %s\n", s, c);
+
+		strbuf_addc(sb, '[');
+		strbuf_adds(sb, s);
+		strbuf_adds(sb, "] ");
 		free(s);
-	} else {
-		fprintf(h->out, "%s\n", c);
 	}
+	strbuf_adds(sb, c);
+	strbuf_addc(sb, '\n');
 	free(c);
 	free(msg);
 }
@@ -122,7 +132,12 @@ static void print_dropped(struct headless *h, unsigned long n)
 		free(text);
 		cJSON_Delete(o);
 	} else {
-		line(h, NULL, "pevtui: %s", msg);
+		struct strbuf sb;
+
+		strbuf_init(&sb);
+		line(&sb, NULL, "pevtui: %s", msg);
+		fputs(sb.buf, h->out);
+		strbuf_release(&sb);
 	}
 	free(msg);
 }
@@ -137,7 +152,7 @@ static const char *step_name(const struct headless *h, const char *sid, const cJ
 	return str(o, "name");
 }
 
-static void print_verdict(struct headless *h, const char *sid)
+static void print_verdict(struct headless *h, struct strbuf *sb, const char *sid)
 {
 	const struct fverdict *v = &h->rs.verdicts[h->rs.n_verdicts - 1];
 	struct strvec failing = STRVEC_INIT, unjudged = STRVEC_INIT;
@@ -152,28 +167,28 @@ static void print_verdict(struct headless *h, const char *sid)
 			strvec_pushf(&failing, "\"%s\"", c);
 	}
 	if (!strcmp(action, "pass")) {
-		line(h, sid, "  verdict (%s, attempt %d): pass", v->stage ? v->stage : "",
+		line(sb, sid, "  verdict (%s, attempt %d): pass", v->stage ? v->stage : "",
 		     v->attempt);
 	} else {
 		char *f = strvec_join(&failing, ", ");
 
-		line(h, sid, "  verdict (%s, attempt %d): %s, %s%s%s", v->stage ? v->stage : "",
+		line(sb, sid, "  verdict (%s, attempt %d): %s, %s%s%s", v->stage ? v->stage : "",
 		     v->attempt, action, v->severity ? v->severity : "",
 		     failing.n ? " — failing: " : "", f);
-		line(h, sid, "  critique: %s", v->feedback ? v->feedback : "");
+		line(sb, sid, "  critique: %s", v->feedback ? v->feedback : "");
 		free(f);
 	}
 	if (unjudged.n) {
 		char *u = strvec_join(&unjudged, ", ");
 
-		line(h, sid, "  not judged: %s", u);
+		line(sb, sid, "  not judged: %s", u);
 		free(u);
 	}
 	strvec_clear(&failing);
 	strvec_clear(&unjudged);
 }
 
-static void print_final(struct headless *h, const cJSON *o)
+static void print_final(struct strbuf *sb, const cJSON *o)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metrics");
 	const cJSON *cost = cJSON_GetObjectItemCaseSensitive(m, "cost_usd");
@@ -182,8 +197,8 @@ static void print_final(struct headless *h, const cJSON *o)
 
 	jsonx_num(cost, "total", &total);
 	jsonx_bool(m, "cost_known", &known);
-	line(h, NULL, "answer:\n%s", str(o, "answer"));
-	line(h, NULL,
+	line(sb, NULL, "answer:\n%s", str(o, "answer"));
+	line(sb, NULL,
 	     "metrics: %d/%d steps passed, %d fail-accepted, %d skipped, %d attempts, %d "
 	     "replans, cost $%.4f%s",
 	     num(m, "steps_passed"), num(m, "steps_total"), num(m, "steps_fail_accepted"),
@@ -191,14 +206,14 @@ static void print_final(struct headless *h, const cJSON *o)
 	     known ? "" : " + unknown (a model's price is not in the table)");
 }
 
-static void print_plan_proposed(struct headless *h, const cJSON *o)
+static void print_plan_proposed(struct strbuf *sb, const cJSON *o)
 {
 	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(plan, "steps"), *s;
 	double est = 0;
 	char *e = jsonx_num(o, "estimate_usd", &est) ? xasprintf("$%.4f", est) : xstrdup("unknown");
 
-	line(h, NULL, "plan revision %d (%s): %d steps, estimated cost %s — goal: %s",
+	line(sb, NULL, "plan revision %d (%s): %d steps, estimated cost %s — goal: %s",
 	     num(o, "revision"), str(o, "reason"),
 	     cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0, e, str(plan, "goal"));
 	free(e);
@@ -208,72 +223,63 @@ static void print_plan_proposed(struct headless *h, const cJSON *o)
 	{
 		char *d = jsonx_print(cJSON_GetObjectItemCaseSensitive(s, "dependencies"));
 
-		line(h, NULL, "  %s  %s  [%s] deps %s", str(s, "step_id"), str(s, "name"),
+		line(sb, NULL, "  %s  %s  [%s] deps %s", str(s, "step_id"), str(s, "name"),
 		     str(s, "estimated_complexity"), d);
 		free(d);
 	}
 }
 
-/* Folds `ev`, then prints what it says. */
-static void print_event(struct headless *h, const struct event *ev)
+/* Folds `ev` (its object `o`), then puts the lines it says into sb. Text mode. */
+static void render_event(struct headless *h, const struct event *ev, const cJSON *o,
+			 struct strbuf *sb)
 {
-	cJSON *o;
 	const char *sid = ev->step_id;
 	bool unknown, folded = !ev->seq || ev->seq > h->folded_seq;
 	double spent;
 
-	if (h->json) {
-		if (!event_type_is_ephemeral(ev->type)) {
-			fprintf(h->out, "%s\n", ev->json);
-		}
-		return;
-	}
-	o = cJSON_Parse(ev->json);
-	if (!o)
-		return;
 	if (folded)
 		fold_apply_json(&h->rs, (int)ev->type, o);
 	switch (ev->type) {
 	case EV_RUN_START:
-		line(h, NULL, "run %s — provider %s%s — planner %s, executor %s, verifier %s",
+		line(sb, NULL, "run %s — provider %s%s — planner %s, executor %s, verifier %s",
 		     str(o, "run_id"), str(o, "provider"), h->rs.simulated ? " (simulated)" : "",
 		     h->rs.models[0] ? h->rs.models[0] : "", h->rs.models[1] ? h->rs.models[1] : "",
 		     h->rs.models[2] ? h->rs.models[2] : "");
-		line(h, NULL, "task: %s", str(o, "task"));
+		line(sb, NULL, "task: %s", str(o, "task"));
 		break;
-	case EV_RUN_RESUME: line(h, NULL, "run resumed from its journal"); break;
-	case EV_RUN_REOPEN: line(h, NULL, "run reopened (%s)", str(o, "reason")); break;
-	case EV_PLAN_PROPOSED: print_plan_proposed(h, o); break;
+	case EV_RUN_RESUME: line(sb, NULL, "run resumed from its journal"); break;
+	case EV_RUN_REOPEN: line(sb, NULL, "run reopened (%s)", str(o, "reason")); break;
+	case EV_PLAN_PROPOSED: print_plan_proposed(sb, o); break;
 	case EV_PLAN_ADOPTED: {
 		const cJSON *kept = cJSON_GetObjectItemCaseSensitive(o, "kept");
 		char *k = jsonx_print(kept);
 		bool any = cJSON_IsArray(kept) && cJSON_GetArraySize(kept) > 0;
 
-		line(h, NULL, "plan revision %d adopted%s%s", num(o, "revision"),
+		line(sb, NULL, "plan revision %d adopted%s%s", num(o, "revision"),
 		     any ? ", keeping passed steps " : "", any ? k : "");
 		free(k);
 		break;
 	}
-	case EV_GATE_OPEN: line(h, sid, "gate %s opened", str(o, "gate")); break;
+	case EV_GATE_OPEN: line(sb, sid, "gate %s opened", str(o, "gate")); break;
 	case EV_GATE_DECISION:
-		line(h, sid, "gate %s: %s (by %s)%s%s", str(o, "gate"), str(o, "decision"),
+		line(sb, sid, "gate %s: %s (by %s)%s%s", str(o, "gate"), str(o, "decision"),
 		     str(o, "by"), jsonx_str(o, "reason") ? " — " : "", str(o, "reason"));
 		break;
 	case EV_STEP_START:
-		line(h, sid, "attempt %d: %s", num(o, "attempt"), step_name(h, sid, o));
+		line(sb, sid, "attempt %d: %s", num(o, "attempt"), step_name(h, sid, o));
 		break;
 	case EV_STEP_STATE:
-		line(h, sid, "%s%s%s", str(o, "state"), jsonx_str(o, "reason") ? " — " : "",
+		line(sb, sid, "%s%s%s", str(o, "state"), jsonx_str(o, "reason") ? " — " : "",
 		     str(o, "reason"));
 		break;
 	case EV_OPERATOR_COMMAND:
-		line(h, sid, "operator: %s", str(o, "command"));
+		line(sb, sid, "operator: %s", str(o, "command"));
 		break;
 	case EV_TOOL_CALL: {
 		char *p = jsonx_print(cJSON_GetObjectItemCaseSensitive(o, "params"));
 		if (strlen(p) > 120)
 			strcpy(p + 117, "...");
-		line(h, sid, "  tool %s %s", str(o, "tool"), p);
+		line(sb, sid, "  tool %s %s", str(o, "tool"), p);
 		free(p);
 		break;
 	}
@@ -281,70 +287,103 @@ static void print_event(struct headless *h, const struct event *ev)
 		bool ok = false;
 		jsonx_bool(o, "ok", &ok);
 		if (!ok)
-			line(h, sid, "  tool %s returned an error: %s", str(o, "tool"),
+			line(sb, sid, "  tool %s returned an error: %s", str(o, "tool"),
 			     str(o, "summary"));
 		break;
 	}
 	case EV_STEP_CHANGES: {
 		char *sum = event_changes_summary(o, 5);
 
-		line(h, sid, "  %s", sum);
+		line(sb, sid, "  %s", sum);
 		free(sum);
 		break;
 	}
 	case EV_VERIFY_VERDICT:
 		if (folded && h->rs.n_verdicts)
-			print_verdict(h, sid);
+			print_verdict(h, sb, sid);
 		break;
 	case EV_STEP_END: {
 		bool reused = false;
 
 		jsonx_bool(o, "reused", &reused);
 		spent = fold_total_usd(&h->rs, &unknown);
-		line(h, sid, "%s after %d attempt%s%s — cost so far $%.4f%s", str(o, "status"),
+		line(sb, sid, "%s after %d attempt%s%s — cost so far $%.4f%s", str(o, "status"),
 		     num(o, "attempts"), num(o, "attempts") == 1 ? "" : "s",
 		     reused ? " (reused an identical step's result)" : "", spent,
 		     unknown ? " + unknown" : "");
 		break;
 	}
-	case EV_STEP_EDIT: line(h, sid, "step edited by %s", str(o, "by")); break;
+	case EV_STEP_EDIT: line(sb, sid, "step edited by %s", str(o, "by")); break;
 	case EV_LLM_CALL:
 		if (!strcmp(str(o, "status"), "error"))
-			line(h, sid, "  %s call failed: %s", str(o, "role"), str(o, "error"));
+			line(sb, sid, "  %s call failed: %s", str(o, "role"), str(o, "error"));
 		else if (llm_stop_notable(jsonx_str(o, "stop_reason")))
-			line(h, sid, "  %s answer %s (stop reason \"%s\")", str(o, "role"),
+			line(sb, sid, "  %s answer %s (stop reason \"%s\")", str(o, "role"),
 			     llm_stop_is_cutoff(str(o, "stop_reason")) ? "cut off at the token limit"
 								     : "stopped by the server",
 			     str(o, "stop_reason"));
 		break;
 	case EV_LLM_RETRY:
-		line(h, sid, "  %s: HTTP %d — retrying in %.1f s (%d/%d): %s", str(o, "role"),
+		line(sb, sid, "  %s: HTTP %d — retrying in %.1f s (%d/%d): %s", str(o, "role"),
 		     num(o, "http_status"), num(o, "wait_ms") / 1000.0, num(o, "attempt"),
 		     num(o, "max"), str(o, "reason"));
 		break;
 	case EV_NOTICE: {
 		bool info = !strcmp(str(o, "level"), "info");
-		line(h, sid, "%s%s%s", info ? "" : str(o, "level"), info ? "" : ": ",
+		line(sb, sid, "%s%s%s", info ? "" : str(o, "level"), info ? "" : ": ",
 		     str(o, "message"));
 		break;
 	}
-	case EV_RUN_FINAL: print_final(h, o); break;
+	case EV_RUN_FINAL: print_final(sb, o); break;
 	case EV_RUN_END:
-		line(h, NULL, "run %s (exit %d)%s%s", str(o, "status"), num(o, "exit_code"),
+		line(sb, NULL, "run %s (exit %d)%s%s", str(o, "status"), num(o, "exit_code"),
 		     jsonx_str(o, "reason") ? ": " : "", str(o, "reason"));
 		break;
 	default: break;
 	}
-	cJSON_Delete(o);
+}
+
+static void lock(pthread_mutex_t *m, const char *what)
+{
+	if (pthread_mutex_lock(m))
+		fatal("headless: cannot lock the %s", what);
+}
+
+/* The lines `ev` prints into sb: its own line in JSON mode (nothing for a streaming
+ * event), else what render_event makes of its object `o` (parsed here when NULL). */
+static void lines_of(struct headless *h, const struct event *ev, const cJSON *o,
+		     struct strbuf *sb)
+{
+	cJSON *parsed = NULL;
+
+	if (event_type_is_ephemeral(ev->type))
+		return;
+	if (h->json) {
+		strbuf_adds(sb, ev->json);
+		strbuf_addc(sb, '\n');
+		return;
+	}
+	if (!o)
+		o = parsed = cJSON_Parse(ev->json);
+	if (!o)
+		return;
+	lock(&h->fold_lock, "fold");
+	render_event(h, ev, o, sb);
+	pthread_mutex_unlock(&h->fold_lock);
+	cJSON_Delete(parsed);
 }
 
 void headless_print(struct headless *h, const struct event *ev)
 {
-	if (pthread_mutex_lock(&h->print_lock))
-		fatal("headless: cannot lock the printer");
-	print_event(h, ev);
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	lines_of(h, ev, NULL, &sb);
+	lock(&h->print_lock, "printer");
+	fwrite(sb.buf, 1, sb.len, h->out);
 	fflush(h->out);
 	pthread_mutex_unlock(&h->print_lock);
+	strbuf_release(&sb);
 }
 
 static bool fold_visit(void *ctx, const struct event *ev)
@@ -363,10 +402,9 @@ bool headless_fold_journal(struct headless *h, const char *run_dir, char **err)
 	struct journal_load_info info = {0};
 	bool ok;
 
-	if (pthread_mutex_lock(&h->print_lock))
-		fatal("headless: cannot lock the printer");
+	lock(&h->fold_lock, "fold");
 	ok = journal_load(path, fold_visit, h, &info, err);
-	pthread_mutex_unlock(&h->print_lock);
+	pthread_mutex_unlock(&h->fold_lock);
 	free(path);
 	return ok;
 }
@@ -379,53 +417,23 @@ static void qlock(struct headless *h)
 		fatal("headless: cannot lock the queue");
 }
 
-static void qitem_free(struct qitem *it)
+/* Queues the lines of one event for the printer, within the bound; the end of a run
+ * (what a reader waits for) whatever the bound. */
+static void enqueue(struct headless *h, enum event_type type, const struct strbuf *sb)
 {
-	event_free(it->ev);
-	free(it);
-}
-
-/* Removes the first streaming (ephemeral) event waiting, to make room. lock held. */
-static bool evict_ephemeral(struct headless *h)
-{
-	if (!h->n_ephemeral)
-		return false; /* nothing to scan for: a full queue stays O(1) per event */
-	for (struct qitem **p = &h->head, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
-		struct qitem *it = *p;
-
-		if (!event_type_is_ephemeral(it->ev->type))
-			continue;
-		*p = it->next;
-		if (h->tail == it)
-			h->tail = prev;
-		h->n--;
-		h->n_ephemeral--;
-		h->bytes -= strlen(it->ev->json);
-		qitem_free(it);
-		return true;
-	}
-	return false;
-}
-
-void headless_on_event(void *ctx, const struct event *ev)
-{
-	struct headless *h = ctx;
-	size_t size = strlen(ev->json);
-	/* The end of a run is what a reader waits for: it is queued whatever the bound. */
-	bool keep = ev->type == EV_RUN_FINAL || ev->type == EV_RUN_END;
+	bool keep = type == EV_RUN_FINAL || type == EV_RUN_END;
 	struct qitem *it;
 
 	qlock(h);
-	while (!keep && (h->n >= HEADLESS_QUEUE_EVENTS || h->bytes + size > HEADLESS_QUEUE_BYTES)) {
-		if (event_type_is_ephemeral(ev->type) || !evict_ephemeral(h)) {
-			if (!event_type_is_ephemeral(ev->type))
-				h->dropped++;
-			pthread_mutex_unlock(&h->lock);
-			return;
-		}
+	if (!keep && (h->n >= HEADLESS_QUEUE_EVENTS || h->bytes + sb->len > HEADLESS_QUEUE_BYTES)) {
+		h->dropped++;
+		pthread_mutex_unlock(&h->lock);
+		return;
 	}
-	it = xcalloc(1, sizeof(*it));
-	it->ev = event_dup(ev);
+	it = xmalloc(sizeof(*it) + sb->len);
+	it->next = NULL;
+	it->len = sb->len;
+	memcpy(it->text, sb->buf, sb->len);
 	/* The printer waits only on an empty queue, and empties it before it waits again:
 	 * the first event of a burst wakes it, the rest of the burst need not. */
 	if (!h->head)
@@ -436,9 +444,25 @@ void headless_on_event(void *ctx, const struct event *ev)
 		h->head = it;
 	h->tail = it;
 	h->n++;
-	h->n_ephemeral += event_type_is_ephemeral(ev->type);
-	h->bytes += size;
+	h->bytes += sb->len;
 	pthread_mutex_unlock(&h->lock);
+}
+
+void headless_on_tree(void *ctx, const struct event *ev, const cJSON *line)
+{
+	struct headless *h = ctx;
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	lines_of(h, ev, line, &sb);
+	if (sb.len)
+		enqueue(h, ev->type, &sb);
+	strbuf_release(&sb);
+}
+
+void headless_on_event(void *ctx, const struct event *ev)
+{
+	headless_on_tree(ctx, ev, NULL);
 }
 
 static void *printer(void *arg)
@@ -459,22 +483,19 @@ static void *printer(void *arg)
 		if (!h->head)
 			h->tail = NULL;
 		h->n--;
-		h->n_ephemeral -= event_type_is_ephemeral(it->ev->type);
-		h->bytes -= strlen(it->ev->json);
+		h->bytes -= it->len;
 		/* Printing may wait on the reader: never with the queue locked. */
 		pthread_mutex_unlock(&h->lock);
-		if (pthread_mutex_lock(&h->print_lock))
-			fatal("headless: cannot lock the printer");
-		print_event(h, it->ev);
+		lock(&h->print_lock, "printer");
+		fwrite(it->text, 1, it->len, h->out);
 		pthread_mutex_unlock(&h->print_lock);
-		qitem_free(it);
+		free(it);
 		qlock(h);
 		/* Lines go out when the queue is empty: one write for a burst of events,
 		 * and nothing held back while the printer waits for more. */
 		if (!h->head) {
 			pthread_mutex_unlock(&h->lock);
-			if (pthread_mutex_lock(&h->print_lock))
-				fatal("headless: cannot lock the printer");
+			lock(&h->print_lock, "printer");
 			fflush(h->out);
 			pthread_mutex_unlock(&h->print_lock);
 			qlock(h);
@@ -485,8 +506,7 @@ static void *printer(void *arg)
 	h->dropped = 0;
 	pthread_mutex_unlock(&h->lock);
 	if (left) {
-		if (pthread_mutex_lock(&h->print_lock))
-			fatal("headless: cannot lock the printer");
+		lock(&h->print_lock, "printer");
 		print_dropped(h, left);
 		pthread_mutex_unlock(&h->print_lock);
 	}
@@ -502,7 +522,7 @@ struct headless *headless_new(FILE *out, bool json)
 	h->json = json;
 	fold_init(&h->rs);
 	if (pthread_mutex_init(&h->lock, NULL) || pthread_mutex_init(&h->print_lock, NULL) ||
-	    pthread_cond_init(&h->cond, NULL))
+	    pthread_mutex_init(&h->fold_lock, NULL) || pthread_cond_init(&h->cond, NULL))
 		fatal("headless: cannot create a lock");
 	/* Signals are for the threads that wait for them, never for the printer. */
 	sigfillset(&all);
@@ -525,6 +545,7 @@ void headless_free(struct headless *h)
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->print_lock);
+	pthread_mutex_destroy(&h->fold_lock);
 	fold_release(&h->rs);
 	free(h);
 }

@@ -6,12 +6,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct cJSON;
 struct event;
 
 struct headless;
 
-/* Past these the queue drops events (counted, and said once on `out`): 4 MiB of event
- * text or 10000 events waiting for a reader of `out` that does not keep up. */
+/* Past these the queue drops events (counted, and said once on `out`): 4 MiB of lines
+ * or the lines of 10000 events waiting for a reader of `out` that does not keep up. */
 #define HEADLESS_QUEUE_BYTES ((size_t)4 << 20)
 #define HEADLESS_QUEUE_EVENTS 10000
 
@@ -24,8 +25,11 @@ struct headless *headless_new(FILE *out, bool json);
 /* Prints what is still queued (waiting for `out` as long as it takes), stops the printer
  * thread and frees. NULL ok. */
 void headless_free(struct headless *h);
-/* Bus subscriber (ctx = struct headless *): copies the event into the printer's queue
- * and returns; never blocks on `out`. */
+/* Bus tree subscriber (bus_subscribe_tree, ctx = struct headless *): folds the event from
+ * its object `line`, queues the lines it prints for the printer thread and returns; never
+ * blocks on `out`. */
+void headless_on_tree(void *ctx, const struct event *ev, const struct cJSON *line);
+/* The same for an event alone (a plain bus subscriber): its text is parsed. */
 void headless_on_event(void *ctx, const struct event *ev);
 /* --resume: folds RUNDIR's journal without printing it, so step names and the spend so far
  * count the whole run. Before subscribing. false + *err when it cannot be read. */

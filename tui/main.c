@@ -821,7 +821,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 			free(err);
 			err = NULL;
 		}
-		bus_subscribe(bus, headless_on_event, hl);
+		bus_subscribe_tree(bus, headless_on_tree, hl);
 		bus_subscribe(bus, notify_on_event, nt);
 		/* Block the stop signals in every thread; one thread takes them with sigwait. */
 		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
