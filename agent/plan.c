@@ -846,27 +846,196 @@ cJSON *plan_to_json(const struct plan *p)
 	return o;
 }
 
-static char *print_json(cJSON *o, bool pretty)
-{
-	char *s = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
-	char *d;
+/*
+ * The same bytes, written directly: every step's prompt, verifier request and reuse key
+ * goes through plan_step_to_string, and building a cJSON tree to print it cost more than
+ * the rest of the step's bookkeeping. The layout is cJSON's (compact, or cJSON_Print's
+ * tabs); tests/unit/test_plan.c compares both against printing plan_to_json.
+ */
+struct jw {
+	struct strbuf *sb;
+	bool pretty;
+	unsigned depth;
+};
 
+static void jw_tabs(struct jw *w, unsigned n)
+{
+	while (n--)
+		strbuf_addc(w->sb, '\t');
+}
+
+static void jw_str(struct jw *w, const char *s)
+{
+	s = s ? s : "";
+	strbuf_add_json(w->sb, s, strlen(s), 0);
+}
+
+static void jw_open(struct jw *w)
+{
+	strbuf_addc(w->sb, '{');
+	w->depth++;
+	if (w->pretty)
+		strbuf_addc(w->sb, '\n');
+}
+
+/* Starts the member `key` of the object being written. */
+static void jw_key(struct jw *w, const char *key, bool first)
+{
+	if (!first) {
+		strbuf_addc(w->sb, ',');
+		if (w->pretty)
+			strbuf_addc(w->sb, '\n');
+	}
+	if (w->pretty)
+		jw_tabs(w, w->depth);
+	jw_str(w, key);
+	strbuf_addc(w->sb, ':');
+	if (w->pretty)
+		strbuf_addc(w->sb, '\t');
+}
+
+static void jw_close(struct jw *w, bool empty)
+{
+	if (w->pretty && !empty)
+		strbuf_addc(w->sb, '\n');
+	w->depth--;
+	if (w->pretty)
+		jw_tabs(w, w->depth);
+	strbuf_addc(w->sb, '}');
+}
+
+static void jw_sep(struct jw *w)
+{
+	strbuf_addc(w->sb, ',');
+	if (w->pretty)
+		strbuf_addc(w->sb, ' ');
+}
+
+static void jw_strvec(struct jw *w, const struct strvec *sv)
+{
+	strbuf_addc(w->sb, '[');
+	for (size_t i = 0; i < sv->n; i++) {
+		if (i)
+			jw_sep(w);
+		jw_str(w, sv->v[i]);
+	}
+	strbuf_addc(w->sb, ']');
+}
+
+/* An action's params as plan_step_to_json holds them: the object parsed and printed again
+ * by cJSON (numbers and blanks in its spelling), or the text as a string if it is not an
+ * object. Pretty output nested at depth d is cJSON_Print's shifted right by d tabs. */
+static void jw_params(struct jw *w, const char *params_json)
+{
+	cJSON *params;
+	char *s;
+
+	if (!params_json || !strcmp(params_json, "{}")) {
+		if (w->pretty) {
+			strbuf_adds(w->sb, "{\n");
+			jw_tabs(w, w->depth);
+			strbuf_addc(w->sb, '}');
+		} else {
+			strbuf_adds(w->sb, "{}");
+		}
+		return;
+	}
+	params = cJSON_Parse(params_json);
+	if (!cJSON_IsObject(params)) {
+		cJSON_Delete(params);
+		jw_str(w, params_json);
+		return;
+	}
+	s = w->pretty ? cJSON_Print(params) : cJSON_PrintUnformatted(params);
+	cJSON_Delete(params);
 	if (!s)
 		fatal("out of memory printing JSON");
-	d = xstrdup(s);
+	for (const char *c = s; *c; c++) {
+		strbuf_addc(w->sb, *c);
+		if (*c == '\n')
+			jw_tabs(w, w->depth);
+	}
 	cJSON_free(s);
-	cJSON_Delete(o);
-	return d;
+}
+
+static void jw_step(struct jw *w, const struct plan_step *s)
+{
+	jw_open(w);
+	jw_key(w, "step_id", true);
+	jw_str(w, s->id);
+	jw_key(w, "name", false);
+	jw_str(w, s->name);
+	jw_key(w, "description", false);
+	jw_str(w, s->description);
+	jw_key(w, "actions", false);
+	strbuf_addc(w->sb, '[');
+	w->depth++;
+	for (size_t i = 0; i < s->n_actions; i++) {
+		if (i)
+			jw_sep(w);
+		jw_open(w);
+		jw_key(w, "tool", true);
+		jw_str(w, s->actions[i].tool);
+		jw_key(w, "params", false);
+		jw_params(w, s->actions[i].params_json);
+		jw_close(w, false);
+	}
+	w->depth--;
+	strbuf_addc(w->sb, ']');
+	jw_key(w, "acceptance_criteria", false);
+	jw_strvec(w, &s->criteria);
+	jw_key(w, "expected_outputs", false);
+	jw_strvec(w, &s->expected_outputs);
+	jw_key(w, "dependencies", false);
+	jw_strvec(w, &s->deps);
+	jw_key(w, "estimated_complexity", false);
+	jw_str(w, complexity_name(s->complexity));
+	jw_close(w, false);
+}
+
+void plan_step_add_json(struct strbuf *sb, const struct plan_step *s, bool pretty)
+{
+	struct jw w = {sb, pretty, 0};
+
+	jw_step(&w, s);
 }
 
 char *plan_to_string(const struct plan *p, bool pretty)
 {
-	return print_json(plan_to_json(p), pretty);
+	struct strbuf sb;
+	struct jw w = {&sb, pretty, 0};
+
+	strbuf_init(&sb);
+	jw_open(&w);
+	jw_key(&w, "goal", true);
+	jw_str(&w, p->goal);
+	jw_key(&w, "context", false);
+	jw_str(&w, p->context);
+	jw_key(&w, "steps", false);
+	strbuf_addc(&sb, '[');
+	w.depth++;
+	for (size_t i = 0; i < p->n_steps; i++) {
+		if (i)
+			jw_sep(&w);
+		jw_step(&w, &p->steps[i]);
+	}
+	w.depth--;
+	strbuf_addc(&sb, ']');
+	jw_key(&w, "success_criteria", false);
+	jw_strvec(&w, &p->success_criteria);
+	jw_key(&w, "rollback_strategy", false);
+	jw_str(&w, p->rollback_strategy);
+	jw_close(&w, false);
+	return strbuf_detach(&sb);
 }
 
 char *plan_step_to_string(const struct plan_step *s, bool pretty)
 {
-	return print_json(plan_step_to_json(s), pretty);
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	plan_step_add_json(&sb, s, pretty);
+	return strbuf_detach(&sb);
 }
 
 /* ---- order ------------------------------------------------------------------------ */

@@ -82,6 +82,8 @@ struct cJSON *plan_to_json(const struct plan *p);
 struct cJSON *plan_step_to_json(const struct plan_step *s);
 char *plan_to_string(const struct plan *p, bool pretty);
 char *plan_step_to_string(const struct plan_step *s, bool pretty);
+/* Appends what plan_step_to_string returns to sb. */
+void plan_step_add_json(struct strbuf *sb, const struct plan_step *s, bool pretty);
 
 /* Step ids in an order where each step comes after its dependencies (plan must be
  * valid). Returns an array of n_steps indexes; caller frees. */
