@@ -1512,6 +1512,48 @@ static void test_answers_byte_for_byte(void **state)
 	assert_true(same);
 }
 
+/* The provider remembers the last few step definitions it read: many steps in turn, in
+ * both directions and one at a time, each answer names its own step. */
+static void test_step_definitions_remembered(void **state)
+{
+	char *path = write_temp_script("{\"task\":\"t\"}"), *err = NULL;
+	struct provider *p = provider_sim_new(NULL, path, 0, &err);
+	struct llm_msg user = {.kind = LLM_MSG_USER, .text = (char *)"Go."};
+	static const int order[] = {0, 1, 2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 0, 0, 11,
+				    5, 9, 10, 19, 18, 17, 16, 15, 14, 13, 12, 1,  2, 3, 19};
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t k = 0; k < sizeof(order) / sizeof(*order); k++) {
+		int i = order[k];
+		char *id = xasprintf("c%d", i);
+		char *json = xasprintf("{\"name\":\"N%d\",\"acceptance_criteria\":[\"k%d\"]}", i, i);
+		char *want = xasprintf("I will record the outcome of \"N%d\" in c%d.md.", i, i);
+		char *crit = xasprintf("\"criterion\":\"k%d\"", i);
+		struct llm_request req = {.role = ROLE_EXECUTOR, .purpose = PURPOSE_EXECUTE,
+					  .step_id = id, .attempt = 1, .step_json = json,
+					  .msgs = &user, .n_msgs = 1};
+		struct llm_response out;
+
+		assert_int_equal(call(p, &req, &out), PROVIDER_OK);
+		assert_string_equal(out.text, want);
+		llm_response_release(&out);
+		req.purpose = PURPOSE_VERIFY;
+		req.role = ROLE_VERIFIER;
+		assert_int_equal(call(p, &req, &out), PROVIDER_OK);
+		assert_non_null(strstr(out.text, crit));
+		llm_response_release(&out);
+		free(id);
+		free(json);
+		free(want);
+		free(crit);
+	}
+	provider_free(p);
+	unlink(path);
+	free(path);
+	free(err);
+}
+
 /* ---- the lookup tool ------------------------------------------------------------------ */
 
 static bool lookup(const char *input_json, struct strbuf *out)
@@ -1586,6 +1628,7 @@ int main(void)
 		cmocka_unit_test(test_scenario_table),
 		cmocka_unit_test(test_step_calls_need_step_id),
 		cmocka_unit_test(test_answers_byte_for_byte),
+		cmocka_unit_test(test_step_definitions_remembered),
 		cmocka_unit_test(test_lookup_tool),
 	};
 
