@@ -1129,6 +1129,43 @@ static void test_find(void **state)
 	plan_free(p);
 }
 
+/* The id index answers as plan_find does: repeated ids give the first step, NULL ids are
+ * never found, unknown ids and NULL give -1; small and large plans (its table grows). */
+static void test_ids_index(void **state)
+{
+	static const char *const pool[] = {"a", "b", "", "s1", "s10", "s100", "x.y", "a-b", "q"};
+	const size_t n_pool = sizeof(pool) / sizeof(*pool);
+	unsigned seed = 11;
+
+	(void)state;
+	assert_int_equal(plan_ids_find(NULL, "a"), -1);
+	for (int round = 0; round < 300; round++) {
+		struct plan *p = plan_new();
+		struct plan_ids *ix;
+		size_t n = round < 250 ? (size_t)(rand_r(&seed) % 12) : 150 + (size_t)round;
+
+		p->steps = xcalloc(n + 1, sizeof(*p->steps));
+		p->n_steps = n;
+		for (size_t i = 0; i < n; i++) {
+			int r = rand_r(&seed) % 10;
+
+			p->steps[i].id = round >= 250 ? xasprintf("s%zu", i)
+					 : r == 0     ? NULL
+						      : xstrdup(pool[(size_t)r % n_pool]);
+		}
+		ix = plan_ids_new(p);
+		for (size_t k = 0; k < n_pool; k++)
+			assert_int_equal(plan_ids_find(ix, pool[k]), plan_find(p, pool[k]));
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(plan_ids_find(ix, p->steps[i].id), plan_find(p, p->steps[i].id));
+		assert_int_equal(plan_ids_find(ix, "zz"), -1);
+		assert_int_equal(plan_ids_find(ix, NULL), -1);
+		plan_ids_free(ix);
+		plan_free(p);
+	}
+	plan_ids_free(NULL);
+}
+
 static void test_topo_stable(void **state)
 {
 	/* c needs a; d needs b and c. Ready at first: a, b; plan order picks a, which frees c
@@ -1234,6 +1271,7 @@ int main(void)
 	    cmocka_unit_test(test_step_to_string_bad_params),
 	    cmocka_unit_test(test_to_string_same_as_cjson),
 	    cmocka_unit_test(test_find),
+	    cmocka_unit_test(test_ids_index),
 	    cmocka_unit_test(test_topo_stable),
 	    cmocka_unit_test(test_topo_keeps_plan_order_when_free),
 	    cmocka_unit_test(test_topo_chain_reversed),
