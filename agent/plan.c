@@ -657,7 +657,10 @@ static long index_find(const struct id_index *ix, const char *id)
 	return -1;
 }
 
-static void check_text(struct perr *pe, const char *path, const char *s)
+/* The checks below name a field by a path ("steps[3].name") only when it breaks a
+ * bound: a valid plan, the common case, formats none. */
+
+static void check_text_at(struct perr *pe, const char *path, const char *s)
 {
 	size_t len = s ? strlen(s) : 0;
 
@@ -665,81 +668,115 @@ static void check_text(struct perr *pe, const char *path, const char *s)
 		perr_add(pe, "%s is %zu bytes long; the limit is %d.", path, len, PLAN_MAX_TEXT);
 }
 
-static void check_list(struct perr *pe, const char *path, const struct strvec *sv)
+static bool text_too_long(const char *s)
 {
+	return s && strlen(s) > PLAN_MAX_TEXT;
+}
+
+static void check_text(struct perr *pe, const char *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void check_text(struct perr *pe, const char *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *path;
+
+	if (!text_too_long(s))
+		return;
+	va_start(ap, fmt);
+	path = xvasprintf(fmt, ap);
+	va_end(ap);
+	check_text_at(pe, path, s);
+	free(path);
+}
+
+static void check_list(struct perr *pe, const struct strvec *sv, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void check_list(struct perr *pe, const struct strvec *sv, const char *fmt, ...)
+{
+	bool bad = sv->n > PLAN_MAX_LIST;
+	va_list ap;
+	char *path;
+
+	for (size_t i = 0; !bad && i < sv->n; i++)
+		bad = text_too_long(sv->v[i]);
+	if (!bad)
+		return;
+	va_start(ap, fmt);
+	path = xvasprintf(fmt, ap);
+	va_end(ap);
 	if (sv->n > PLAN_MAX_LIST)
 		perr_add(pe, "%s has %zu entries; the limit is %d.", path, sv->n, PLAN_MAX_LIST);
 	for (size_t i = 0; i < sv->n && i < PLAN_MAX_LIST; i++) {
-		char *ep = xasprintf("%s[%zu]", path, i);
+		char *ep;
 
-		check_text(pe, ep, sv->v[i]);
+		if (!text_too_long(sv->v[i]))
+			continue;
+		ep = xasprintf("%s[%zu]", path, i);
+		check_text_at(pe, ep, sv->v[i]);
 		free(ep);
 	}
+	free(path);
+}
+
+/* The snippet of `id` for an error sentence, made on first use into *cache. */
+static const char *id_snip(char **cache, const char *id)
+{
+	if (!*cache)
+		*cache = jsonx_snippet(id, SNIP);
+	return *cache;
 }
 
 static void check_step(struct perr *pe, const struct plan *p, size_t i, const struct id_index *ix)
 {
 	const struct plan_step *s = &p->steps[i];
-	char *id = jsonx_snippet(s->id, SNIP);
-	char *path;
+	char *id = NULL; /* its snippet, made for the first sentence that names it */
 	long first;
 
 	if (!s->id || !*s->id) {
 		perr_add(pe, "steps[%zu].step_id is empty.", i);
 	} else if (strlen(s->id) > PLAN_MAX_ID) {
-		perr_add(pe, "steps[%zu].step_id \"%s\" is longer than %d bytes.", i, id,
-		         PLAN_MAX_ID);
+		perr_add(pe, "steps[%zu].step_id \"%s\" is longer than %d bytes.", i,
+		         id_snip(&id, s->id), PLAN_MAX_ID);
 	} else if (!id_well_formed(s->id)) {
 		perr_add(pe,
 		         "steps[%zu].step_id \"%s\" may only hold letters, digits, '_', '-' and "
 		         "'.'.",
-		         i, id);
+		         i, id_snip(&id, s->id));
 	}
 	if (s->id && *s->id) {
 		first = index_find(ix, s->id);
 		if (first >= 0 && (size_t)first != i)
 			perr_add(pe, "steps[%zu].step_id \"%s\" repeats the id of steps[%ld].", i,
-			         id, first);
+			         id_snip(&id, s->id), first);
 	}
-	path = xasprintf("steps[%zu].name", i);
-	check_text(pe, path, s->name);
-	free(path);
-	path = xasprintf("steps[%zu].description", i);
-	check_text(pe, path, s->description);
-	free(path);
+	check_text(pe, s->name, "steps[%zu].name", i);
+	check_text(pe, s->description, "steps[%zu].description", i);
 	if (s->n_actions > PLAN_MAX_LIST)
 		perr_add(pe, "steps[%zu].actions has %zu entries; the limit is %d.", i,
 		         s->n_actions, PLAN_MAX_LIST);
 	for (size_t a = 0; a < s->n_actions && a < PLAN_MAX_LIST; a++) {
-		path = xasprintf("steps[%zu].actions[%zu].tool", i, a);
-		check_text(pe, path, s->actions[a].tool);
-		free(path);
-		path = xasprintf("steps[%zu].actions[%zu].params", i, a);
-		check_text(pe, path, s->actions[a].params_json);
-		free(path);
+		check_text(pe, s->actions[a].tool, "steps[%zu].actions[%zu].tool", i, a);
+		check_text(pe, s->actions[a].params_json, "steps[%zu].actions[%zu].params", i, a);
 	}
-	path = xasprintf("steps[%zu].acceptance_criteria", i);
-	check_list(pe, path, &s->criteria);
-	free(path);
-	path = xasprintf("steps[%zu].expected_outputs", i);
-	check_list(pe, path, &s->expected_outputs);
-	free(path);
-	path = xasprintf("steps[%zu].dependencies", i);
-	check_list(pe, path, &s->deps);
-	free(path);
+	check_list(pe, &s->criteria, "steps[%zu].acceptance_criteria", i);
+	check_list(pe, &s->expected_outputs, "steps[%zu].expected_outputs", i);
+	check_list(pe, &s->deps, "steps[%zu].dependencies", i);
 	for (size_t d = 0; d < s->deps.n; d++) {
-		char *dep = jsonx_snippet(s->deps.v[d], SNIP);
-
-		if (text_eq(s->deps.v[d], s->id))
+		if (text_eq(s->deps.v[d], s->id)) {
 			perr_add(pe,
 			         "Step \"%s\" depends on itself (steps[%zu].dependencies[%zu]).",
-			         id, i, d);
-		else if (index_find(ix, s->deps.v[d]) < 0)
+			         id_snip(&id, s->id), i, d);
+		} else if (index_find(ix, s->deps.v[d]) < 0) {
+			char *dep = jsonx_snippet(s->deps.v[d], SNIP);
+
 			perr_add(pe,
 			         "Step \"%s\" depends on unknown step \"%s\" "
 			         "(steps[%zu].dependencies[%zu]).",
-			         id, dep, i, d);
-		free(dep);
+			         id_snip(&id, s->id), dep, i, d);
+			free(dep);
+		}
 	}
 	free(id);
 }
@@ -826,10 +863,10 @@ bool plan_validate(const struct plan *p, struct strvec *errors)
 	}
 	if (!p->goal || !*p->goal)
 		perr_add(&pe, "goal must not be empty.");
-	check_text(&pe, "goal", p->goal);
-	check_text(&pe, "context", p->context);
-	check_list(&pe, "success_criteria", &p->success_criteria);
-	check_text(&pe, "rollback_strategy", p->rollback_strategy);
+	check_text_at(&pe, "goal", p->goal);
+	check_text_at(&pe, "context", p->context);
+	check_list(&pe, &p->success_criteria, "success_criteria");
+	check_text_at(&pe, "rollback_strategy", p->rollback_strategy);
 	if (p->n_steps == 0)
 		perr_add(&pe, "The plan has no steps; it needs at least one.");
 	if (p->n_steps > PLAN_MAX_STEPS)
@@ -925,8 +962,11 @@ struct jw {
 
 static void jw_tabs(struct jw *w, unsigned n)
 {
-	while (n--)
-		strbuf_addc(w->sb, '\t');
+	static const char tabs[] = "\t\t\t\t\t\t\t\t";
+
+	for (; n > 8; n -= 8)
+		strbuf_add(w->sb, tabs, 8);
+	strbuf_add(w->sb, tabs, n);
 }
 
 static void jw_str(struct jw *w, const char *s)
@@ -943,20 +983,21 @@ static void jw_open(struct jw *w)
 		strbuf_addc(w->sb, '\n');
 }
 
-/* Starts the member `key` of the object being written. */
+/* Starts a member of the object being written; `key` is its name quoted, with the colon
+ * ("\"goal\":"): the names are ours and need no escape. */
 static void jw_key(struct jw *w, const char *key, bool first)
 {
-	if (!first) {
-		strbuf_addc(w->sb, ',');
-		if (w->pretty)
-			strbuf_addc(w->sb, '\n');
+	if (!w->pretty) {
+		if (!first)
+			strbuf_addc(w->sb, ',');
+		strbuf_adds(w->sb, key);
+		return;
 	}
-	if (w->pretty)
-		jw_tabs(w, w->depth);
-	jw_str(w, key);
-	strbuf_addc(w->sb, ':');
-	if (w->pretty)
-		strbuf_addc(w->sb, '\t');
+	if (!first)
+		strbuf_add(w->sb, ",\n", 2);
+	jw_tabs(w, w->depth);
+	strbuf_adds(w->sb, key);
+	strbuf_addc(w->sb, '\t');
 }
 
 static void jw_close(struct jw *w, bool empty)
@@ -1026,34 +1067,34 @@ static void jw_params(struct jw *w, const char *params_json)
 static void jw_step(struct jw *w, const struct plan_step *s)
 {
 	jw_open(w);
-	jw_key(w, "step_id", true);
+	jw_key(w, "\"step_id\":", true);
 	jw_str(w, s->id);
-	jw_key(w, "name", false);
+	jw_key(w, "\"name\":", false);
 	jw_str(w, s->name);
-	jw_key(w, "description", false);
+	jw_key(w, "\"description\":", false);
 	jw_str(w, s->description);
-	jw_key(w, "actions", false);
+	jw_key(w, "\"actions\":", false);
 	strbuf_addc(w->sb, '[');
 	w->depth++;
 	for (size_t i = 0; i < s->n_actions; i++) {
 		if (i)
 			jw_sep(w);
 		jw_open(w);
-		jw_key(w, "tool", true);
+		jw_key(w, "\"tool\":", true);
 		jw_str(w, s->actions[i].tool);
-		jw_key(w, "params", false);
+		jw_key(w, "\"params\":", false);
 		jw_params(w, s->actions[i].params_json);
 		jw_close(w, false);
 	}
 	w->depth--;
 	strbuf_addc(w->sb, ']');
-	jw_key(w, "acceptance_criteria", false);
+	jw_key(w, "\"acceptance_criteria\":", false);
 	jw_strvec(w, &s->criteria);
-	jw_key(w, "expected_outputs", false);
+	jw_key(w, "\"expected_outputs\":", false);
 	jw_strvec(w, &s->expected_outputs);
-	jw_key(w, "dependencies", false);
+	jw_key(w, "\"dependencies\":", false);
 	jw_strvec(w, &s->deps);
-	jw_key(w, "estimated_complexity", false);
+	jw_key(w, "\"estimated_complexity\":", false);
 	jw_str(w, complexity_name(s->complexity));
 	jw_close(w, false);
 }
@@ -1071,12 +1112,13 @@ char *plan_to_string(const struct plan *p, bool pretty)
 	struct jw w = {&sb, pretty, 0};
 
 	strbuf_init(&sb);
+	strbuf_grow(&sb, 512 * (p->n_steps + 1));
 	jw_open(&w);
-	jw_key(&w, "goal", true);
+	jw_key(&w, "\"goal\":", true);
 	jw_str(&w, p->goal);
-	jw_key(&w, "context", false);
+	jw_key(&w, "\"context\":", false);
 	jw_str(&w, p->context);
-	jw_key(&w, "steps", false);
+	jw_key(&w, "\"steps\":", false);
 	strbuf_addc(&sb, '[');
 	w.depth++;
 	for (size_t i = 0; i < p->n_steps; i++) {
@@ -1086,9 +1128,9 @@ char *plan_to_string(const struct plan *p, bool pretty)
 	}
 	w.depth--;
 	strbuf_addc(&sb, ']');
-	jw_key(&w, "success_criteria", false);
+	jw_key(&w, "\"success_criteria\":", false);
 	jw_strvec(&w, &p->success_criteria);
-	jw_key(&w, "rollback_strategy", false);
+	jw_key(&w, "\"rollback_strategy\":", false);
 	jw_str(&w, p->rollback_strategy);
 	jw_close(&w, false);
 	return strbuf_detach(&sb);
@@ -1099,6 +1141,7 @@ char *plan_step_to_string(const struct plan_step *s, bool pretty)
 	struct strbuf sb;
 
 	strbuf_init(&sb);
+	strbuf_grow(&sb, 512);
 	plan_step_add_json(&sb, s, pretty);
 	return strbuf_detach(&sb);
 }
