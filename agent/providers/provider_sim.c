@@ -37,10 +37,10 @@ struct sim_seed {
 
 /* What the default answers use of a step's definition (its step_json), read once. */
 struct sim_step {
-	char *json;          /* the step_json read (NULL: none was given) */
-	char *name;          /* "name" if a non-empty string, else NULL */
-	char *description;   /* "description" if a non-empty string, else NULL */
-	int n_criteria;      /* entries of acceptance_criteria, of any type */
+	char *json;             /* the step_json read (NULL: none was given) */
+	char *name;             /* "name" if a non-empty string, else NULL */
+	char *description;      /* "description" if a non-empty string, else NULL */
+	int n_criteria;         /* entries of acceptance_criteria, of any type */
 	struct strvec criteria; /* those that are strings */
 };
 
