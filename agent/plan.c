@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,70 @@ int plan_find(const struct plan *p, const char *id)
 			return (int)i;
 	}
 	return -1;
+}
+
+struct plan_ids {
+	const struct plan *p;
+	int *slot;   /* step index + 1, 0 when free; at most half full */
+	size_t mask; /* slots - 1, a power of two minus one */
+};
+
+static size_t id_hash(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
+		h ^= *c;
+		h *= 0x100000001b3ull;
+	}
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot holding `id`, or the free one where it would go. */
+static size_t ids_probe(const struct plan_ids *ix, const char *id)
+{
+	size_t i = id_hash(id) & ix->mask;
+
+	while (ix->slot[i] && strcmp(ix->p->steps[ix->slot[i] - 1].id, id))
+		i = (i + 1) & ix->mask;
+	return i;
+}
+
+struct plan_ids *plan_ids_new(const struct plan *p)
+{
+	struct plan_ids *ix = xcalloc(1, sizeof(*ix));
+	size_t n = 16;
+
+	while (p && n < 2 * p->n_steps)
+		n *= 2;
+	ix->p = p;
+	ix->mask = n - 1;
+	ix->slot = xcalloc(n, sizeof(*ix->slot));
+	for (size_t i = 0; p && i < p->n_steps; i++) {
+		size_t k;
+
+		if (!p->steps[i].id)
+			continue; /* plan_find never matches it */
+		k = ids_probe(ix, p->steps[i].id);
+		if (!ix->slot[k]) /* a repeated id keeps its first step */
+			ix->slot[k] = (int)i + 1;
+	}
+	return ix;
+}
+
+void plan_ids_free(struct plan_ids *ix)
+{
+	if (!ix)
+		return;
+	free(ix->slot);
+	free(ix);
+}
+
+int plan_ids_find(const struct plan_ids *ix, const char *id)
+{
+	if (!ix || !id)
+		return -1;
+	return ix->slot[ids_probe(ix, id)] - 1;
 }
 
 /* ---- JSON in ----------------------------------------------------------------------- */
@@ -592,7 +657,10 @@ static long index_find(const struct id_index *ix, const char *id)
 	return -1;
 }
 
-static void check_text(struct perr *pe, const char *path, const char *s)
+/* The checks below name a field by a path ("steps[3].name") only when it breaks a
+ * bound: a valid plan, the common case, formats none. */
+
+static void check_text_at(struct perr *pe, const char *path, const char *s)
 {
 	size_t len = s ? strlen(s) : 0;
 
@@ -600,81 +668,115 @@ static void check_text(struct perr *pe, const char *path, const char *s)
 		perr_add(pe, "%s is %zu bytes long; the limit is %d.", path, len, PLAN_MAX_TEXT);
 }
 
-static void check_list(struct perr *pe, const char *path, const struct strvec *sv)
+static bool text_too_long(const char *s)
 {
+	return s && strlen(s) > PLAN_MAX_TEXT;
+}
+
+static void check_text(struct perr *pe, const char *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void check_text(struct perr *pe, const char *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *path;
+
+	if (!text_too_long(s))
+		return;
+	va_start(ap, fmt);
+	path = xvasprintf(fmt, ap);
+	va_end(ap);
+	check_text_at(pe, path, s);
+	free(path);
+}
+
+static void check_list(struct perr *pe, const struct strvec *sv, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void check_list(struct perr *pe, const struct strvec *sv, const char *fmt, ...)
+{
+	bool bad = sv->n > PLAN_MAX_LIST;
+	va_list ap;
+	char *path;
+
+	for (size_t i = 0; !bad && i < sv->n; i++)
+		bad = text_too_long(sv->v[i]);
+	if (!bad)
+		return;
+	va_start(ap, fmt);
+	path = xvasprintf(fmt, ap);
+	va_end(ap);
 	if (sv->n > PLAN_MAX_LIST)
 		perr_add(pe, "%s has %zu entries; the limit is %d.", path, sv->n, PLAN_MAX_LIST);
 	for (size_t i = 0; i < sv->n && i < PLAN_MAX_LIST; i++) {
-		char *ep = xasprintf("%s[%zu]", path, i);
+		char *ep;
 
-		check_text(pe, ep, sv->v[i]);
+		if (!text_too_long(sv->v[i]))
+			continue;
+		ep = xasprintf("%s[%zu]", path, i);
+		check_text_at(pe, ep, sv->v[i]);
 		free(ep);
 	}
+	free(path);
+}
+
+/* The snippet of `id` for an error sentence, made on first use into *cache. */
+static const char *id_snip(char **cache, const char *id)
+{
+	if (!*cache)
+		*cache = jsonx_snippet(id, SNIP);
+	return *cache;
 }
 
 static void check_step(struct perr *pe, const struct plan *p, size_t i, const struct id_index *ix)
 {
 	const struct plan_step *s = &p->steps[i];
-	char *id = jsonx_snippet(s->id, SNIP);
-	char *path;
+	char *id = NULL; /* its snippet, made for the first sentence that names it */
 	long first;
 
 	if (!s->id || !*s->id) {
 		perr_add(pe, "steps[%zu].step_id is empty.", i);
 	} else if (strlen(s->id) > PLAN_MAX_ID) {
-		perr_add(pe, "steps[%zu].step_id \"%s\" is longer than %d bytes.", i, id,
-		         PLAN_MAX_ID);
+		perr_add(pe, "steps[%zu].step_id \"%s\" is longer than %d bytes.", i,
+		         id_snip(&id, s->id), PLAN_MAX_ID);
 	} else if (!id_well_formed(s->id)) {
 		perr_add(pe,
 		         "steps[%zu].step_id \"%s\" may only hold letters, digits, '_', '-' and "
 		         "'.'.",
-		         i, id);
+		         i, id_snip(&id, s->id));
 	}
 	if (s->id && *s->id) {
 		first = index_find(ix, s->id);
 		if (first >= 0 && (size_t)first != i)
 			perr_add(pe, "steps[%zu].step_id \"%s\" repeats the id of steps[%ld].", i,
-			         id, first);
+			         id_snip(&id, s->id), first);
 	}
-	path = xasprintf("steps[%zu].name", i);
-	check_text(pe, path, s->name);
-	free(path);
-	path = xasprintf("steps[%zu].description", i);
-	check_text(pe, path, s->description);
-	free(path);
+	check_text(pe, s->name, "steps[%zu].name", i);
+	check_text(pe, s->description, "steps[%zu].description", i);
 	if (s->n_actions > PLAN_MAX_LIST)
 		perr_add(pe, "steps[%zu].actions has %zu entries; the limit is %d.", i,
 		         s->n_actions, PLAN_MAX_LIST);
 	for (size_t a = 0; a < s->n_actions && a < PLAN_MAX_LIST; a++) {
-		path = xasprintf("steps[%zu].actions[%zu].tool", i, a);
-		check_text(pe, path, s->actions[a].tool);
-		free(path);
-		path = xasprintf("steps[%zu].actions[%zu].params", i, a);
-		check_text(pe, path, s->actions[a].params_json);
-		free(path);
+		check_text(pe, s->actions[a].tool, "steps[%zu].actions[%zu].tool", i, a);
+		check_text(pe, s->actions[a].params_json, "steps[%zu].actions[%zu].params", i, a);
 	}
-	path = xasprintf("steps[%zu].acceptance_criteria", i);
-	check_list(pe, path, &s->criteria);
-	free(path);
-	path = xasprintf("steps[%zu].expected_outputs", i);
-	check_list(pe, path, &s->expected_outputs);
-	free(path);
-	path = xasprintf("steps[%zu].dependencies", i);
-	check_list(pe, path, &s->deps);
-	free(path);
+	check_list(pe, &s->criteria, "steps[%zu].acceptance_criteria", i);
+	check_list(pe, &s->expected_outputs, "steps[%zu].expected_outputs", i);
+	check_list(pe, &s->deps, "steps[%zu].dependencies", i);
 	for (size_t d = 0; d < s->deps.n; d++) {
-		char *dep = jsonx_snippet(s->deps.v[d], SNIP);
-
-		if (text_eq(s->deps.v[d], s->id))
+		if (text_eq(s->deps.v[d], s->id)) {
 			perr_add(pe,
 			         "Step \"%s\" depends on itself (steps[%zu].dependencies[%zu]).",
-			         id, i, d);
-		else if (index_find(ix, s->deps.v[d]) < 0)
+			         id_snip(&id, s->id), i, d);
+		} else if (index_find(ix, s->deps.v[d]) < 0) {
+			char *dep = jsonx_snippet(s->deps.v[d], SNIP);
+
 			perr_add(pe,
 			         "Step \"%s\" depends on unknown step \"%s\" "
 			         "(steps[%zu].dependencies[%zu]).",
-			         id, dep, i, d);
-		free(dep);
+			         id_snip(&id, s->id), dep, i, d);
+			free(dep);
+		}
 	}
 	free(id);
 }
@@ -761,10 +863,10 @@ bool plan_validate(const struct plan *p, struct strvec *errors)
 	}
 	if (!p->goal || !*p->goal)
 		perr_add(&pe, "goal must not be empty.");
-	check_text(&pe, "goal", p->goal);
-	check_text(&pe, "context", p->context);
-	check_list(&pe, "success_criteria", &p->success_criteria);
-	check_text(&pe, "rollback_strategy", p->rollback_strategy);
+	check_text_at(&pe, "goal", p->goal);
+	check_text_at(&pe, "context", p->context);
+	check_list(&pe, &p->success_criteria, "success_criteria");
+	check_text_at(&pe, "rollback_strategy", p->rollback_strategy);
 	if (p->n_steps == 0)
 		perr_add(&pe, "The plan has no steps; it needs at least one.");
 	if (p->n_steps > PLAN_MAX_STEPS)
@@ -846,27 +948,202 @@ cJSON *plan_to_json(const struct plan *p)
 	return o;
 }
 
-static char *print_json(cJSON *o, bool pretty)
-{
-	char *s = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
-	char *d;
+/*
+ * The same bytes, written directly: every step's prompt, verifier request and reuse key
+ * goes through plan_step_to_string, and building a cJSON tree to print it cost more than
+ * the rest of the step's bookkeeping. The layout is cJSON's (compact, or cJSON_Print's
+ * tabs); tests/unit/test_plan.c compares both against printing plan_to_json.
+ */
+struct jw {
+	struct strbuf *sb;
+	bool pretty;
+	unsigned depth;
+};
 
+static void jw_tabs(struct jw *w, unsigned n)
+{
+	static const char tabs[] = "\t\t\t\t\t\t\t\t";
+
+	for (; n > 8; n -= 8)
+		strbuf_add(w->sb, tabs, 8);
+	strbuf_add(w->sb, tabs, n);
+}
+
+static void jw_str(struct jw *w, const char *s)
+{
+	s = s ? s : "";
+	strbuf_add_json(w->sb, s, strlen(s), 0);
+}
+
+static void jw_open(struct jw *w)
+{
+	strbuf_addc(w->sb, '{');
+	w->depth++;
+	if (w->pretty)
+		strbuf_addc(w->sb, '\n');
+}
+
+/* Starts a member of the object being written; `key` is its name quoted, with the colon
+ * ("\"goal\":"): the names are ours and need no escape. */
+static void jw_key(struct jw *w, const char *key, bool first)
+{
+	if (!w->pretty) {
+		if (!first)
+			strbuf_addc(w->sb, ',');
+		strbuf_adds(w->sb, key);
+		return;
+	}
+	if (!first)
+		strbuf_add(w->sb, ",\n", 2);
+	jw_tabs(w, w->depth);
+	strbuf_adds(w->sb, key);
+	strbuf_addc(w->sb, '\t');
+}
+
+static void jw_close(struct jw *w, bool empty)
+{
+	if (w->pretty && !empty)
+		strbuf_addc(w->sb, '\n');
+	w->depth--;
+	if (w->pretty)
+		jw_tabs(w, w->depth);
+	strbuf_addc(w->sb, '}');
+}
+
+static void jw_sep(struct jw *w)
+{
+	strbuf_addc(w->sb, ',');
+	if (w->pretty)
+		strbuf_addc(w->sb, ' ');
+}
+
+static void jw_strvec(struct jw *w, const struct strvec *sv)
+{
+	strbuf_addc(w->sb, '[');
+	for (size_t i = 0; i < sv->n; i++) {
+		if (i)
+			jw_sep(w);
+		jw_str(w, sv->v[i]);
+	}
+	strbuf_addc(w->sb, ']');
+}
+
+/* An action's params as plan_step_to_json holds them: the object parsed and printed again
+ * by cJSON (numbers and blanks in its spelling), or the text as a string if it is not an
+ * object. Pretty output nested at depth d is cJSON_Print's shifted right by d tabs. */
+static void jw_params(struct jw *w, const char *params_json)
+{
+	cJSON *params;
+	char *s;
+
+	if (!params_json || !strcmp(params_json, "{}")) {
+		if (w->pretty) {
+			strbuf_adds(w->sb, "{\n");
+			jw_tabs(w, w->depth);
+			strbuf_addc(w->sb, '}');
+		} else {
+			strbuf_adds(w->sb, "{}");
+		}
+		return;
+	}
+	params = cJSON_Parse(params_json);
+	if (!cJSON_IsObject(params)) {
+		cJSON_Delete(params);
+		jw_str(w, params_json);
+		return;
+	}
+	s = w->pretty ? cJSON_Print(params) : cJSON_PrintUnformatted(params);
+	cJSON_Delete(params);
 	if (!s)
 		fatal("out of memory printing JSON");
-	d = xstrdup(s);
+	for (const char *c = s; *c; c++) {
+		strbuf_addc(w->sb, *c);
+		if (*c == '\n')
+			jw_tabs(w, w->depth);
+	}
 	cJSON_free(s);
-	cJSON_Delete(o);
-	return d;
+}
+
+static void jw_step(struct jw *w, const struct plan_step *s)
+{
+	jw_open(w);
+	jw_key(w, "\"step_id\":", true);
+	jw_str(w, s->id);
+	jw_key(w, "\"name\":", false);
+	jw_str(w, s->name);
+	jw_key(w, "\"description\":", false);
+	jw_str(w, s->description);
+	jw_key(w, "\"actions\":", false);
+	strbuf_addc(w->sb, '[');
+	w->depth++;
+	for (size_t i = 0; i < s->n_actions; i++) {
+		if (i)
+			jw_sep(w);
+		jw_open(w);
+		jw_key(w, "\"tool\":", true);
+		jw_str(w, s->actions[i].tool);
+		jw_key(w, "\"params\":", false);
+		jw_params(w, s->actions[i].params_json);
+		jw_close(w, false);
+	}
+	w->depth--;
+	strbuf_addc(w->sb, ']');
+	jw_key(w, "\"acceptance_criteria\":", false);
+	jw_strvec(w, &s->criteria);
+	jw_key(w, "\"expected_outputs\":", false);
+	jw_strvec(w, &s->expected_outputs);
+	jw_key(w, "\"dependencies\":", false);
+	jw_strvec(w, &s->deps);
+	jw_key(w, "\"estimated_complexity\":", false);
+	jw_str(w, complexity_name(s->complexity));
+	jw_close(w, false);
+}
+
+void plan_step_add_json(struct strbuf *sb, const struct plan_step *s, bool pretty)
+{
+	struct jw w = {sb, pretty, 0};
+
+	jw_step(&w, s);
 }
 
 char *plan_to_string(const struct plan *p, bool pretty)
 {
-	return print_json(plan_to_json(p), pretty);
+	struct strbuf sb;
+	struct jw w = {&sb, pretty, 0};
+
+	strbuf_init(&sb);
+	strbuf_grow(&sb, 512 * (p->n_steps + 1));
+	jw_open(&w);
+	jw_key(&w, "\"goal\":", true);
+	jw_str(&w, p->goal);
+	jw_key(&w, "\"context\":", false);
+	jw_str(&w, p->context);
+	jw_key(&w, "\"steps\":", false);
+	strbuf_addc(&sb, '[');
+	w.depth++;
+	for (size_t i = 0; i < p->n_steps; i++) {
+		if (i)
+			jw_sep(&w);
+		jw_step(&w, &p->steps[i]);
+	}
+	w.depth--;
+	strbuf_addc(&sb, ']');
+	jw_key(&w, "\"success_criteria\":", false);
+	jw_strvec(&w, &p->success_criteria);
+	jw_key(&w, "\"rollback_strategy\":", false);
+	jw_str(&w, p->rollback_strategy);
+	jw_close(&w, false);
+	return strbuf_detach(&sb);
 }
 
 char *plan_step_to_string(const struct plan_step *s, bool pretty)
 {
-	return print_json(plan_step_to_json(s), pretty);
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	strbuf_grow(&sb, 512);
+	plan_step_add_json(&sb, s, pretty);
+	return strbuf_detach(&sb);
 }
 
 /* ---- order ------------------------------------------------------------------------ */

@@ -60,6 +60,14 @@ bool plan_equal(const struct plan *a, const struct plan *b);
 /* Index of the step with this id, or -1. */
 int plan_find(const struct plan *p, const char *id);
 
+/* An index of a plan's step ids, for callers that look up many: plan_find's answer (the
+ * first step with the id, -1 for none or NULL) at a constant cost. It points into the
+ * plan's ids: build it again when they change, free it before the plan. */
+struct plan_ids;
+struct plan_ids *plan_ids_new(const struct plan *p);
+void plan_ids_free(struct plan_ids *ix);                 /* NULL ok */
+int plan_ids_find(const struct plan_ids *ix, const char *id);
+
 /*
  * Builds a plan from model text: prose and ```json fences around one JSON object are
  * tolerated. Returns NULL and appends one human sentence per problem to `errors` when the
@@ -82,6 +90,8 @@ struct cJSON *plan_to_json(const struct plan *p);
 struct cJSON *plan_step_to_json(const struct plan_step *s);
 char *plan_to_string(const struct plan *p, bool pretty);
 char *plan_step_to_string(const struct plan_step *s, bool pretty);
+/* Appends what plan_step_to_string returns to sb. */
+void plan_step_add_json(struct strbuf *sb, const struct plan_step *s, bool pretty);
 
 /* Step ids in an order where each step comes after its dependencies (plan must be
  * valid). Returns an array of n_steps indexes; caller frees. */

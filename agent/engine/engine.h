@@ -66,6 +66,7 @@ struct reuse_entry {
 	char *key;
 	char *result_json;
 	char *output_json;
+	size_t hash;  /* of key (scheduler.c) */
 };
 
 struct role_usage {
@@ -218,10 +219,13 @@ struct pev {
 	struct step_state *st;
 	int *dep_idx;       /* dependency indexes of every step, flattened */
 	size_t *dep_off;    /* step i's are dep_idx[dep_off[i] .. dep_off[i + 1]) */
+	struct plan_ids *ids; /* the plan's step ids (sched_find) */
 	int revision;
 	int replans;
 	struct reuse_entry *reuse;
 	size_t n_reuse, cap_reuse;
+	size_t *reuse_slot;  /* hash table of reuse: entry index + 1, 0 free; half full */
+	size_t n_reuse_slot; /* a power of two, or 0 before the first entry */
 	struct plan *proposal;   /* at the plan or replan gate */
 	int proposal_rev;
 	char *proposal_reason;   /* initial, replan, edit */
@@ -312,7 +316,10 @@ void engine_write_plan(struct pev *e);
 long engine_now_ms(void);
 
 /* scheduler.c */
+/* Indexes e->plan (dependencies, ids): called whenever e->plan is replaced. */
 void sched_index_plan(struct pev *e);
+/* Index of the step of e->plan with this id, or -1 (plan_find through the index). */
+int sched_find(struct pev *e, const char *id);
 void sched_release_state(struct step_state *s);
 /* Publishes step.state for step i with a reason (and the command behind it). */
 void sched_set_state(struct pev *e, size_t i, enum fstep_state s, const char *cause,
@@ -329,6 +336,8 @@ void sched_gate_answered(struct pev *e, size_t i, enum gate_decision d);
 void sched_fail_accept(struct pev *e, size_t i, const char *why);
 char *sched_reuse_key(struct pev *e, const struct plan *p, size_t i);
 void sched_reuse_add(struct pev *e, char *key, const char *result, const char *output);
+/* The entry an identical step may reuse, or NULL. */
+const struct reuse_entry *sched_reuse_find(struct pev *e, const char *key);
 void sched_apply_edit(struct pev *e, const char *step_id, const char *json);
 
 /* gates.c */

@@ -17,22 +17,36 @@
 
 #include "bus.h"
 #include "result.h"
+#include "strbuf.h"
 #include "xalloc.h"
 
+/* The lines are plain joins: built with adds, not a printf each. */
 static void collect_results(struct pev *e, struct strvec *results, struct strvec *gaps)
 {
 	for (size_t i = 0; i < e->plan->n_steps; i++) {
 		const struct plan_step *s = &e->plan->steps[i];
 		const struct step_state *st = &e->st[i];
-		if (st->status == FS_PASSED)
-			strvec_pushf(results, "[%s] %s: %s", s->id, s->name ? s->name : "",
-				     st->output_json ? st->output_json : "");
-		else if (st->status == FS_FAIL_ACCEPTED)
-			strvec_pushf(gaps, "%s (%s): fail-accepted after failing verification",
-				     s->id, s->name ? s->name : "");
-		else
-			strvec_pushf(gaps, "%s (%s): %s", s->id, s->name ? s->name : "",
-				     st->status == FS_SKIPPED ? "skipped" : "not run");
+		struct strbuf sb;
+
+		strbuf_init(&sb);
+		if (st->status == FS_PASSED) {
+			strbuf_addc(&sb, '[');
+			strbuf_adds(&sb, s->id ? s->id : "");
+			strbuf_adds(&sb, "] ");
+			strbuf_adds(&sb, s->name ? s->name : "");
+			strbuf_adds(&sb, ": ");
+			strbuf_adds(&sb, st->output_json ? st->output_json : "");
+			strvec_take(results, strbuf_detach(&sb));
+			continue;
+		}
+		strbuf_adds(&sb, s->id ? s->id : "");
+		strbuf_adds(&sb, " (");
+		strbuf_adds(&sb, s->name ? s->name : "");
+		strbuf_adds(&sb, st->status == FS_FAIL_ACCEPTED
+					 ? "): fail-accepted after failing verification"
+				 : st->status == FS_SKIPPED ? "): skipped"
+							    : "): not run");
+		strvec_take(gaps, strbuf_detach(&sb));
 	}
 }
 

@@ -359,7 +359,7 @@ static void reopen(struct pev *e, const char *reason)
 
 static void apply_command(struct pev *e, struct msg *m)
 {
-	int i = m->step_id && e->plan ? plan_find(e->plan, m->step_id) : -1;
+	int i = m->step_id ? sched_find(e, m->step_id) : -1;
 	bool at_gate = e->phase == PH_PLAN_GATE || e->phase == PH_REPLAN_GATE;
 	double b;
 
@@ -563,7 +563,7 @@ void engine_step(struct pev *e, struct msg *m)
 	}
 	case MSG_SHELL_ASK: {
 		struct job *j = m->job;
-		int i = e->plan ? plan_find(e->plan, j->step.id) : -1;
+		int i = sched_find(e, j->step.id);
 		cJSON *payload;
 
 		if (j->ask_kind == GATE_MCP) {
@@ -842,6 +842,7 @@ void pev_free(struct pev *e)
 	free(e->st);
 	free(e->dep_idx);
 	free(e->dep_off);
+	plan_ids_free(e->ids);
 	plan_free(e->plan);
 	plan_free(e->proposal);
 	free(e->proposal_reason);
@@ -851,6 +852,7 @@ void pev_free(struct pev *e)
 		free(e->reuse[r].output_json);
 	}
 	free(e->reuse);
+	free(e->reuse_slot);
 	for (size_t g = 0; g < e->n_gates; g++)
 		free(e->gates[g].step_id);
 	free(e->gates);

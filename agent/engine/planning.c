@@ -48,9 +48,10 @@ static cJSON *plan_diff(const struct plan *old, const struct plan *np)
 	cJSON *removed = cJSON_AddArrayToObject(d, "removed");
 	cJSON *changed = cJSON_AddArrayToObject(d, "changed");
 	cJSON *kept = cJSON_AddArrayToObject(d, "kept");
+	struct plan_ids *old_ids = plan_ids_new(old), *np_ids = plan_ids_new(np);
 
 	for (size_t i = 0; i < np->n_steps; i++) {
-		int o = plan_find(old, np->steps[i].id);
+		int o = plan_ids_find(old_ids, np->steps[i].id);
 		cJSON *id = cJSON_CreateString(np->steps[i].id);
 		if (o < 0)
 			cJSON_AddItemToArray(added, id);
@@ -60,8 +61,10 @@ static cJSON *plan_diff(const struct plan *old, const struct plan *np)
 			cJSON_AddItemToArray(kept, id);
 	}
 	for (size_t i = 0; i < old->n_steps; i++)
-		if (plan_find(np, old->steps[i].id) < 0)
+		if (plan_ids_find(np_ids, old->steps[i].id) < 0)
 			cJSON_AddItemToArray(removed, cJSON_CreateString(old->steps[i].id));
+	plan_ids_free(old_ids);
+	plan_ids_free(np_ids);
 	return d;
 }
 
@@ -72,11 +75,12 @@ void planning_adopt(struct pev *e, struct plan *np, int revision)
 	struct step_state *nst = xcalloc(np->n_steps ? np->n_steps : 1, sizeof(*nst));
 	size_t *order = plan_topo_order(np);
 	cJSON *f = cJSON_CreateObject(), *kept = cJSON_CreateArray();
+	struct plan_ids *np_ids = plan_ids_new(np);
 
 	for (size_t k = 0; k < np->n_steps; k++) {
 		size_t i = order[k];
 		struct plan_step *s = &np->steps[i];
-		int old = e->plan ? plan_find(e->plan, s->id) : -1;
+		int old = sched_find(e, s->id);
 		bool keep = false;
 
 		if (old < 0)
@@ -91,7 +95,7 @@ void planning_adopt(struct pev *e, struct plan *np, int revision)
 		}
 		/* Inputs unchanged only if every dependency was kept too. */
 		for (size_t d = 0; keep && d < s->deps.n; d++) {
-			int di = plan_find(np, s->deps.v[d]);
+			int di = plan_ids_find(np_ids, s->deps.v[d]);
 			if (di < 0 || !fold_state_settled(nst[di].status))
 				keep = false;
 		}
@@ -107,8 +111,10 @@ void planning_adopt(struct pev *e, struct plan *np, int revision)
 	 * replacement: its files are restored before the next attempt of any step. A passed
 	 * one keeps its changes (an identical step under a new name reuses its result). */
 	for (size_t i = 0; e->checkpoints && e->plan && i < e->plan->n_steps; i++)
-		if (plan_find(np, e->plan->steps[i].id) < 0 && e->st[i].status != FS_PASSED)
+		if (plan_ids_find(np_ids, e->plan->steps[i].id) < 0 &&
+		    e->st[i].status != FS_PASSED)
 			checkpoint_series_orphan(e->checkpoints, e->plan->steps[i].id);
+	plan_ids_free(np_ids);
 	if (e->plan)
 		for (size_t i = 0; i < e->plan->n_steps; i++)
 			sched_release_state(&e->st[i]);
@@ -204,7 +210,7 @@ void planning_gate_answered(struct pev *e, enum gate_kind k, enum gate_decision 
 	}
 	if (k == GATE_REPLAN && d == GATE_SKIP) {
 		/* Keep the old plan: the failed step is fail-accepted and the run goes on. */
-		int i = e->replan_step ? plan_find(e->plan, e->replan_step) : -1;
+		int i = e->replan_step ? sched_find(e, e->replan_step) : -1;
 		clear_proposal(e);
 		free(e->replan_step);
 		free(e->replan_why);
@@ -309,7 +315,7 @@ void planning_start(struct pev *e)
 
 void planning_replan(struct pev *e)
 {
-	int i = plan_find(e->plan, e->replan_step);
+	int i = sched_find(e, e->replan_step);
 
 	if (i < 0) {
 		free(e->replan_step);

@@ -5,6 +5,7 @@
 #include "engine.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ void sched_index_plan(struct pev *e)
 {
 	size_t total = 0, k = 0;
 
+	plan_ids_free(e->ids);
+	e->ids = plan_ids_new(e->plan);
 	for (size_t i = 0; i < e->plan->n_steps; i++)
 		total += e->plan->steps[i].deps.n;
 	free(e->dep_idx);
@@ -37,9 +40,16 @@ void sched_index_plan(struct pev *e)
 	for (size_t i = 0; i < e->plan->n_steps; i++) {
 		e->dep_off[i] = k;
 		for (size_t d = 0; d < e->plan->steps[i].deps.n; d++)
-			e->dep_idx[k++] = plan_find(e->plan, e->plan->steps[i].deps.v[d]);
+			e->dep_idx[k++] = plan_ids_find(e->ids, e->plan->steps[i].deps.v[d]);
 	}
 	e->dep_off[e->plan->n_steps] = k;
+}
+
+int sched_find(struct pev *e, const char *id)
+{
+	if (!e->plan)
+		return -1;
+	return e->ids ? plan_ids_find(e->ids, id) : plan_find(e->plan, id);
 }
 
 void sched_set_state(struct pev *e, size_t i, enum fstep_state s, const char *cause,
@@ -88,50 +98,95 @@ void sched_fail_accept(struct pev *e, size_t i, const char *why)
 
 char *sched_reuse_key(struct pev *e, const struct plan *p, size_t i)
 {
-	struct plan_step copy;
+	struct plan_step def = p->steps[i];
 	struct strbuf sb = STRBUF_INIT;
-	char *def;
 
 	/* The id does not matter for reuse: the definition and the inputs do. */
-	plan_step_copy(&copy, &p->steps[i]);
-	free(copy.id);
-	copy.id = xstrdup("");
-	def = plan_step_to_string(&copy, false);
-	plan_step_free_fields(&copy);
+	def.id = NULL;
 	strbuf_init(&sb);
-	strbuf_adds(&sb, def);
-	free(def);
+	plan_step_add_json(&sb, &def, false);
 	for (size_t d = 0; d < p->steps[i].deps.n; d++) {
-		int di = plan_find(p, p->steps[i].deps.v[d]);
+		int di = p == e->plan ? e->dep_idx[e->dep_off[i] + d]
+				      : plan_find(p, p->steps[i].deps.v[d]);
+		const char *out = di >= 0 ? e->st[di].output_json : NULL;
+
 		strbuf_addc(&sb, '\n');
-		strbuf_adds(&sb, di >= 0 && e->st[di].output_json ? e->st[di].output_json : "-");
+		strbuf_adds(&sb, out ? out : "-");
 	}
 	return strbuf_detach(&sb);
 }
 
-static const struct reuse_entry *reuse_find(struct pev *e, const char *key)
+/* Reuse entries are found through a hash table of their keys: a long run would otherwise
+ * compare every new key with all the earlier ones. */
+static size_t key_hash(const char *s)
 {
-	for (size_t r = 0; r < e->n_reuse; r++)
-		if (!strcmp(e->reuse[r].key, key))
-			return &e->reuse[r];
-	return NULL;
+	uint64_t h = 0xcbf29ce484222325ull, w;
+	size_t n = strlen(s);
+
+	for (; n >= 8; n -= 8, s += 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w ^ n) * 0x100000001b3ull;
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot of `key`, or the free one where it would go. */
+static size_t reuse_probe(const struct pev *e, const char *key, size_t h)
+{
+	size_t mask = e->n_reuse_slot - 1, i = h & mask;
+
+	while (e->reuse_slot[i]) {
+		const struct reuse_entry *r = &e->reuse[e->reuse_slot[i] - 1];
+
+		if (r->hash == h && !strcmp(r->key, key))
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+const struct reuse_entry *sched_reuse_find(struct pev *e, const char *key)
+{
+	size_t k;
+
+	if (!e->n_reuse_slot)
+		return NULL;
+	k = e->reuse_slot[reuse_probe(e, key, key_hash(key))];
+	return k ? &e->reuse[k - 1] : NULL;
 }
 
 void sched_reuse_add(struct pev *e, char *key, const char *result, const char *output)
 {
-	for (size_t r = 0; r < e->n_reuse; r++) {
-		if (!strcmp(e->reuse[r].key, key)) {
-			/* A forced re-run replaces what an identical step may reuse. */
-			free(e->reuse[r].result_json);
-			free(e->reuse[r].output_json);
-			e->reuse[r].result_json = xstrdup(result);
-			e->reuse[r].output_json = xstrdup(output);
-			free(key);
-			return;
-		}
+	size_t h = key_hash(key), k;
+
+	if (2 * (e->n_reuse + 1) > e->n_reuse_slot) {
+		size_t n = e->n_reuse_slot ? 2 * e->n_reuse_slot : 16;
+
+		free(e->reuse_slot);
+		e->reuse_slot = xcalloc(n, sizeof(*e->reuse_slot));
+		e->n_reuse_slot = n;
+		for (size_t r = 0; r < e->n_reuse; r++)
+			e->reuse_slot[reuse_probe(e, e->reuse[r].key, e->reuse[r].hash)] = r + 1;
+	}
+	k = reuse_probe(e, key, h);
+	if (e->reuse_slot[k]) {
+		struct reuse_entry *r = &e->reuse[e->reuse_slot[k] - 1];
+
+		/* A forced re-run replaces what an identical step may reuse. */
+		free(r->result_json);
+		free(r->output_json);
+		r->result_json = xstrdup(result);
+		r->output_json = xstrdup(output);
+		free(key);
+		return;
 	}
 	e->reuse = xgrow(e->reuse, &e->cap_reuse, e->n_reuse + 1, sizeof(*e->reuse));
-	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output)};
+	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output), h};
+	e->reuse_slot[k] = e->n_reuse;
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -183,7 +238,7 @@ static void start_step(struct pev *e, size_t i)
 	const struct plan_step *step = &e->plan->steps[i];
 	struct step_state *s = &e->st[i];
 	char *key = sched_reuse_key(e, e->plan, i);
-	const struct reuse_entry *hit = s->force ? NULL : reuse_find(e, key);
+	const struct reuse_entry *hit = s->force ? NULL : sched_reuse_find(e, key);
 
 	if (hit) {
 		free(s->result_json);
@@ -362,7 +417,7 @@ static void route_retry(struct pev *e, size_t i, const char *critique)
 
 void sched_job_done(struct pev *e, struct job *j)
 {
-	int i = e->plan ? plan_find(e->plan, j->step.id) : -1;
+	int i = sched_find(e, j->step.id);
 	bool ending = e->phase == PH_ENDING || e->phase == PH_ENDED;
 	struct step_state *s;
 
@@ -536,7 +591,7 @@ void sched_invalidate(struct pev *e, size_t i, bool edited, const char *why)
 
 void sched_apply_edit(struct pev *e, const char *step_id, const char *json)
 {
-	int i = plan_find(e->plan, step_id);
+	int i = sched_find(e, step_id);
 	struct plan *trial = planning_with_edit(e, e->plan, step_id, json);
 	cJSON *f;
 

@@ -27,9 +27,21 @@
 /* Scripts are small; a bigger file is a mistake, not a scenario. */
 #define SIM_MAX_SCRIPT (4 * 1024 * 1024)
 
+/* Step definitions the simulated provider remembers (see struct sim). */
+#define SIM_STEP_CACHE 8
+
 struct sim_seed {
 	char *path;
 	char *content;
+};
+
+/* What the default answers use of a step's definition (its step_json), read once. */
+struct sim_step {
+	char *json;             /* the step_json read (NULL: none was given) */
+	char *name;             /* "name" if a non-empty string, else NULL */
+	char *description;      /* "description" if a non-empty string, else NULL */
+	int n_criteria;         /* entries of acceptance_criteria, of any type */
+	struct strvec criteria; /* those that are strings */
 };
 
 struct sim {
@@ -41,6 +53,10 @@ struct sim {
 	int planner_calls;
 	long next_call_id;
 	int delay_ms;
+	/* The definitions the defaults last read, newest first: a step's calls (its tool
+	 * round, its result, its verdict) come one after another with the same step_json,
+	 * a few steps at once with --parallel. */
+	struct sim_step *steps[SIM_STEP_CACHE];
 	/* Copies taken at load, readable without the lock. */
 	char *task;
 	struct sim_seed *seeds;
@@ -141,36 +157,59 @@ static char *print_pretty(const cJSON *item)
 	return d;
 }
 
+static bool has_placeholder(const cJSON *item)
+{
+	const cJSON *c;
+
+	if (cJSON_IsString(item))
+		return item->valuestring && strstr(item->valuestring, "{{");
+	cJSON_ArrayForEach(c, item)
+		if (has_placeholder(c))
+			return true;
+	return false;
+}
+
 /* The answer text for a TEXT value (NULL → ""). Caller frees. */
 static char *render(const cJSON *t, const struct sim_vars *v)
 {
-	cJSON *copy;
+	cJSON *copy = NULL;
+	const cJSON *src = t;
 	char *out;
 
 	if (!t)
 		return xstrdup("");
 	if (cJSON_IsString(t))
 		return subst(t->valuestring, v);
-	copy = cJSON_Duplicate(t, 1);
-	if (!copy)
-		fatal("out of memory in the simulated provider");
-	subst_tree(copy, v);
-	if (is_wrapper(copy)) {
+	/* Substitution works on a copy; a TEXT without placeholders prints as it is. */
+	if (has_placeholder(t)) {
+		copy = cJSON_Duplicate(t, 1);
+		if (!copy)
+			fatal("out of memory in the simulated provider");
+		subst_tree(copy, v);
+		src = copy;
+	}
+	if (is_wrapper(src)) {
 		struct strbuf sb = STRBUF_INIT;
-		const char *before = jsonx_str(copy, "before");
-		const char *after = jsonx_str(copy, "after");
-		char *body = print_pretty(cJSON_GetObjectItemCaseSensitive(copy, "json"));
+		const char *before = jsonx_str(src, "before");
+		const char *after = jsonx_str(src, "after");
+		char *body = print_pretty(cJSON_GetObjectItemCaseSensitive(src, "json"));
 
 		strbuf_init(&sb);
-		if (before && *before)
-			strbuf_addf(&sb, "%s\n\n", before);
-		strbuf_addf(&sb, "```json\n%s\n```", body);
-		if (after && *after)
-			strbuf_addf(&sb, "\n\n%s", after);
+		if (before && *before) {
+			strbuf_adds(&sb, before);
+			strbuf_adds(&sb, "\n\n");
+		}
+		strbuf_adds(&sb, "```json\n");
+		strbuf_adds(&sb, body);
+		strbuf_adds(&sb, "\n```");
+		if (after && *after) {
+			strbuf_adds(&sb, "\n\n");
+			strbuf_adds(&sb, after);
+		}
 		free(body);
 		out = strbuf_detach(&sb);
 	} else {
-		out = jsonx_print(copy);
+		out = jsonx_print(src);
 	}
 	cJSON_Delete(copy);
 	return out;
@@ -555,71 +594,168 @@ void sim_scenario_seed(const char *name, sim_seed_fn fn, void *ctx)
 
 /* ---- defaults for what a script leaves out ------------------------------------------ */
 
-static cJSON *parse_step(const struct llm_request *req)
+static void sim_step_free(struct sim_step *st)
 {
-	cJSON *step = req->step_json ? cJSON_Parse(req->step_json) : NULL;
-
-	if (!cJSON_IsObject(step)) {
-		cJSON_Delete(step);
-		step = cJSON_CreateObject();
-	}
-	return step;
+	if (!st)
+		return;
+	free(st->json);
+	free(st->name);
+	free(st->description);
+	strvec_clear(&st->criteria);
+	free(st);
 }
 
-static const char *str_or(const cJSON *obj, const char *key, const char *dflt)
+static char *nonempty_str(const cJSON *obj, const char *key)
 {
 	const char *s = jsonx_str(obj, key);
 
-	return s && *s ? s : dflt;
+	return s && *s ? xstrdup(s) : NULL;
 }
 
-/* An attempt that writes <step_id>.md from the step's definition and claims it. */
-static cJSON *default_attempt(const struct llm_request *req)
+/* The definition in req->step_json, read on its first call and remembered (under s->mu).
+ * The whole text is the key: an edited step under the same id is read afresh. */
+static const struct sim_step *step_of(struct sim *s, const struct llm_request *req)
 {
-	cJSON *step = parse_step(req);
-	const char *name = str_or(step, "name", req->step_id);
-	const char *desc = str_or(step, "description", "");
-	const cJSON *crit = cJSON_GetObjectItemCaseSensitive(step, "acceptance_criteria");
-	const cJSON *c;
-	struct strbuf body = STRBUF_INIT;
-	char *path = xasprintf("%s.md", req->step_id);
-	cJSON *a = cJSON_CreateObject();
-	cJSON *rounds = cJSON_AddArrayToObject(a, "rounds");
-	cJSON *round = cJSON_CreateObject();
-	cJSON *calls, *call, *input;
-	char *say;
+	const char *json = req->step_json;
+	struct sim_step *st;
+	cJSON *step, *c;
+	size_t k;
 
-	strbuf_init(&body);
-	strbuf_addf(&body, "# %s\n\n", name);
-	if (req->task && *req->task)
-		strbuf_addf(&body, "Task: %s\n\n", req->task);
-	if (*desc)
-		strbuf_addf(&body, "%s\n\n", desc);
-	if (cJSON_GetArraySize(crit)) {
-		strbuf_adds(&body, "## Acceptance criteria addressed\n\n");
+	for (k = 0; k < SIM_STEP_CACHE && s->steps[k]; k++) {
+		st = s->steps[k];
+		if (json ? st->json && !strcmp(st->json, json) : !st->json) {
+			/* newest first */
+			memmove(&s->steps[1], &s->steps[0], k * sizeof(*s->steps));
+			s->steps[0] = st;
+			return st;
+		}
+	}
+	st = xcalloc(1, sizeof(*st));
+	st->json = json ? xstrdup(json) : NULL;
+	step = json ? cJSON_Parse(json) : NULL;
+	if (cJSON_IsObject(step)) {
+		const cJSON *crit = cJSON_GetObjectItemCaseSensitive(step, "acceptance_criteria");
+
+		st->name = nonempty_str(step, "name");
+		st->description = nonempty_str(step, "description");
+		/* Any children count, as cJSON counts them; the strings among them are used. */
+		st->n_criteria = cJSON_GetArraySize(crit);
 		cJSON_ArrayForEach(c, crit)
 			if (cJSON_IsString(c))
-				strbuf_addf(&body, "- %s\n", c->valuestring);
+				strvec_push(&st->criteria, c->valuestring);
 	}
-	say = xasprintf("I will record the outcome of \"%s\" in %s.", name, path);
-	cJSON_AddStringToObject(round, "text", say);
-	calls = cJSON_AddArrayToObject(round, "tool_calls");
-	call = cJSON_CreateObject();
-	cJSON_AddStringToObject(call, "name", "write_file");
-	input = cJSON_AddObjectToObject(call, "input");
-	cJSON_AddStringToObject(input, "path", path);
-	cJSON_AddStringToObject(input, "content", body.buf);
-	cJSON_AddItemToArray(calls, call);
-	cJSON_AddItemToArray(rounds, round);
-	free(say);
-	free(path);
-	strbuf_release(&body);
 	cJSON_Delete(step);
-	return a;
+	sim_step_free(s->steps[SIM_STEP_CACHE - 1]);
+	memmove(&s->steps[1], &s->steps[0], (SIM_STEP_CACHE - 1) * sizeof(*s->steps));
+	s->steps[0] = st;
+	return st;
 }
 
-/* The closing result of an attempt without "final": claims what its rounds wrote. */
-static char *default_final(const cJSON *attempt, const struct llm_request *req)
+static void add_json_str(struct strbuf *sb, const char *s)
+{
+	strbuf_add_json(sb, s, strlen(s), 0);
+}
+
+/* s, placeholders replaced, as a JSON string. */
+static void add_json_subst(struct strbuf *sb, const char *s, const struct sim_vars *v)
+{
+	char *t;
+
+	if (!strstr(s, "{{")) {
+		add_json_str(sb, s);
+		return;
+	}
+	t = subst(s, v);
+	add_json_str(sb, t);
+	free(t);
+}
+
+/*
+ * The default attempt writes <step_id>.md from the step's definition and claims it: one
+ * round with a write_file call, then default_final's result. Written directly, as render
+ * would print it from the script form (placeholders replaced in the round's strings).
+ */
+static void default_round(const struct sim_step *st, const struct llm_request *req,
+			  const struct sim_vars *v, char **text, char **input_json)
+{
+	const char *name = st->name ? st->name : req->step_id;
+	struct strbuf sb, in;
+
+	strbuf_init(&sb);
+	strbuf_adds(&sb, "I will record the outcome of \"");
+	strbuf_adds(&sb, name);
+	strbuf_adds(&sb, "\" in ");
+	strbuf_adds(&sb, req->step_id);
+	strbuf_adds(&sb, ".md.");
+	*text = subst(sb.buf, v);
+
+	strbuf_init(&in);
+	strbuf_adds(&in, "{\"path\":");
+	strbuf_reset(&sb);
+	strbuf_adds(&sb, req->step_id);
+	strbuf_adds(&sb, ".md");
+	add_json_subst(&in, sb.buf, v);
+	strbuf_adds(&in, ",\"content\":");
+	strbuf_reset(&sb);
+	strbuf_adds(&sb, "# ");
+	strbuf_adds(&sb, name);
+	strbuf_adds(&sb, "\n\n");
+	if (req->task && *req->task) {
+		strbuf_adds(&sb, "Task: ");
+		strbuf_adds(&sb, req->task);
+		strbuf_adds(&sb, "\n\n");
+	}
+	if (st->description) {
+		strbuf_adds(&sb, st->description);
+		strbuf_adds(&sb, "\n\n");
+	}
+	if (st->n_criteria) {
+		strbuf_adds(&sb, "## Acceptance criteria addressed\n\n");
+		for (size_t i = 0; i < st->criteria.n; i++) {
+			strbuf_adds(&sb, "- ");
+			strbuf_adds(&sb, st->criteria.v[i]);
+			strbuf_addc(&sb, '\n');
+		}
+	}
+	add_json_subst(&in, sb.buf, v);
+	strbuf_addc(&in, '}');
+	*input_json = strbuf_detach(&in);
+	strbuf_release(&sb);
+}
+
+/* The closing result of the default attempt: claims the file its round wrote (by the name
+ * the step id gives, placeholders and all). */
+static char *default_final(const struct llm_request *req)
+{
+	struct strbuf sb, t;
+
+	strbuf_init(&sb);
+	strbuf_init(&t);
+	strbuf_adds(&sb, "{\"reasoning\":\"Followed the step description and recorded the "
+			 "outcome in the workspace so it can be checked.\",\"actions_taken\":[");
+	strbuf_adds(&t, "write_file ");
+	strbuf_adds(&t, req->step_id);
+	strbuf_adds(&t, ".md");
+	add_json_str(&sb, t.buf);
+	strbuf_adds(&sb, "],\"step_output\":{\"findings\":");
+	strbuf_reset(&t);
+	strbuf_adds(&t, "Wrote ");
+	strbuf_adds(&t, req->step_id);
+	strbuf_adds(&t, ".md.");
+	add_json_str(&sb, t.buf);
+	strbuf_adds(&sb, ",\"artifacts\":[");
+	strbuf_reset(&t);
+	strbuf_adds(&t, req->step_id);
+	strbuf_adds(&t, ".md");
+	add_json_str(&sb, t.buf);
+	strbuf_adds(&sb, "],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}");
+	strbuf_release(&t);
+	return strbuf_detach(&sb);
+}
+
+/* The closing result of a scripted attempt without "final": claims what its rounds
+ * wrote. */
+static char *scripted_final(const cJSON *attempt, const struct llm_request *req)
 {
 	const cJSON *r, *call;
 	cJSON *res = cJSON_CreateObject();
@@ -664,56 +800,57 @@ static char *default_final(const cJSON *attempt, const struct llm_request *req)
 	return text;
 }
 
-/* A verdict passing every criterion in `crit` (strings). */
-static char *passing_verdict(const cJSON *crit, const char *evidence)
+/* A verdict passing every criterion in crit[0..n). */
+static char *passing_verdict(char *const *crit, size_t n, const char *evidence)
 {
-	cJSON *v = cJSON_CreateObject();
-	cJSON *list;
-	const cJSON *c;
-	char *text;
+	struct strbuf sb;
 
-	cJSON_AddBoolToObject(v, "overall_pass", 1);
-	list = cJSON_AddArrayToObject(v, "criteria_results");
-	cJSON_ArrayForEach(c, crit) {
-		cJSON *r;
-
-		if (!cJSON_IsString(c))
-			continue;
-		r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "criterion", c->valuestring);
-		cJSON_AddBoolToObject(r, "passed", 1);
-		cJSON_AddStringToObject(r, "evidence", evidence);
-		cJSON_AddNumberToObject(r, "confidence", 0.9);
-		cJSON_AddStringToObject(r, "feedback", "");
-		cJSON_AddItemToArray(list, r);
+	strbuf_init(&sb);
+	strbuf_adds(&sb, "{\"overall_pass\":true,\"criteria_results\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strbuf_addc(&sb, ',');
+		strbuf_adds(&sb, "{\"criterion\":");
+		add_json_str(&sb, crit[i]);
+		strbuf_adds(&sb, ",\"passed\":true,\"evidence\":");
+		add_json_str(&sb, evidence);
+		strbuf_adds(&sb, ",\"confidence\":0.9,\"feedback\":\"\"}");
 	}
-	cJSON_AddStringToObject(v, "action", "pass");
-	cJSON_AddStringToObject(v, "feedback_for_executor", "");
-	cJSON_AddStringToObject(v, "severity", "minor");
-	text = jsonx_print(v);
-	cJSON_Delete(v);
-	return text;
+	strbuf_adds(&sb, "],\"action\":\"pass\",\"feedback_for_executor\":\"\","
+			 "\"severity\":\"minor\"}");
+	return strbuf_detach(&sb);
 }
 
-static char *default_verdict(const struct llm_request *req)
+static char *default_verdict(struct sim *s, const struct llm_request *req)
 {
-	cJSON *step = parse_step(req);
-	char *ev = xasprintf("The result of step %s addresses this directly and its declared "
-			     "artifacts are present in the workspace.",
-			     req->step_id);
-	char *text = passing_verdict(cJSON_GetObjectItemCaseSensitive(step, "acceptance_criteria"),
-				     ev);
+	const struct sim_step *st = step_of(s, req);
+	struct strbuf ev;
+	char *text;
 
-	free(ev);
-	cJSON_Delete(step);
+	strbuf_init(&ev);
+	strbuf_adds(&ev, "The result of step ");
+	strbuf_adds(&ev, req->step_id);
+	strbuf_adds(&ev, " addresses this directly and its declared artifacts are present in "
+			 "the workspace.");
+	text = passing_verdict(st->criteria.v, st->criteria.n, ev.buf);
+	strbuf_release(&ev);
 	return text;
 }
 
 static char *default_final_check(struct sim *s)
 {
-	return passing_verdict(cJSON_GetObjectItemCaseSensitive(s->last_plan, "success_criteria"),
+	struct strvec crit = STRVEC_INIT;
+	const cJSON *c;
+	char *text;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(s->last_plan, "success_criteria"))
+		if (cJSON_IsString(c))
+			strvec_push(&crit, c->valuestring);
+	text = passing_verdict(crit.v, crit.n,
 			       "Every step of the plan passed verification and its result "
 			       "contributes to this.");
+	strvec_clear(&crit);
+	return text;
 }
 
 static char *default_synthesis(struct sim *s, const struct llm_request *req)
@@ -723,14 +860,19 @@ static char *default_synthesis(struct sim *s, const struct llm_request *req)
 	const char *goal = jsonx_str(s->last_plan, "goal");
 
 	strbuf_init(&sb);
-	strbuf_addf(&sb, "%s\n\n", goal ? goal : (req->task ? req->task : "Result"));
-	strbuf_adds(&sb, "Verified results:\n");
+	strbuf_adds(&sb, goal ? goal : (req->task ? req->task : "Result"));
+	strbuf_adds(&sb, "\n\nVerified results:\n");
 	cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(s->last_plan, "steps")) {
 		const char *id = jsonx_str(step, "step_id");
 		const char *name = jsonx_str(step, "name");
 
-		strbuf_addf(&sb, "- %s (%s): done; see %s.md in the workspace.\n",
-			    name ? name : "step", id ? id : "?", id ? id : "the step");
+		strbuf_adds(&sb, "- ");
+		strbuf_adds(&sb, name ? name : "step");
+		strbuf_adds(&sb, " (");
+		strbuf_adds(&sb, id ? id : "?");
+		strbuf_adds(&sb, "): done; see ");
+		strbuf_adds(&sb, id ? id : "the step");
+		strbuf_adds(&sb, ".md in the workspace.\n");
 	}
 	return strbuf_detach(&sb);
 }
@@ -772,46 +914,66 @@ struct sim_answer {
 	size_t n_calls;
 };
 
+/* A new tool call of the answer, with the next id ("toolu_sim_N"). */
+static struct llm_tool_call *add_call(struct sim *s, struct sim_answer *ans)
+{
+	struct llm_tool_call *c;
+	size_t cap = ans->n_calls;
+	char num[24], *p = num + sizeof(num);
+	unsigned long id = (unsigned long)++s->next_call_id;
+
+	ans->calls = xgrow(ans->calls, &cap, ans->n_calls + 1, sizeof(*ans->calls));
+	c = &ans->calls[ans->n_calls++];
+	*--p = '\0';
+	do
+		*--p = (char)('0' + id % 10);
+	while (id /= 10);
+	c->id = xmalloc(strlen("toolu_sim_") + (size_t)(num + sizeof(num) - p));
+	strcpy(c->id, "toolu_sim_");
+	strcat(c->id, p);
+	return c;
+}
+
 static void answer_executor(struct sim *s, const struct llm_request *req,
 			    const struct sim_vars *v, struct sim_answer *ans)
 {
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(s->script, "executor");
 	const cJSON *attempt = nth_or_last(cJSON_GetObjectItemCaseSensitive(steps, req->step_id),
 					   req->attempt);
-	cJSON *made = NULL;
 	const cJSON *rounds, *round, *call;
-	size_t done, n_rounds;
+	const char *unused;
+	size_t done = count_tool_rounds(req, &unused), n_rounds;
 
-	if (!attempt)
-		attempt = made = default_attempt(req);
+	if (!attempt) {
+		/* The default attempt: one round, then its result. */
+		struct llm_tool_call *c;
+
+		if (done >= 1) {
+			ans->text = default_final(req);
+			return;
+		}
+		c = add_call(s, ans);
+		c->name = xstrdup("write_file");
+		default_round(step_of(s, req), req, v, &ans->text, &c->input_json);
+		return;
+	}
 	rounds = cJSON_GetObjectItemCaseSensitive(attempt, "rounds");
 	n_rounds = (size_t)cJSON_GetArraySize(rounds);
-	{
-		const char *unused;
-
-		done = count_tool_rounds(req, &unused);
-	}
 	if (done >= n_rounds) {
 		const cJSON *final = cJSON_GetObjectItemCaseSensitive(attempt, "final");
 
-		ans->text = final ? render(final, v) : default_final(attempt, req);
-		cJSON_Delete(made);
+		ans->text = final ? render(final, v) : scripted_final(attempt, req);
 		return;
 	}
 	round = cJSON_GetArrayItem(rounds, (int)done);
 	ans->text = render(cJSON_GetObjectItemCaseSensitive(round, "text"), v);
 	cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(round, "tool_calls")) {
 		const cJSON *input = cJSON_GetObjectItemCaseSensitive(call, "input");
-		struct llm_tool_call *c;
-		size_t cap = ans->n_calls;
+		struct llm_tool_call *c = add_call(s, ans);
 
-		ans->calls = xgrow(ans->calls, &cap, ans->n_calls + 1, sizeof(*ans->calls));
-		c = &ans->calls[ans->n_calls++];
-		c->id = xasprintf("toolu_sim_%ld", ++s->next_call_id);
 		c->name = xstrdup(jsonx_str(call, "name"));
 		c->input_json = input ? render(input, v) : xstrdup("{}");
 	}
-	cJSON_Delete(made);
 }
 
 static void remember_plan(struct sim *s, const char *text)
@@ -864,7 +1026,7 @@ static bool sim_answer_build(struct sim *s, const struct llm_request *req,
 					cJSON_GetObjectItemCaseSensitive(sc, "verifier"),
 					req->step_id),
 				req->attempt);
-		ans->text = t ? render(t, &v) : default_verdict(req);
+		ans->text = t ? render(t, &v) : default_verdict(s, req);
 		return true;
 	case PURPOSE_FINAL_CHECK:
 		t = cJSON_GetObjectItemCaseSensitive(sc, "final_check");
@@ -1023,6 +1185,8 @@ static void sim_destroy(struct provider *p)
 	pthread_mutex_destroy(&s->mu);
 	cJSON_Delete(s->script);
 	cJSON_Delete(s->last_plan);
+	for (size_t k = 0; k < SIM_STEP_CACHE; k++)
+		sim_step_free(s->steps[k]);
 	free(s->task);
 	for (size_t i = 0; i < s->n_seeds; i++) {
 		free(s->seeds[i].path);

@@ -2159,11 +2159,221 @@ static void test_shell_allowed_for_run_asks_again_after_resume(void **state)
 	run_free(&r);
 }
 
+/* ---- the scheduler's indexes, without a run ------------------------------------------ */
+
+/* A plan of steps "id" or "id:dep,dep", separated by ';'. */
+static struct plan *plan_from_spec(const char *spec)
+{
+	struct plan *p = plan_new();
+	char *copy = xstrdup(spec), *save = NULL;
+
+	p->goal = xstrdup("g");
+	p->steps = xcalloc(32, sizeof(*p->steps));
+	for (char *t = strtok_r(copy, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+		struct plan_step *st = &p->steps[p->n_steps++];
+		char *colon = strchr(t, ':');
+
+		if (colon) {
+			char *dsave = NULL;
+
+			*colon = '\0';
+			for (char *d = strtok_r(colon + 1, ",", &dsave); d; d = strtok_r(NULL, ",", &dsave))
+				strvec_push(&st->deps, d);
+		}
+		st->id = xstrdup(t);
+		st->name = xstrdup(t);
+		strvec_push(&st->criteria, "done");
+	}
+	free(copy);
+	return p;
+}
+
+static void engine_take_plan(struct pev *e, struct plan *p)
+{
+	plan_free(e->plan);
+	free(e->st);
+	e->plan = p;
+	e->st = xcalloc(p->n_steps, sizeof(*e->st));
+	sched_index_plan(e);
+}
+
+static void engine_drop_plan(struct pev *e)
+{
+	plan_ids_free(e->ids);
+	free(e->dep_idx);
+	free(e->dep_off);
+	free(e->st);
+	plan_free(e->plan);
+	e->ids = NULL;
+	e->dep_idx = NULL;
+	e->dep_off = NULL;
+	e->st = NULL;
+	e->plan = NULL;
+}
+
+static void expect_find_as_plan_find(struct pev *e, const char *const *ids, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		assert_int_equal(sched_find(e, ids[k]), plan_find(e->plan, ids[k]));
+	for (size_t i = 0; i < e->plan->n_steps; i++)
+		for (size_t d = 0; d < e->plan->steps[i].deps.n; d++)
+			assert_int_equal(e->dep_idx[e->dep_off[i] + d],
+					 plan_find(e->plan, e->plan->steps[i].deps.v[d]));
+}
+
+/* sched_find and the dependency indexes follow the plan through a replan that replaces
+ * and removes steps, an edit, and repeated ids (the first step wins, as in plan_find). */
+static void test_sched_index_follows_plan(void **state)
+{
+	static const char *const ids[] = {"a", "b", "c", "d", "x", "y", "", "zz"};
+	struct pev *e = xcalloc(1, sizeof(*e));
+
+	(void)state;
+	assert_int_equal(sched_find(e, "a"), -1);
+	engine_take_plan(e, plan_from_spec("a;b:a;c:a;d:b,c"));
+	expect_find_as_plan_find(e, ids, 8);
+	assert_int_equal(sched_find(e, "d"), 3);
+	/* a replan: b and d gone, x new, a moved to the end */
+	engine_take_plan(e, plan_from_spec("x;c:x;a:c"));
+	expect_find_as_plan_find(e, ids, 8);
+	assert_int_equal(sched_find(e, "b"), -1);
+	assert_int_equal(sched_find(e, "d"), -1);
+	assert_int_equal(sched_find(e, "a"), 2);
+	/* repeated ids and a dependency on one */
+	engine_take_plan(e, plan_from_spec("y;x;y:x;x:y;c:y,zz"));
+	expect_find_as_plan_find(e, ids, 8);
+	assert_int_equal(sched_find(e, "y"), 0);
+	assert_int_equal(sched_find(e, "x"), 1);
+	assert_int_equal(e->dep_idx[e->dep_off[4] + 1], -1);
+	/* a plan of PLAN_MAX_STEPS */
+	{
+		struct plan *p = plan_new();
+
+		p->steps = xcalloc(PLAN_MAX_STEPS, sizeof(*p->steps));
+		for (size_t i = 0; i < PLAN_MAX_STEPS; i++) {
+			p->steps[i].id = xasprintf("s%zu", i + 1);
+			if (i)
+				strvec_pushf(&p->steps[i].deps, "s%zu", i);
+		}
+		p->n_steps = PLAN_MAX_STEPS;
+		engine_take_plan(e, p);
+		for (size_t i = 0; i < PLAN_MAX_STEPS; i++) {
+			char id[16];
+
+			snprintf(id, sizeof(id), "s%zu", i + 1);
+			assert_int_equal(sched_find(e, id), (int)i);
+			if (i)
+				assert_int_equal(e->dep_idx[e->dep_off[i]], (int)i - 1);
+		}
+	}
+	engine_drop_plan(e);
+	free(e);
+}
+
+/* The reuse key: the definition without its id, then each input's output ("-" for none),
+ * the same through the engine's plan (cached dependency indexes) and another plan. */
+static void test_sched_reuse_key(void **state)
+{
+	struct pev *e = xcalloc(1, sizeof(*e));
+	struct plan *other;
+	struct plan_step def;
+	char *want, *key, *d;
+
+	(void)state;
+	engine_take_plan(e, plan_from_spec("a;b;c:a,b,q"));
+	e->st[0].output_json = xstrdup("{\"out\":\"A\"}");
+	other = plan_clone(e->plan);
+	plan_step_copy(&def, &e->plan->steps[2]);
+	free(def.id);
+	def.id = xstrdup("");
+	d = plan_step_to_string(&def, false);
+	want = xasprintf("%s\n{\"out\":\"A\"}\n-\n-", d);
+	key = sched_reuse_key(e, e->plan, 2);
+	assert_string_equal(key, want);
+	free(key);
+	key = sched_reuse_key(e, other, 2);
+	assert_string_equal(key, want);
+	free(key);
+	/* another id, same definition and inputs: the same key */
+	free(other->steps[2].id);
+	other->steps[2].id = xstrdup("renamed");
+	key = sched_reuse_key(e, other, 2);
+	assert_string_equal(key, want);
+	free(key);
+	free(want);
+	free(d);
+	plan_step_free_fields(&def);
+	plan_free(other);
+	free(e->st[0].output_json);
+	engine_drop_plan(e);
+	free(e);
+}
+
+/* The reuse table: every key found again among many (its hash table grows), keys alike
+ * but for their last byte, every length around the 8-byte words the hash reads, an add of
+ * a known key replacing its results, an unknown key found nowhere. */
+static void test_sched_reuse_table(void **state)
+{
+	struct pev *e = xcalloc(1, sizeof(*e));
+	struct strvec keys = STRVEC_INIT;
+	char *long_prefix = xcalloc(301, 1);
+
+	(void)state;
+	memset(long_prefix, 'x', 300);
+	assert_null(sched_reuse_find(e, "a"));
+	strvec_push(&keys, "");
+	for (size_t n = 1; n <= 20; n++)
+		strvec_pushf(&keys, "%.*s", (int)n, "abcdefghijklmnopqrstuvwxyz");
+	for (int i = 0; i < 400; i++)
+		strvec_pushf(&keys, "%s%d", long_prefix, i);
+	for (size_t k = 0; k < keys.n; k++) {
+		char *r = xasprintf("r%zu", k);
+
+		sched_reuse_add(e, xstrdup(keys.v[k]), r, "out");
+		free(r);
+		assert_int_equal(e->n_reuse, k + 1);
+	}
+	for (size_t k = 0; k < keys.n; k++) {
+		const struct reuse_entry *hit = sched_reuse_find(e, keys.v[k]);
+		char *r = xasprintf("r%zu", k);
+
+		assert_non_null(hit);
+		assert_string_equal(hit->key, keys.v[k]);
+		assert_string_equal(hit->result_json, r);
+		free(r);
+	}
+	sched_reuse_add(e, xstrdup(keys.v[7]), "again", "out2");
+	assert_int_equal(e->n_reuse, keys.n);
+	assert_string_equal(sched_reuse_find(e, keys.v[7])->result_json, "again");
+	assert_string_equal(sched_reuse_find(e, keys.v[7])->output_json, "out2");
+	assert_null(sched_reuse_find(e, "abcdefghijklmnopqrstu"));
+	assert_null(sched_reuse_find(e, "zzz"));
+	{
+		char *miss = xasprintf("%s400", long_prefix);
+
+		assert_null(sched_reuse_find(e, miss));
+		free(miss);
+	}
+	for (size_t r = 0; r < e->n_reuse; r++) {
+		free(e->reuse[r].key);
+		free(e->reuse[r].result_json);
+		free(e->reuse[r].output_json);
+	}
+	free(e->reuse);
+	free(e->reuse_slot);
+	free(e);
+	free(long_prefix);
+	strvec_clear(&keys);
+}
+
 int main(void)
 {
 	/* A stalled engine would hang the suite: fail it instead. */
 	alarm(120);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sched_index_follows_plan),
+		cmocka_unit_test(test_sched_reuse_key),
+		cmocka_unit_test(test_sched_reuse_table),
 		cmocka_unit_test(test_all_pass),
 		cmocka_unit_test(test_resumed_ended_run_tells_servers_after_reopen),
 		cmocka_unit_test(test_deep_tool_input_keeps_the_journal),

@@ -1002,6 +1002,121 @@ static void test_step_to_string_bad_params(void **state)
 	plan_free(p);
 }
 
+/* What plan_to_string / plan_step_to_string wrote when they printed the cJSON tree; the
+ * direct writers must give the same bytes (journal, prompts and reuse keys hold them). */
+static char *cjson_text(cJSON *o, bool pretty)
+{
+	char *s = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+	char *d = xstrdup(s);
+
+	cJSON_free(s);
+	cJSON_Delete(o);
+	return d;
+}
+
+static void expect_same_as_cjson(const struct plan *p)
+{
+	for (int pretty = 0; pretty < 2; pretty++) {
+		char *want = cjson_text(plan_to_json(p), pretty);
+		char *got = plan_to_string(p, pretty);
+
+		assert_string_equal(got, want);
+		free(want);
+		free(got);
+		for (size_t i = 0; i < p->n_steps; i++) {
+			struct strbuf sb;
+
+			want = cjson_text(plan_step_to_json(&p->steps[i]), pretty);
+			got = plan_step_to_string(&p->steps[i], pretty);
+			assert_string_equal(got, want);
+			strbuf_init(&sb);
+			strbuf_adds(&sb, "x");
+			plan_step_add_json(&sb, &p->steps[i], pretty);
+			assert_string_equal(sb.buf + 1, want);
+			strbuf_release(&sb);
+			free(want);
+			free(got);
+		}
+	}
+}
+
+static char *random_text(unsigned *seed)
+{
+	size_t n = (size_t)(rand_r(seed) % 12);
+	char *s = xcalloc(n + 1, 1);
+
+	for (size_t i = 0; i < n; i++) {
+		int r = rand_r(seed) % 8;
+
+		/* controls, quotes and backslashes, ASCII, bytes above 0x7f */
+		s[i] = (char)(r == 0 ? 1 + rand_r(seed) % 31
+			      : r == 1 ? "\"\\/\x7f"[rand_r(seed) % 4]
+			      : r < 6  ? 32 + rand_r(seed) % 95
+				       : 128 + rand_r(seed) % 128);
+	}
+	return s;
+}
+
+static void test_to_string_same_as_cjson(void **state)
+{
+	static const char *const params[] = {
+	    "{}", "{ }", "{\"path\":\"a.csv\",\"n\":[1,2.5,-3e7,true,null]}", "not json", "[1,2]",
+	    "{\"a\":{\"b\":{},\"c\":[{\"d\":\"\\n\\t\"}, []]}}", "  {\"x\" : 1}  trailing", "\"s\"",
+	    NULL};
+	struct plan *p = parse_ok(FULL);
+	struct plan *fresh = plan_new();
+	unsigned seed = 7;
+
+	(void)state;
+	expect_same_as_cjson(p);
+	/* A fresh struct: NULL texts are "" in both. */
+	fresh->n_steps = 1;
+	fresh->steps = xcalloc(1, sizeof(*fresh->steps));
+	expect_same_as_cjson(fresh);
+	plan_free(fresh);
+	/* Every params shape, at both nesting depths. */
+	for (size_t k = 0; k < sizeof(params) / sizeof(*params); k++) {
+		free(p->steps[0].actions[0].params_json);
+		p->steps[0].actions[0].params_json = params[k] ? xstrdup(params[k]) : NULL;
+		expect_same_as_cjson(p);
+	}
+	/* Random texts in every field, lists of 0 to 3 entries, 0 to 2 actions. */
+	for (int round = 0; round < 200; round++) {
+		struct plan *r = plan_new();
+
+		r->goal = random_text(&seed);
+		r->context = round % 5 ? random_text(&seed) : NULL;
+		r->rollback_strategy = random_text(&seed);
+		for (int c = rand_r(&seed) % 3; c > 0; c--)
+			strvec_take(&r->success_criteria, random_text(&seed));
+		r->n_steps = (size_t)(rand_r(&seed) % 3);
+		r->steps = xcalloc(r->n_steps + 1, sizeof(*r->steps));
+		for (size_t i = 0; i < r->n_steps; i++) {
+			struct plan_step *s = &r->steps[i];
+			struct strvec *lists[] = {&s->criteria, &s->expected_outputs, &s->deps};
+
+			s->id = random_text(&seed);
+			s->name = random_text(&seed);
+			s->description = rand_r(&seed) % 4 ? random_text(&seed) : NULL;
+			s->complexity = (enum complexity)(rand_r(&seed) % 3);
+			for (size_t l = 0; l < 3; l++)
+				for (int c = rand_r(&seed) % 4; c > 0; c--)
+					strvec_take(lists[l], random_text(&seed));
+			s->n_actions = (size_t)(rand_r(&seed) % 3);
+			s->actions = xcalloc(s->n_actions + 1, sizeof(*s->actions));
+			for (size_t a = 0; a < s->n_actions; a++) {
+				s->actions[a].tool = random_text(&seed);
+				s->actions[a].params_json =
+				    rand_r(&seed) % 2 ? xstrdup(params[rand_r(&seed) % 8])
+						      : random_text(&seed);
+			}
+		}
+		expect_same_as_cjson(r);
+		plan_free(r);
+	}
+	plan_free(p);
+}
+
 static void test_find(void **state)
 {
 	struct plan *p = plan_of("a;b;c");
@@ -1012,6 +1127,43 @@ static void test_find(void **state)
 	assert_int_equal(plan_find(p, "d"), -1);
 	assert_int_equal(plan_find(p, NULL), -1);
 	plan_free(p);
+}
+
+/* The id index answers as plan_find does: repeated ids give the first step, NULL ids are
+ * never found, unknown ids and NULL give -1; small and large plans (its table grows). */
+static void test_ids_index(void **state)
+{
+	static const char *const pool[] = {"a", "b", "", "s1", "s10", "s100", "x.y", "a-b", "q"};
+	const size_t n_pool = sizeof(pool) / sizeof(*pool);
+	unsigned seed = 11;
+
+	(void)state;
+	assert_int_equal(plan_ids_find(NULL, "a"), -1);
+	for (int round = 0; round < 300; round++) {
+		struct plan *p = plan_new();
+		struct plan_ids *ix;
+		size_t n = round < 250 ? (size_t)(rand_r(&seed) % 12) : 150 + (size_t)round;
+
+		p->steps = xcalloc(n + 1, sizeof(*p->steps));
+		p->n_steps = n;
+		for (size_t i = 0; i < n; i++) {
+			int r = rand_r(&seed) % 10;
+
+			p->steps[i].id = round >= 250 ? xasprintf("s%zu", i)
+					 : r == 0     ? NULL
+						      : xstrdup(pool[(size_t)r % n_pool]);
+		}
+		ix = plan_ids_new(p);
+		for (size_t k = 0; k < n_pool; k++)
+			assert_int_equal(plan_ids_find(ix, pool[k]), plan_find(p, pool[k]));
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(plan_ids_find(ix, p->steps[i].id), plan_find(p, p->steps[i].id));
+		assert_int_equal(plan_ids_find(ix, "zz"), -1);
+		assert_int_equal(plan_ids_find(ix, NULL), -1);
+		plan_ids_free(ix);
+		plan_free(p);
+	}
+	plan_ids_free(NULL);
 }
 
 static void test_topo_stable(void **state)
@@ -1117,7 +1269,9 @@ int main(void)
 	    cmocka_unit_test(test_to_json_field_names),
 	    cmocka_unit_test(test_clone_and_step_equal),
 	    cmocka_unit_test(test_step_to_string_bad_params),
+	    cmocka_unit_test(test_to_string_same_as_cjson),
 	    cmocka_unit_test(test_find),
+	    cmocka_unit_test(test_ids_index),
 	    cmocka_unit_test(test_topo_stable),
 	    cmocka_unit_test(test_topo_keeps_plan_order_when_free),
 	    cmocka_unit_test(test_topo_chain_reversed),

@@ -1016,6 +1016,544 @@ static void test_step_calls_need_step_id(void **state)
 	provider_free(p);
 }
 
+/* ---- answers byte for byte ------------------------------------------------------------ */
+
+/* A script that leaves executor, verifier, final check and synthesis to the defaults, and
+ * one that scripts them with placeholders (and without): every answer the provider gives
+ * for awkward steps (quotes, control bytes, placeholders in the step's own text, fields
+ * missing or of another type, no step at all) is held byte for byte below, so a faster way
+ * of writing them cannot change one. */
+static const char bytes_default_script[] =
+    "{\"task\":\"script task\",\"planner\":[{\"goal\":\"G \\\"g\\\" {{task}}\",\"context\":\"\","
+    "\"steps\":[{\"step_id\":\"a\",\"name\":\"A \\\"n\\\"\"},{\"step_id\":\"b\"},"
+    "{\"name\":\"no id\"}],\"success_criteria\":[\"all \\\"done\\\"\",3,\"\\u0002\"]}]}";
+static const char bytes_scripted_script[] =
+    "{\"executor\":{\"k1\":[{\"rounds\":[{\"text\":\"t {{step_id}}\",\"tool_calls\":[{\"name\":"
+    "\"write_file\",\"input\":{\"path\":\"{{step_id}}.txt\",\"content\":\"r {{tool_result}}\","
+    "\"n\":[1,2.5,{\"x\":\"{{attempt}}\"}]}},{\"name\":\"read_file\",\"input\":{\"path\":"
+    "\"plain.txt\"}}]}],\"final\":{\"before\":\"Pre {{task}}\",\"json\":{\"a\":\"{{attempt}}\","
+    "\"b\":[1,true,null]},\"after\":\"\"}},{\"final\":{\"reasoning\":\"r\",\"n\":0.9}}]},"
+    "\"verifier\":{\"k1\":[\"plain {{task}}\",{\"overall_pass\":true,\"x\":\"none\",\"n\":0.9}]},"
+    "\"final_check\":{\"before\":\"\",\"json\":{\"k\":\"{{task}}\"},\"after\":\"A {{step_id}}\"},"
+    "\"synthesis\":\"Done: {{task}}\"}";
+
+static const char *const bytes_steps[][3] = {
+    /* step_id, task, step_json */
+    {"s1", "Sum \"it\" {{step_id}}",
+     "{\"step_id\":\"s1\",\"name\":\"Write \\\"notes\\\"\\t{{attempt}}\",\"description\":"
+     "\"Line one\\nTask: {{task}} \\u00e9 {{step_id}} \\u0001 {{tool_result}} {{nope}}\","
+     "\"actions\":[],\"acceptance_criteria\":[\"c1 \\\"q\\\" \\\\ back\",5,\"about "
+     "{{step_id}}\",\"\"],\"expected_outputs\":[],\"dependencies\":[],"
+     "\"estimated_complexity\":\"low\"}"},
+    {"s2", "", "{\"step_id\":\"s2\"}"},
+    /* s1 again, edited: nothing of its first definition may stick */
+    {"s1", "Sum", "{\"step_id\":\"s1\",\"name\":\"Edited s1\",\"acceptance_criteria\":[\"new\"]}"},
+    {"s3", NULL, NULL},
+    {"s4", "t", "[1,2]"},
+    {"x{{task}}y", "T", "{\"name\":\"\",\"description\":\"\",\"acceptance_criteria\":[]}"},
+    {"s6", "t", "{\"name\":7,\"description\":{\"a\":1},\"acceptance_criteria\":\"c\"}"},
+    {"k1", "KT", "{\"step_id\":\"k1\",\"name\":\"K\"}"},
+};
+
+static void bytes_add(struct strbuf *sb, const char *what, const struct llm_response *out)
+{
+	strbuf_addf(sb, "== %s [%s]\n%s\n", what, out->stop_reason, out->text);
+	for (size_t i = 0; i < out->n_calls; i++)
+		strbuf_addf(sb, "-- %s %s %s\n", out->calls[i].id, out->calls[i].name,
+			    out->calls[i].input_json);
+}
+
+static void bytes_ask(struct provider *p, struct llm_request *req, struct strbuf *sb,
+		      const char *what)
+{
+	struct llm_response out;
+
+	assert_int_equal(call(p, req, &out), PROVIDER_OK);
+	bytes_add(sb, what, &out);
+	llm_response_release(&out);
+}
+
+static void bytes_transcript(const char *script_text, struct strbuf *sb)
+{
+	char *path = write_temp_script(script_text), *err = NULL;
+	struct provider *p = provider_sim_new(NULL, path, 0, &err);
+	struct llm_msg msgs[3] = {{.kind = LLM_MSG_USER, .text = (char *)"Go."}};
+	struct llm_tool_result res = {.call_id = (char *)"c", .content = (char *)"wrote {{it}}"};
+	struct llm_request req = {.model = "m", .msgs = msgs, .n_msgs = 1};
+
+	assert_non_null(p);
+	msgs[1].kind = LLM_MSG_ASSISTANT;
+	msgs[1].text = (char *)"calling";
+	msgs[2].kind = LLM_MSG_TOOL_RESULTS;
+	msgs[2].results = &res;
+	msgs[2].n_results = 1;
+	/* Before any plan, then the plan, then again. */
+	req.role = ROLE_VERIFIER;
+	req.purpose = PURPOSE_FINAL_CHECK;
+	bytes_ask(p, &req, sb, "final check, no plan");
+	req.role = ROLE_PLANNER;
+	req.purpose = PURPOSE_SYNTHESIZE;
+	bytes_ask(p, &req, sb, "synthesis, no plan");
+	req.task = "the \"task\"";
+	req.purpose = PURPOSE_PLAN;
+	bytes_ask(p, &req, sb, "plan");
+	for (size_t k = 0; k < sizeof(bytes_steps) / sizeof(*bytes_steps); k++) {
+		for (int attempt = 1; attempt <= 2; attempt++) {
+			req.step_id = bytes_steps[k][0];
+			req.task = bytes_steps[k][1];
+			req.step_json = bytes_steps[k][2];
+			req.attempt = attempt;
+			req.role = ROLE_EXECUTOR;
+			req.purpose = PURPOSE_EXECUTE;
+			req.n_msgs = 1;
+			bytes_ask(p, &req, sb, req.step_id);
+			req.n_msgs = 3;
+			bytes_ask(p, &req, sb, req.step_id);
+			req.role = ROLE_VERIFIER;
+			req.purpose = PURPOSE_VERIFY;
+			req.n_msgs = 1;
+			bytes_ask(p, &req, sb, req.step_id);
+		}
+	}
+	req.step_id = NULL;
+	req.step_json = NULL;
+	req.attempt = 0;
+	req.task = "final \"task\"";
+	req.role = ROLE_VERIFIER;
+	req.purpose = PURPOSE_FINAL_CHECK;
+	bytes_ask(p, &req, sb, "final check");
+	req.role = ROLE_PLANNER;
+	req.purpose = PURPOSE_SYNTHESIZE;
+	bytes_ask(p, &req, sb, "synthesis");
+	provider_free(p);
+	unlink(path);
+	free(path);
+	free(err);
+}
+
+/* On a mismatch, what to paste: the transcript as C string literals. */
+static void bytes_print_literal(const char *s)
+{
+	fputs("    \"", stderr);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '\n')
+			fputs(c[1] ? "\\n\"\n    \"" : "\\n", stderr);
+		else if (*c == '"' || *c == '\\')
+			fprintf(stderr, "\\%c", *c);
+		else if (*c == '\t')
+			fputs("\\t", stderr);
+		else if (*c < 32 || *c >= 127)
+			fprintf(stderr, "\\%03o", *c);
+		else
+			fputc(*c, stderr);
+	}
+	fputs("\"\n", stderr);
+}
+
+static const char bytes_default_want[] =
+    "== final check, no plan [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== synthesis, no plan [end_turn]\n"
+    "Result\n"
+    "\n"
+    "Verified results:\n"
+    "\n"
+    "== plan [end_turn]\n"
+    "{\"goal\":\"G \\\"g\\\" the \\\"task\\\"\",\"context\":\"\",\"steps\":[{\"step_id\":\"a\",\"name\":\"A \\\"n\\\"\"},{\"step_id\":\"b\"},{\"name\":\"no id\"}],\"success_criteria\":[\"all \\\"done\\\"\",3,\"\\u0002\"]}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Write \"notes\"\t1\" in s1.md.\n"
+    "-- toolu_sim_1 write_file {\"path\":\"s1.md\",\"content\":\"# Write \\\"notes\\\"\\t1\\n\\nTask: Sum \\\"it\\\" s1\\n\\nLine one\\nTask: Sum \\\"it\\\" {{step_id}} \303\251 s1 \\u0001 (no tool result yet) {{nope}}\\n\\n## Acceptance criteria addressed\\n\\n- c1 \\\"q\\\" \\\\ back\\n- about s1\\n- \\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"c1 \\\"q\\\" \\\\ back\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"about {{step_id}}\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Write \"notes\"\t2\" in s1.md.\n"
+    "-- toolu_sim_2 write_file {\"path\":\"s1.md\",\"content\":\"# Write \\\"notes\\\"\\t2\\n\\nTask: Sum \\\"it\\\" s1\\n\\nLine one\\nTask: Sum \\\"it\\\" {{step_id}} \303\251 s1 \\u0001 (no tool result yet) {{nope}}\\n\\n## Acceptance criteria addressed\\n\\n- c1 \\\"q\\\" \\\\ back\\n- about s1\\n- \\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"c1 \\\"q\\\" \\\\ back\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"about {{step_id}}\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s2 [tool_use]\n"
+    "I will record the outcome of \"s2\" in s2.md.\n"
+    "-- toolu_sim_3 write_file {\"path\":\"s2.md\",\"content\":\"# s2\\n\\n\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s2.md\"],\"step_output\":{\"findings\":\"Wrote s2.md.\",\"artifacts\":[\"s2.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s2 [tool_use]\n"
+    "I will record the outcome of \"s2\" in s2.md.\n"
+    "-- toolu_sim_4 write_file {\"path\":\"s2.md\",\"content\":\"# s2\\n\\n\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s2.md\"],\"step_output\":{\"findings\":\"Wrote s2.md.\",\"artifacts\":[\"s2.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Edited s1\" in s1.md.\n"
+    "-- toolu_sim_5 write_file {\"path\":\"s1.md\",\"content\":\"# Edited s1\\n\\nTask: Sum\\n\\n## Acceptance criteria addressed\\n\\n- new\\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"new\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Edited s1\" in s1.md.\n"
+    "-- toolu_sim_6 write_file {\"path\":\"s1.md\",\"content\":\"# Edited s1\\n\\nTask: Sum\\n\\n## Acceptance criteria addressed\\n\\n- new\\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"new\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s3 [tool_use]\n"
+    "I will record the outcome of \"s3\" in s3.md.\n"
+    "-- toolu_sim_7 write_file {\"path\":\"s3.md\",\"content\":\"# s3\\n\\n\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s3.md\"],\"step_output\":{\"findings\":\"Wrote s3.md.\",\"artifacts\":[\"s3.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s3 [tool_use]\n"
+    "I will record the outcome of \"s3\" in s3.md.\n"
+    "-- toolu_sim_8 write_file {\"path\":\"s3.md\",\"content\":\"# s3\\n\\n\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s3.md\"],\"step_output\":{\"findings\":\"Wrote s3.md.\",\"artifacts\":[\"s3.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s4 [tool_use]\n"
+    "I will record the outcome of \"s4\" in s4.md.\n"
+    "-- toolu_sim_9 write_file {\"path\":\"s4.md\",\"content\":\"# s4\\n\\nTask: t\\n\\n\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s4.md\"],\"step_output\":{\"findings\":\"Wrote s4.md.\",\"artifacts\":[\"s4.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s4 [tool_use]\n"
+    "I will record the outcome of \"s4\" in s4.md.\n"
+    "-- toolu_sim_10 write_file {\"path\":\"s4.md\",\"content\":\"# s4\\n\\nTask: t\\n\\n\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s4.md\"],\"step_output\":{\"findings\":\"Wrote s4.md.\",\"artifacts\":[\"s4.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== x{{task}}y [tool_use]\n"
+    "I will record the outcome of \"xTy\" in xTy.md.\n"
+    "-- toolu_sim_11 write_file {\"path\":\"xTy.md\",\"content\":\"# xTy\\n\\nTask: T\\n\\n\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file x{{task}}y.md\"],\"step_output\":{\"findings\":\"Wrote x{{task}}y.md.\",\"artifacts\":[\"x{{task}}y.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== x{{task}}y [tool_use]\n"
+    "I will record the outcome of \"xTy\" in xTy.md.\n"
+    "-- toolu_sim_12 write_file {\"path\":\"xTy.md\",\"content\":\"# xTy\\n\\nTask: T\\n\\n\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file x{{task}}y.md\"],\"step_output\":{\"findings\":\"Wrote x{{task}}y.md.\",\"artifacts\":[\"x{{task}}y.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s6 [tool_use]\n"
+    "I will record the outcome of \"s6\" in s6.md.\n"
+    "-- toolu_sim_13 write_file {\"path\":\"s6.md\",\"content\":\"# s6\\n\\nTask: t\\n\\n\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s6.md\"],\"step_output\":{\"findings\":\"Wrote s6.md.\",\"artifacts\":[\"s6.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s6 [tool_use]\n"
+    "I will record the outcome of \"s6\" in s6.md.\n"
+    "-- toolu_sim_14 write_file {\"path\":\"s6.md\",\"content\":\"# s6\\n\\nTask: t\\n\\n\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s6.md\"],\"step_output\":{\"findings\":\"Wrote s6.md.\",\"artifacts\":[\"s6.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== k1 [tool_use]\n"
+    "I will record the outcome of \"K\" in k1.md.\n"
+    "-- toolu_sim_15 write_file {\"path\":\"k1.md\",\"content\":\"# K\\n\\nTask: KT\\n\\n\"}\n"
+    "== k1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file k1.md\"],\"step_output\":{\"findings\":\"Wrote k1.md.\",\"artifacts\":[\"k1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== k1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== k1 [tool_use]\n"
+    "I will record the outcome of \"K\" in k1.md.\n"
+    "-- toolu_sim_16 write_file {\"path\":\"k1.md\",\"content\":\"# K\\n\\nTask: KT\\n\\n\"}\n"
+    "== k1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file k1.md\"],\"step_output\":{\"findings\":\"Wrote k1.md.\",\"artifacts\":[\"k1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== k1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== final check [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"all \\\"done\\\"\",\"passed\":true,\"evidence\":\"Every step of the plan passed verification and its result contributes to this.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"\\u0002\",\"passed\":true,\"evidence\":\"Every step of the plan passed verification and its result contributes to this.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== synthesis [end_turn]\n"
+    "G \"g\" the \"task\"\n"
+    "\n"
+    "Verified results:\n"
+    "- A \"n\" (a): done; see a.md in the workspace.\n"
+    "- step (b): done; see b.md in the workspace.\n"
+    "- no id (?): done; see the step.md in the workspace.\n"
+    "\n";
+
+static const char bytes_scripted_want[] =
+    "== final check, no plan [end_turn]\n"
+    "```json\n"
+    "{\n"
+    "\t\"k\":\t\"\"\n"
+    "}\n"
+    "```\n"
+    "\n"
+    "A \n"
+    "== synthesis, no plan [end_turn]\n"
+    "Done: \n"
+    "== plan [end_turn]\n"
+    "Here is a plan for the task. I kept it to three steps so each result can be checked on its own before the next one builds on it.\n"
+    "\n"
+    "```json\n"
+    "{\n"
+    "\t\"goal\":\t\"the \\\"task\\\"\",\n"
+    "\t\"context\":\t\"Offline demo: the simulated models work from the task text alone and keep every intermediate result as a Markdown file in the workspace, so each step can be checked on its own.\",\n"
+    "\t\"steps\":\t[{\n"
+    "\t\t\t\"step_id\":\t\"gather\",\n"
+    "\t\t\t\"name\":\t\"Gather requirements and open questions\",\n"
+    "\t\t\t\"description\":\t\"Work out what an answer to the task must cover: audience, scope, constraints and the questions that stay open. Write them to notes/requirements.md.\",\n"
+    "\t\t\t\"actions\":\t[{\n"
+    "\t\t\t\t\t\"tool\":\t\"write_file\",\n"
+    "\t\t\t\t\t\"params\":\t{\n"
+    "\t\t\t\t\t\t\"path\":\t\"notes/requirements.md\"\n"
+    "\t\t\t\t\t}\n"
+    "\t\t\t\t}],\n"
+    "\t\t\t\"acceptance_criteria\":\t[\"notes/requirements.md lists at least three things the answer must cover\", \"open questions and assumptions are stated explicitly\"],\n"
+    "\t\t\t\"expected_outputs\":\t[\"notes/requirements.md\"],\n"
+    "\t\t\t\"dependencies\":\t[],\n"
+    "\t\t\t\"estimated_complexity\":\t\"low\"\n"
+    "\t\t}, {\n"
+    "\t\t\t\"step_id\":\t\"draft\",\n"
+    "\t\t\t\"name\":\t\"Draft the answer\",\n"
+    "\t\t\t\"description\":\t\"Read notes/requirements.md and write a first complete answer to the task in draft.md, covering each requirement in turn.\",\n"
+    "\t\t\t\"actions\":\t[{\n"
+    "\t\t\t\t\t\"tool\":\t\"read_file\",\n"
+    "\t\t\t\t\t\"params\":\t{\n"
+    "\t\t\t\t\t\t\"path\":\t\"notes/requirements.md\"\n"
+    "\t\t\t\t\t}\n"
+    "\t\t\t\t}, {\n"
+    "\t\t\t\t\t\"tool\":\t\"write_file\",\n"
+    "\t\t\t\t\t\"params\":\t{\n"
+    "\t\t\t\t\t\t\"path\":\t\"draft.md\"\n"
+    "\t\t\t\t\t}\n"
+    "\t\t\t\t}],\n"
+    "\t\t\t\"acceptance_criteria\":\t[\"draft.md addresses every requirement listed in notes/requirements.md\", \"the draft says which assumptions it rests on\"],\n"
+    "\t\t\t\"expected_outputs\":\t[\"draft.md\"],\n"
+    "\t\t\t\"dependencies\":\t[\"gather\"],\n"
+    "\t\t\t\"estimated_complexity\":\t\"medium\"\n"
+    "\t\t}, {\n"
+    "\t\t\t\"step_id\":\t\"review\",\n"
+    "\t\t\t\"name\":\t\"Review and finalise\",\n"
+    "\t\t\t\"description\":\t\"Check draft.md against the requirements, tighten it and write the reviewed version to final.md with a short review checklist.\",\n"
+    "\t\t\t\"actions\":\t[{\n"
+    "\t\t\t\t\t\"tool\":\t\"read_file\",\n"
+    "\t\t\t\t\t\"params\":\t{\n"
+    "\t\t\t\t\t\t\"path\":\t\"draft.md\"\n"
+    "\t\t\t\t\t}\n"
+    "\t\t\t\t}, {\n"
+    "\t\t\t\t\t\"tool\":\t\"write_file\",\n"
+    "\t\t\t\t\t\"params\":\t{\n"
+    "\t\t\t\t\t\t\"path\":\t\"final.md\"\n"
+    "\t\t\t\t\t}\n"
+    "\t\t\t\t}],\n"
+    "\t\t\t\"acceptance_criteria\":\t[\"final.md exists and is marked ready for the reader\", \"the review lists what was checked and what changed\"],\n"
+    "\t\t\t\"expected_outputs\":\t[\"final.md\"],\n"
+    "\t\t\t\"dependencies\":\t[\"draft\"],\n"
+    "\t\t\t\"estimated_complexity\":\t\"low\"\n"
+    "\t\t}],\n"
+    "\t\"success_criteria\":\t[\"final.md answers the task for its intended reader\", \"every requirement gathered in the first step is covered in final.md\"],\n"
+    "\t\"rollback_strategy\":\t\"Every step only writes inside the workspace; deleting notes/, draft.md and final.md undoes the run.\"\n"
+    "}\n"
+    "```\n"
+    "\n"
+    "Each step writes one file in the workspace, so the verifier can read exactly what was produced.\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Write \"notes\"\t1\" in s1.md.\n"
+    "-- toolu_sim_1 write_file {\"path\":\"s1.md\",\"content\":\"# Write \\\"notes\\\"\\t1\\n\\nTask: Sum \\\"it\\\" s1\\n\\nLine one\\nTask: Sum \\\"it\\\" {{step_id}} \303\251 s1 \\u0001 (no tool result yet) {{nope}}\\n\\n## Acceptance criteria addressed\\n\\n- c1 \\\"q\\\" \\\\ back\\n- about s1\\n- \\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"c1 \\\"q\\\" \\\\ back\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"about {{step_id}}\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Write \"notes\"\t2\" in s1.md.\n"
+    "-- toolu_sim_2 write_file {\"path\":\"s1.md\",\"content\":\"# Write \\\"notes\\\"\\t2\\n\\nTask: Sum \\\"it\\\" s1\\n\\nLine one\\nTask: Sum \\\"it\\\" {{step_id}} \303\251 s1 \\u0001 (no tool result yet) {{nope}}\\n\\n## Acceptance criteria addressed\\n\\n- c1 \\\"q\\\" \\\\ back\\n- about s1\\n- \\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"c1 \\\"q\\\" \\\\ back\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"about {{step_id}}\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"},{\"criterion\":\"\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s2 [tool_use]\n"
+    "I will record the outcome of \"s2\" in s2.md.\n"
+    "-- toolu_sim_3 write_file {\"path\":\"s2.md\",\"content\":\"# s2\\n\\n\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s2.md\"],\"step_output\":{\"findings\":\"Wrote s2.md.\",\"artifacts\":[\"s2.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s2 [tool_use]\n"
+    "I will record the outcome of \"s2\" in s2.md.\n"
+    "-- toolu_sim_4 write_file {\"path\":\"s2.md\",\"content\":\"# s2\\n\\n\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s2.md\"],\"step_output\":{\"findings\":\"Wrote s2.md.\",\"artifacts\":[\"s2.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s2 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Edited s1\" in s1.md.\n"
+    "-- toolu_sim_5 write_file {\"path\":\"s1.md\",\"content\":\"# Edited s1\\n\\nTask: Sum\\n\\n## Acceptance criteria addressed\\n\\n- new\\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"new\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s1 [tool_use]\n"
+    "I will record the outcome of \"Edited s1\" in s1.md.\n"
+    "-- toolu_sim_6 write_file {\"path\":\"s1.md\",\"content\":\"# Edited s1\\n\\nTask: Sum\\n\\n## Acceptance criteria addressed\\n\\n- new\\n\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s1.md\"],\"step_output\":{\"findings\":\"Wrote s1.md.\",\"artifacts\":[\"s1.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s1 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[{\"criterion\":\"new\",\"passed\":true,\"evidence\":\"The result of step s1 addresses this directly and its declared artifacts are present in the workspace.\",\"confidence\":0.9,\"feedback\":\"\"}],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s3 [tool_use]\n"
+    "I will record the outcome of \"s3\" in s3.md.\n"
+    "-- toolu_sim_7 write_file {\"path\":\"s3.md\",\"content\":\"# s3\\n\\n\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s3.md\"],\"step_output\":{\"findings\":\"Wrote s3.md.\",\"artifacts\":[\"s3.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s3 [tool_use]\n"
+    "I will record the outcome of \"s3\" in s3.md.\n"
+    "-- toolu_sim_8 write_file {\"path\":\"s3.md\",\"content\":\"# s3\\n\\n\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s3.md\"],\"step_output\":{\"findings\":\"Wrote s3.md.\",\"artifacts\":[\"s3.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s3 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s4 [tool_use]\n"
+    "I will record the outcome of \"s4\" in s4.md.\n"
+    "-- toolu_sim_9 write_file {\"path\":\"s4.md\",\"content\":\"# s4\\n\\nTask: t\\n\\n\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s4.md\"],\"step_output\":{\"findings\":\"Wrote s4.md.\",\"artifacts\":[\"s4.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s4 [tool_use]\n"
+    "I will record the outcome of \"s4\" in s4.md.\n"
+    "-- toolu_sim_10 write_file {\"path\":\"s4.md\",\"content\":\"# s4\\n\\nTask: t\\n\\n\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s4.md\"],\"step_output\":{\"findings\":\"Wrote s4.md.\",\"artifacts\":[\"s4.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s4 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== x{{task}}y [tool_use]\n"
+    "I will record the outcome of \"xTy\" in xTy.md.\n"
+    "-- toolu_sim_11 write_file {\"path\":\"xTy.md\",\"content\":\"# xTy\\n\\nTask: T\\n\\n\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file x{{task}}y.md\"],\"step_output\":{\"findings\":\"Wrote x{{task}}y.md.\",\"artifacts\":[\"x{{task}}y.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== x{{task}}y [tool_use]\n"
+    "I will record the outcome of \"xTy\" in xTy.md.\n"
+    "-- toolu_sim_12 write_file {\"path\":\"xTy.md\",\"content\":\"# xTy\\n\\nTask: T\\n\\n\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file x{{task}}y.md\"],\"step_output\":{\"findings\":\"Wrote x{{task}}y.md.\",\"artifacts\":[\"x{{task}}y.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== x{{task}}y [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s6 [tool_use]\n"
+    "I will record the outcome of \"s6\" in s6.md.\n"
+    "-- toolu_sim_13 write_file {\"path\":\"s6.md\",\"content\":\"# s6\\n\\nTask: t\\n\\n\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s6.md\"],\"step_output\":{\"findings\":\"Wrote s6.md.\",\"artifacts\":[\"s6.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== s6 [tool_use]\n"
+    "I will record the outcome of \"s6\" in s6.md.\n"
+    "-- toolu_sim_14 write_file {\"path\":\"s6.md\",\"content\":\"# s6\\n\\nTask: t\\n\\n\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"reasoning\":\"Followed the step description and recorded the outcome in the workspace so it can be checked.\",\"actions_taken\":[\"write_file s6.md\"],\"step_output\":{\"findings\":\"Wrote s6.md.\",\"artifacts\":[\"s6.md\"],\"meets_criteria\":true},\"confidence\":0.9,\"notes\":\"\"}\n"
+    "== s6 [end_turn]\n"
+    "{\"overall_pass\":true,\"criteria_results\":[],\"action\":\"pass\",\"feedback_for_executor\":\"\",\"severity\":\"minor\"}\n"
+    "== k1 [tool_use]\n"
+    "t k1\n"
+    "-- toolu_sim_15 write_file {\"path\":\"k1.txt\",\"content\":\"r (no tool result yet)\",\"n\":[1,2.5,{\"x\":\"1\"}]}\n"
+    "-- toolu_sim_16 read_file {\"path\":\"plain.txt\"}\n"
+    "== k1 [end_turn]\n"
+    "Pre KT\n"
+    "\n"
+    "```json\n"
+    "{\n"
+    "\t\"a\":\t\"1\",\n"
+    "\t\"b\":\t[1, true, null]\n"
+    "}\n"
+    "```\n"
+    "== k1 [end_turn]\n"
+    "plain KT\n"
+    "== k1 [end_turn]\n"
+    "{\"reasoning\":\"r\",\"n\":0.9}\n"
+    "== k1 [end_turn]\n"
+    "{\"reasoning\":\"r\",\"n\":0.9}\n"
+    "== k1 [end_turn]\n"
+    "{\"overall_pass\":true,\"x\":\"none\",\"n\":0.9}\n"
+    "== final check [end_turn]\n"
+    "```json\n"
+    "{\n"
+    "\t\"k\":\t\"final \\\"task\\\"\"\n"
+    "}\n"
+    "```\n"
+    "\n"
+    "A \n"
+    "== synthesis [end_turn]\n"
+    "Done: final \"task\"\n";
+
+static void test_answers_byte_for_byte(void **state)
+{
+	const char *const scripts[] = {bytes_default_script, bytes_scripted_script};
+	const char *const want[] = {bytes_default_want, bytes_scripted_want};
+	struct strbuf got[2];
+	bool same = true;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		strbuf_init(&got[i]);
+		bytes_transcript(scripts[i], &got[i]);
+		if (strcmp(got[i].buf, want[i])) {
+			fprintf(stderr, "transcript %zu differs; it is now:\n", i);
+			bytes_print_literal(got[i].buf);
+			same = false;
+		}
+	}
+	for (size_t i = 0; i < 2; i++)
+		strbuf_release(&got[i]);
+	assert_true(same);
+}
+
+/* The provider remembers the last few step definitions it read: many steps in turn, in
+ * both directions and one at a time, each answer names its own step. */
+static void test_step_definitions_remembered(void **state)
+{
+	char *path = write_temp_script("{\"task\":\"t\"}"), *err = NULL;
+	struct provider *p = provider_sim_new(NULL, path, 0, &err);
+	struct llm_msg user = {.kind = LLM_MSG_USER, .text = (char *)"Go."};
+	static const int order[] = {0, 1, 2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 0, 0, 11,
+				    5, 9, 10, 19, 18, 17, 16, 15, 14, 13, 12, 1,  2, 3, 19};
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t k = 0; k < sizeof(order) / sizeof(*order); k++) {
+		int i = order[k];
+		char *id = xasprintf("c%d", i);
+		char *json = xasprintf("{\"name\":\"N%d\",\"acceptance_criteria\":[\"k%d\"]}", i, i);
+		char *want = xasprintf("I will record the outcome of \"N%d\" in c%d.md.", i, i);
+		char *crit = xasprintf("\"criterion\":\"k%d\"", i);
+		struct llm_request req = {.role = ROLE_EXECUTOR, .purpose = PURPOSE_EXECUTE,
+					  .step_id = id, .attempt = 1, .step_json = json,
+					  .msgs = &user, .n_msgs = 1};
+		struct llm_response out;
+
+		assert_int_equal(call(p, &req, &out), PROVIDER_OK);
+		assert_string_equal(out.text, want);
+		llm_response_release(&out);
+		req.purpose = PURPOSE_VERIFY;
+		req.role = ROLE_VERIFIER;
+		assert_int_equal(call(p, &req, &out), PROVIDER_OK);
+		assert_non_null(strstr(out.text, crit));
+		llm_response_release(&out);
+		free(id);
+		free(json);
+		free(want);
+		free(crit);
+	}
+	provider_free(p);
+	unlink(path);
+	free(path);
+	free(err);
+}
+
 /* ---- the lookup tool ------------------------------------------------------------------ */
 
 static bool lookup(const char *input_json, struct strbuf *out)
@@ -1089,6 +1627,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_scenario),
 		cmocka_unit_test(test_scenario_table),
 		cmocka_unit_test(test_step_calls_need_step_id),
+		cmocka_unit_test(test_answers_byte_for_byte),
+		cmocka_unit_test(test_step_definitions_remembered),
 		cmocka_unit_test(test_lookup_tool),
 	};
 
