@@ -9,6 +9,8 @@ case $PEVTUI in /*) ;; *) PEVTUI="$(pwd)/$PEVTUI" ;; esac
 [ -x "$PEVTUI" ] || { echo "no binary at $PEVTUI"; exit 99; }
 
 SOCK="pevtui-test-$$"
+SOCKS="$SOCK" # every server name start has used, for cleanup
+n_start=0
 TMPD=$(mktemp -d /tmp/pevtui-term.XXXXXX) || exit 99
 export LC_ALL=C.UTF-8
 # stop_engines — ends every pevtui still holding a run of this test. A cockpit whose
@@ -32,7 +34,9 @@ stop_engines() {
 
 cleanup() {
 	rc=$?
-	tmux -L "$SOCK" kill-server >/dev/null 2>&1
+	for sock in $SOCKS; do
+		tmux -L "$sock" kill-server >/dev/null 2>&1
+	done
 	stop_engines
 	# Under --enable-sanitizers a report fails the test even when the screen looked right.
 	if grep -E -q "Sanitizer|runtime error:" "$TMPD/stderr" 2>/dev/null; then
@@ -52,6 +56,12 @@ start() {
 	cols=$1
 	rows=$2
 	shift 2
+	# A server of its own for each start: one told to go a moment ago (kill-server) may
+	# still take a new session and then exit with it, which left a test waiting on "no
+	# server running" for a program that never started.
+	n_start=$((n_start + 1))
+	SOCK="pevtui-test-$$-$n_start"
+	SOCKS="$SOCKS $SOCK"
 	printf '%s\n' "#!/bin/sh" \
 		"cd '$TMPD' || exit 1" \
 		"'$PEVTUI' --sim-delay 0 --runs-dir '$TMPD/runs' $* 2>'$TMPD/stderr'" \
