@@ -36,6 +36,7 @@ cleanup() {
 	rc=$?
 	for sock in $SOCKS; do
 		tmux -L "$sock" kill-server >/dev/null 2>&1
+		rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock" # tmux leaves its socket file
 	done
 	stop_engines
 	# Under --enable-sanitizers a report fails the test even when the screen looked right.
