@@ -338,6 +338,8 @@ char *sched_reuse_key(struct pev *e, const struct plan *p, size_t i);
 void sched_reuse_add(struct pev *e, char *key, const char *result, const char *output);
 /* The entry an identical step may reuse, or NULL. */
 const struct reuse_entry *sched_reuse_find(struct pev *e, const char *key);
+/* Frees the reuse table (pev_free). */
+void sched_reuse_free(struct pev *e);
 void sched_apply_edit(struct pev *e, const char *step_id, const char *json);
 
 /* gates.c */

@@ -846,13 +846,7 @@ void pev_free(struct pev *e)
 	plan_free(e->plan);
 	plan_free(e->proposal);
 	free(e->proposal_reason);
-	for (size_t r = 0; r < e->n_reuse; r++) {
-		free(e->reuse[r].key);
-		free(e->reuse[r].result_json);
-		free(e->reuse[r].output_json);
-	}
-	free(e->reuse);
-	free(e->reuse_slot);
+	sched_reuse_free(e);
 	for (size_t g = 0; g < e->n_gates; g++)
 		free(e->gates[g].step_id);
 	free(e->gates);

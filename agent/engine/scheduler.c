@@ -149,6 +149,22 @@ static size_t reuse_probe(const struct pev *e, const char *key, size_t h)
 	return i;
 }
 
+void sched_reuse_free(struct pev *e)
+{
+	for (size_t r = 0; r < e->n_reuse; r++) {
+		free(e->reuse[r].key);
+		free(e->reuse[r].result_json);
+		free(e->reuse[r].output_json);
+	}
+	free(e->reuse);
+	free(e->reuse_slot);
+	e->reuse = NULL;
+	e->reuse_slot = NULL;
+	e->n_reuse = 0;
+	e->n_reuse_slot = 0;
+	e->cap_reuse = 0;
+}
+
 const struct reuse_entry *sched_reuse_find(struct pev *e, const char *key)
 {
 	size_t k;

@@ -2354,13 +2354,7 @@ static void test_sched_reuse_table(void **state)
 		assert_null(sched_reuse_find(e, miss));
 		free(miss);
 	}
-	for (size_t r = 0; r < e->n_reuse; r++) {
-		free(e->reuse[r].key);
-		free(e->reuse[r].result_json);
-		free(e->reuse[r].output_json);
-	}
-	free(e->reuse);
-	free(e->reuse_slot);
+	sched_reuse_free(e);
 	free(e);
 	free(long_prefix);
 	strvec_clear(&keys);
