@@ -11,7 +11,6 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -2051,7 +2050,6 @@ struct app *app_new(const struct settings *s, struct bus *bus, struct gatekeeper
 	struct sigaction sa;
 	SCREEN *scr;
 
-	setlocale(LC_ALL, "");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		*err = xstrdup("the cockpit needs a terminal; use --headless for pipes and scripts");
 		return NULL;

@@ -4,7 +4,6 @@
 #include "board_screen.h"
 
 #include <curses.h>
-#include <locale.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,7 +259,6 @@ char *board_screen_run(const struct settings *s, struct notify *notify, bool *wa
 	SCREEN *scr;
 	long next = 0;
 
-	setlocale(LC_ALL, "");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "pevtui: the board needs a terminal; pevtui --list-runs prints the "
 		                "runs\n");

@@ -1018,6 +1018,10 @@ int main(int argc, char **argv)
 	int code;
 
 	setlocale(LC_ALL, "");
+	/* Characters as the operator's locale has them (curses draws UTF-8 so), numbers as
+	 * JSON, configs and command lines write them: under a decimal-comma locale strtod read
+	 * "--budget 0.05" as 0 and printf wrote "$0,1033". */
+	setlocale(LC_NUMERIC, "C");
 	/* Signals for the headless stop are taken by a thread; block them everywhere. */
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
