@@ -3,6 +3,7 @@
 
 #include "provider_anthropic.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 struct anthropic {
 	struct provider pub;
 	struct phttp_conf cf;
+	atomic_size_t last_body; /* the size of the last body built: the next one's guess */
 };
 
 static const char *const default_models[ROLE__COUNT] = {
@@ -57,7 +59,7 @@ struct parse {
 /* One call; the phttp_wire callbacks and the SSE parser get a struct call *. */
 struct call {
 	struct parse ps;
-	const struct anthropic *a;
+	struct anthropic *a; /* its last_body changes */
 	const struct llm_request *req; /* NULL in provider_anthropic_parse */
 };
 
@@ -363,42 +365,59 @@ static enum http_verdict status_verdict(void *ctx, const struct http_result *res
 	return v;
 }
 
-static void add_tools(cJSON *root, const struct llm_request *req)
+/* The tools, as `,"tools":[…]`: texts and schemas every call repeats, escaped and
+ * printed once per run (req->schemas). */
+static void add_tools(struct strbuf *sb, const struct llm_request *req)
 {
-	/* the schemas as printed once per run, inserted as raw text */
 	struct schemas *own = NULL, *memo = req->schemas;
-	cJSON *tools;
 
 	if (!req->n_tools)
 		return;
 	if (!memo)
 		memo = own = schemas_new();
-	tools = cJSON_AddArrayToObject(root, "tools");
+	PHTTP_LIT(sb, ",\"tools\":[");
 	for (size_t i = 0; i < req->n_tools; i++) {
 		const struct tool_def *t = req->tools[i];
-		cJSON *o = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(o, "name", t->name);
-		cJSON_AddStringToObject(o, "description", t->description ? t->description : "");
-		cJSON_AddItemToObject(o, "input_schema", cJSON_CreateRaw(schemas_object(memo, t->schema_json)));
-		cJSON_AddItemToArray(tools, o);
+		if (i)
+			strbuf_addc(sb, ',');
+		strbuf_addc(sb, '{');
+		/* cJSON left out a member whose string was NULL */
+		if (t->name) {
+			PHTTP_LIT(sb, "\"name\":");
+			phttp_add_str_memo(sb, memo, t->name);
+			strbuf_addc(sb, ',');
+		}
+		PHTTP_LIT(sb, "\"description\":");
+		phttp_add_str_memo(sb, memo, t->description ? t->description : "");
+		PHTTP_LIT(sb, ",\"input_schema\":");
+		strbuf_adds(sb, schemas_object(memo, t->schema_json));
+		strbuf_addc(sb, '}');
 	}
+	strbuf_addc(sb, ']');
 	schemas_free(own);
 }
 
-static cJSON *tool_input(const char *json)
+/* A call's input: the API insists on an object, so a model's broken arguments are sent
+ * back repaired. Reprinted by cJSON, as the tree did: its spacing and numbers are cJSON's. */
+static void add_tool_input(struct strbuf *sb, const char *json)
 {
 	bool bad;
 	char *fixed = phttp_repair_args(json, &bad);
 	cJSON *v = cJSON_Parse(fixed);
 
-	/* The API insists on an object; a model's broken arguments are sent back repaired. */
 	free(fixed);
-	if (!cJSON_IsObject(v)) {
-		cJSON_Delete(v);
-		v = cJSON_CreateObject();
+	if (cJSON_IsObject(v)) {
+		char *p = cJSON_PrintUnformatted(v);
+
+		if (!p)
+			fatal("cJSON_PrintUnformatted failed");
+		strbuf_adds(sb, p);
+		cJSON_free(p);
+	} else {
+		PHTTP_LIT(sb, "{}");
 	}
-	return v;
+	cJSON_Delete(v);
 }
 
 /* The call a tool result answers, among the turns before message `before`. */
@@ -417,96 +436,111 @@ static const struct llm_tool_call *call_of(const struct llm_request *req, size_t
 	return NULL;
 }
 
-static char *build_body(const struct anthropic *a, const struct llm_request *req)
+static void add_assistant(struct strbuf *sb, const struct llm_msg *m)
 {
-	cJSON *root = cJSON_CreateObject(), *msgs, *sys, *blk, *cc;
-	char *out;
+	PHTTP_LIT(sb, "{\"role\":\"assistant\",\"content\":[");
+	if (m->text && *m->text) {
+		PHTTP_LIT(sb, "{\"type\":\"text\",\"text\":");
+		phttp_add_str(sb, m->text);
+		strbuf_addc(sb, '}');
+	}
+	for (size_t k = 0; k < m->n_calls; k++) {
+		const struct llm_tool_call *c = &m->calls[k];
 
-	cJSON_AddStringToObject(root, "model", req->model ? req->model : "");
-	cJSON_AddNumberToObject(root, "max_tokens",
-				req->max_tokens > 0 ? req->max_tokens : DEFAULT_MAX_TOKENS);
+		if (k || (m->text && *m->text))
+			strbuf_addc(sb, ',');
+		PHTTP_LIT(sb, "{\"type\":\"tool_use\",\"id\":");
+		phttp_add_str(sb, c->id ? c->id : "");
+		PHTTP_LIT(sb, ",\"name\":");
+		phttp_add_str(sb, c->name ? c->name : "");
+		PHTTP_LIT(sb, ",\"input\":");
+		add_tool_input(sb, c->input_json);
+		strbuf_addc(sb, '}');
+	}
+	if (!m->n_calls && !(m->text && *m->text))
+		PHTTP_LIT(sb, "{\"type\":\"text\",\"text\":\"(no text)\"}");
+	PHTTP_LIT(sb, "]}");
+}
+
+/* Message i's results, as the user turn that answers the calls. */
+static void add_results(struct strbuf *sb, const struct llm_request *req, size_t i)
+{
+	const struct llm_msg *m = &req->msgs[i];
+
+	PHTTP_LIT(sb, "{\"role\":\"user\",\"content\":[");
+	for (size_t k = 0; k < m->n_results; k++) {
+		const struct llm_tool_result *r = &m->results[k];
+		const struct llm_tool_call *tc = call_of(req, i, r->call_id);
+		bool bad = false;
+		char *sent = phttp_repair_args(tc ? tc->input_json : NULL, &bad);
+
+		if (k)
+			strbuf_addc(sb, ',');
+		PHTTP_LIT(sb, "{\"type\":\"tool_result\",\"tool_use_id\":");
+		phttp_add_str(sb, r->call_id ? r->call_id : "");
+		PHTTP_LIT(sb, ",\"content\":");
+		if (tc && bad) {
+			char *note = phttp_bad_args_note(tc->name, sent, r->content);
+
+			phttp_add_str(sb, note);
+			free(note);
+		} else {
+			phttp_add_str(sb, r->content ? r->content : "");
+		}
+		free(sent);
+		if (r->is_error)
+			PHTTP_LIT(sb, ",\"is_error\":true");
+		strbuf_addc(sb, '}');
+	}
+	PHTTP_LIT(sb, "]}");
+}
+
+/* Written straight into one buffer, byte for byte as cJSON_PrintUnformatted printed the
+ * tree this used to build (on_request_printed relies on it; test_bodies checks it). */
+static char *build_body(struct anthropic *a, const struct llm_request *req)
+{
+	struct strbuf sb;
+
+	phttp_body_start(&sb, &a->last_body);
+	PHTTP_LIT(&sb, "{\"model\":");
+	phttp_add_str(&sb, req->model ? req->model : "");
+	PHTTP_LIT(&sb, ",\"max_tokens\":");
+	/* cJSON: "%d" for a whole number */
+	strbuf_addi(&sb, req->max_tokens > 0 ? req->max_tokens : DEFAULT_MAX_TOKENS);
 	if (req->system && *req->system) {
 		/* One block marked for the prompt cache: the role's long static instructions. */
-		sys = cJSON_AddArrayToObject(root, "system");
-		blk = cJSON_CreateObject();
-		cJSON_AddStringToObject(blk, "type", "text");
-		cJSON_AddStringToObject(blk, "text", req->system);
-		cc = cJSON_AddObjectToObject(blk, "cache_control");
-		cJSON_AddStringToObject(cc, "type", "ephemeral");
-		cJSON_AddItemToArray(sys, blk);
+		PHTTP_LIT(&sb, ",\"system\":[{\"type\":\"text\",\"text\":");
+		phttp_add_str_memo(&sb, req->schemas, req->system);
+		PHTTP_LIT(&sb, ",\"cache_control\":{\"type\":\"ephemeral\"}}]");
 	}
-	msgs = cJSON_AddArrayToObject(root, "messages");
+	PHTTP_LIT(&sb, ",\"messages\":[");
 	for (size_t i = 0; i < req->n_msgs; i++) {
 		const struct llm_msg *m = &req->msgs[i];
-		cJSON *o = cJSON_CreateObject(), *content;
 
+		if (i)
+			strbuf_addc(&sb, ',');
 		switch (m->kind) {
 		case LLM_MSG_USER:
-			cJSON_AddStringToObject(o, "role", "user");
-			cJSON_AddStringToObject(o, "content", m->text ? m->text : "");
+			PHTTP_LIT(&sb, "{\"role\":\"user\",\"content\":");
+			phttp_add_str(&sb, m->text ? m->text : "");
+			strbuf_addc(&sb, '}');
 			break;
 		case LLM_MSG_ASSISTANT:
-			cJSON_AddStringToObject(o, "role", "assistant");
-			content = cJSON_AddArrayToObject(o, "content");
-			if (m->text && *m->text) {
-				blk = cJSON_CreateObject();
-				cJSON_AddStringToObject(blk, "type", "text");
-				cJSON_AddStringToObject(blk, "text", m->text);
-				cJSON_AddItemToArray(content, blk);
-			}
-			for (size_t k = 0; k < m->n_calls; k++) {
-				blk = cJSON_CreateObject();
-				cJSON_AddStringToObject(blk, "type", "tool_use");
-				cJSON_AddStringToObject(blk, "id",
-							m->calls[k].id ? m->calls[k].id : "");
-				cJSON_AddStringToObject(blk, "name",
-							m->calls[k].name ? m->calls[k].name : "");
-				cJSON_AddItemToObject(blk, "input",
-						      tool_input(m->calls[k].input_json));
-				cJSON_AddItemToArray(content, blk);
-			}
-			if (!cJSON_GetArraySize(content)) {
-				blk = cJSON_CreateObject();
-				cJSON_AddStringToObject(blk, "type", "text");
-				cJSON_AddStringToObject(blk, "text", "(no text)");
-				cJSON_AddItemToArray(content, blk);
-			}
+			add_assistant(&sb, m);
 			break;
 		case LLM_MSG_TOOL_RESULTS:
-			cJSON_AddStringToObject(o, "role", "user");
-			content = cJSON_AddArrayToObject(o, "content");
-			for (size_t k = 0; k < m->n_results; k++) {
-				const struct llm_tool_result *r = &m->results[k];
-				const struct llm_tool_call *tc = call_of(req, i, r->call_id);
-				bool bad = false;
-				char *sent = phttp_repair_args(tc ? tc->input_json : NULL, &bad);
-				char *text = tc && bad ? phttp_bad_args_note(tc->name, sent, r->content)
-						       : xstrdup(r->content ? r->content : "");
-
-				blk = cJSON_CreateObject();
-				cJSON_AddStringToObject(blk, "type", "tool_result");
-				cJSON_AddStringToObject(blk, "tool_use_id",
-							r->call_id ? r->call_id : "");
-				cJSON_AddStringToObject(blk, "content", text);
-				free(text);
-				free(sent);
-				if (r->is_error)
-					cJSON_AddTrueToObject(blk, "is_error");
-				cJSON_AddItemToArray(content, blk);
-			}
+			add_results(&sb, req, i);
 			break;
 		}
-		cJSON_AddItemToArray(msgs, o);
 	}
-	add_tools(root, req);
+	strbuf_addc(&sb, ']');
+	add_tools(&sb, req);
 	/* No JSON mode on this API: want_json relies on the prompt asking for JSON. */
 	if (a->cf.stream)
-		cJSON_AddTrueToObject(root, "stream");
-	out = cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	if (!out)
-		fatal("cJSON_PrintUnformatted failed");
-	return out;
+		PHTTP_LIT(&sb, ",\"stream\":true");
+	strbuf_addc(&sb, '}');
+	phttp_body_done(&sb, &a->last_body);
+	return strbuf_detach(&sb);
 }
 
 static char *call_build_body(void *ctx)
@@ -580,6 +614,7 @@ struct provider *provider_anthropic_new(const char *base_url, const char *api_ke
 	a->pub.simulated = false;
 	a->pub.impl = a;
 	phttp_conf_init(&a->cf, url, api_key);
+	atomic_init(&a->last_body, 0);
 	return &a->pub;
 }
 
@@ -595,6 +630,11 @@ void provider_anthropic_set_stream(struct provider *p, bool stream)
 	struct anthropic *a = p->impl;
 
 	a->cf.stream = stream;
+}
+
+char *provider_anthropic_body(struct provider *p, const struct llm_request *req)
+{
+	return build_body(p->impl, req);
 }
 
 int provider_anthropic_parse(const char *body, size_t len, bool stream, struct llm_response *out,

@@ -28,6 +28,8 @@ void provider_anthropic_set_http(struct provider *p, const struct http_options *
 /* Non-streamed requests instead of SSE (used by the tests; no deltas are reported). */
 void provider_anthropic_set_stream(struct provider *p, bool stream);
 
+/* The body a call would send for req; for tests. Caller frees. */
+char *provider_anthropic_body(struct provider *p, const struct llm_request *req);
 /*
  * Parses a complete response body (SSE when `stream`, else one JSON message) into *out the
  * way a call would. Returns PROVIDER_OK, or PROVIDER_ERROR with *err. For tests and fuzzing.

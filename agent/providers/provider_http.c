@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schemas.h"
 #include "xalloc.h"
 
 void phttp_conf_init(struct phttp_conf *cf, char *url, const char *api_key)
@@ -465,4 +466,31 @@ char *phttp_bad_args_note(const char *name, const char *sent, const char *conten
 			 "Call the tool again with a valid JSON object.%s%s",
 			 name && *name ? name : "the tool", sent, content && *content ? "\n" : "",
 			 content ? content : "");
+}
+
+void phttp_add_str(struct strbuf *sb, const char *s)
+{
+	strbuf_add_json(sb, s, strlen(s), 0);
+}
+
+void phttp_add_str_memo(struct strbuf *sb, struct schemas *memo, const char *s)
+{
+	const char *text = memo ? schemas_string(memo, s) : NULL;
+
+	if (text)
+		strbuf_adds(sb, text);
+	else
+		phttp_add_str(sb, s);
+}
+
+void phttp_body_start(struct strbuf *sb, const atomic_size_t *last)
+{
+	strbuf_init(sb);
+	/* A conversation grows between its calls: a little more than the last body. */
+	strbuf_grow(sb, atomic_load_explicit(last, memory_order_relaxed) * 5 / 4 + 1024);
+}
+
+void phttp_body_done(const struct strbuf *sb, atomic_size_t *last)
+{
+	atomic_store_explicit(last, sb->len, memory_order_relaxed);
 }

@@ -3,6 +3,7 @@
 #ifndef PEVTUI_PROVIDER_HTTP_H
 #define PEVTUI_PROVIDER_HTTP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
@@ -139,5 +140,28 @@ char *phttp_repair_args(const char *json, bool *was_bad);
  * they were not valid JSON and what was sent instead, then `content`. Caller frees.
  */
 char *phttp_bad_args_note(const char *name, const char *sent, const char *content);
+
+/* ---- request bodies, written as cJSON_PrintUnformatted would print their trees ---------- */
+
+struct schemas;
+
+/* Appends a literal (a constant piece of JSON: keys, punctuation). */
+#define PHTTP_LIT(sb, lit) strbuf_add((sb), (lit), sizeof(lit) - 1)
+
+/* Appends s (not NULL) as a JSON string, quotes included, as cJSON prints it. */
+void phttp_add_str(struct strbuf *sb, const char *s);
+
+/* The same for a text every call repeats (a system prompt, a tool's name or description):
+ * escaped once per run through `memo` (schemas_string), written directly when memo is
+ * NULL or keeps no more texts. */
+void phttp_add_str_memo(struct strbuf *sb, struct schemas *memo, const char *s);
+
+/*
+ * A guess at the size of the next body, from the bodies built before (*last, kept per
+ * provider; any thread): the buffer grows once to about that size instead of doubling
+ * its way there. phttp_body_done records the size of the body just built.
+ */
+void phttp_body_start(struct strbuf *sb, const atomic_size_t *last);
+void phttp_body_done(const struct strbuf *sb, atomic_size_t *last);
 
 #endif

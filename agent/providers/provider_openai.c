@@ -25,6 +25,7 @@ struct openai {
 	struct phttp_conf cf; /* api_key NULL: no Authorization header */
 	bool official; /* api.openai.com: max_completion_tokens instead of max_tokens */
 	atomic_bool no_json_mode; /* the server rejected response_format once */
+	atomic_size_t last_body;  /* the size of the last body built: the next one's guess */
 };
 
 static const char *const default_models[ROLE__COUNT] = {
@@ -367,28 +368,36 @@ static enum http_verdict status_verdict(void *ctx, const struct http_result *res
 	return v;
 }
 
-static void add_tools(cJSON *root, const struct llm_request *req)
+/* The tools, as `,"tools":[…]`: texts and schemas every call repeats, escaped and
+ * printed once per run (req->schemas). */
+static void add_tools(struct strbuf *sb, const struct llm_request *req)
 {
-	/* the schemas as printed once per run, inserted as raw text */
 	struct schemas *own = NULL, *memo = req->schemas;
-	cJSON *tools;
 
 	if (!req->n_tools)
 		return;
 	if (!memo)
 		memo = own = schemas_new();
-	tools = cJSON_AddArrayToObject(root, "tools");
+	PHTTP_LIT(sb, ",\"tools\":[");
 	for (size_t i = 0; i < req->n_tools; i++) {
 		const struct tool_def *t = req->tools[i];
-		cJSON *o = cJSON_CreateObject(), *fn;
 
-		cJSON_AddStringToObject(o, "type", "function");
-		fn = cJSON_AddObjectToObject(o, "function");
-		cJSON_AddStringToObject(fn, "name", t->name);
-		cJSON_AddStringToObject(fn, "description", t->description ? t->description : "");
-		cJSON_AddItemToObject(fn, "parameters", cJSON_CreateRaw(schemas_object(memo, t->schema_json)));
-		cJSON_AddItemToArray(tools, o);
+		if (i)
+			strbuf_addc(sb, ',');
+		PHTTP_LIT(sb, "{\"type\":\"function\",\"function\":{");
+		/* cJSON left out a member whose string was NULL */
+		if (t->name) {
+			PHTTP_LIT(sb, "\"name\":");
+			phttp_add_str_memo(sb, memo, t->name);
+			strbuf_addc(sb, ',');
+		}
+		PHTTP_LIT(sb, "\"description\":");
+		phttp_add_str_memo(sb, memo, t->description ? t->description : "");
+		PHTTP_LIT(sb, ",\"parameters\":");
+		strbuf_adds(sb, schemas_object(memo, t->schema_json));
+		PHTTP_LIT(sb, "}}");
 	}
+	strbuf_addc(sb, ']');
 	schemas_free(own);
 }
 
@@ -408,114 +417,126 @@ static const struct llm_tool_call *call_of(const struct llm_request *req, size_t
 	return NULL;
 }
 
-static char *build_body(const struct openai *o, const struct llm_request *req, bool json_mode)
+static void add_assistant(struct strbuf *sb, const struct llm_msg *lm)
 {
-	cJSON *root = cJSON_CreateObject(), *msgs, *m;
-	char *out;
+	PHTTP_LIT(sb, "{\"role\":\"assistant\",\"content\":");
+	if (lm->text && *lm->text)
+		phttp_add_str(sb, lm->text);
+	else
+		PHTTP_LIT(sb, "null");
+	if (lm->n_calls) {
+		PHTTP_LIT(sb, ",\"tool_calls\":[");
+		for (size_t k = 0; k < lm->n_calls; k++) {
+			const struct llm_tool_call *c = &lm->calls[k];
+			bool bad;
+			/* Sent back as they came, they would make Ollama and vLLM refuse the
+			 * request (HTTP 400). */
+			char *args = phttp_repair_args(c->input_json, &bad);
 
-	cJSON_AddStringToObject(root, "model", req->model ? req->model : "");
-	msgs = cJSON_AddArrayToObject(root, "messages");
+			if (k)
+				strbuf_addc(sb, ',');
+			PHTTP_LIT(sb, "{\"id\":");
+			phttp_add_str(sb, c->id ? c->id : "");
+			PHTTP_LIT(sb, ",\"type\":\"function\",\"function\":{\"name\":");
+			phttp_add_str(sb, c->name ? c->name : "");
+			PHTTP_LIT(sb, ",\"arguments\":");
+			phttp_add_str(sb, args);
+			PHTTP_LIT(sb, "}}");
+			free(args);
+		}
+		strbuf_addc(sb, ']');
+	}
+	strbuf_addc(sb, '}');
+}
+
+/* One tool message per result of message i; *n counts the messages written. */
+static void add_results(struct strbuf *sb, const struct llm_request *req, size_t i, size_t *n)
+{
+	const struct llm_msg *lm = &req->msgs[i];
+
+	for (size_t k = 0; k < lm->n_results; k++) {
+		const struct llm_tool_result *r = &lm->results[k];
+		const struct llm_tool_call *tc = call_of(req, i, r->call_id);
+		const char *content = r->content ? r->content : "";
+		char *own = NULL;
+		bool bad = false;
+		char *sent = phttp_repair_args(tc ? tc->input_json : NULL, &bad);
+
+		if ((*n)++)
+			strbuf_addc(sb, ',');
+		PHTTP_LIT(sb, "{\"role\":\"tool\",\"tool_call_id\":");
+		phttp_add_str(sb, r->call_id ? r->call_id : "");
+		PHTTP_LIT(sb, ",\"content\":");
+		if (r->is_error) /* rare: the copy costs nothing worth saving */
+			content = own = xasprintf("ERROR: %s", content);
+		if (tc && bad) {
+			char *note = phttp_bad_args_note(tc->name, sent, content);
+
+			phttp_add_str(sb, note);
+			free(note);
+		} else {
+			phttp_add_str(sb, content);
+		}
+		free(own);
+		strbuf_addc(sb, '}');
+		free(sent);
+	}
+}
+
+/* Written straight into one buffer, byte for byte as cJSON_PrintUnformatted printed the
+ * tree this used to build (on_request_printed relies on it; test_bodies checks it). */
+static char *build_body(struct openai *o, const struct llm_request *req, bool json_mode)
+{
+	struct strbuf sb;
+	size_t n = 0; /* messages written */
+
+	phttp_body_start(&sb, &o->last_body);
+	PHTTP_LIT(&sb, "{\"model\":");
+	phttp_add_str(&sb, req->model ? req->model : "");
+	PHTTP_LIT(&sb, ",\"messages\":[");
 	if (req->system && *req->system) {
-		m = cJSON_CreateObject();
-		cJSON_AddStringToObject(m, "role", "system");
-		cJSON_AddStringToObject(m, "content", req->system);
-		cJSON_AddItemToArray(msgs, m);
+		PHTTP_LIT(&sb, "{\"role\":\"system\",\"content\":");
+		phttp_add_str_memo(&sb, req->schemas, req->system);
+		strbuf_addc(&sb, '}');
+		n++;
 	}
 	for (size_t i = 0; i < req->n_msgs; i++) {
 		const struct llm_msg *lm = &req->msgs[i];
 
 		switch (lm->kind) {
 		case LLM_MSG_USER:
-			m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "role", "user");
-			cJSON_AddStringToObject(m, "content", lm->text ? lm->text : "");
-			cJSON_AddItemToArray(msgs, m);
+			if (n++)
+				strbuf_addc(&sb, ',');
+			PHTTP_LIT(&sb, "{\"role\":\"user\",\"content\":");
+			phttp_add_str(&sb, lm->text ? lm->text : "");
+			strbuf_addc(&sb, '}');
 			break;
-		case LLM_MSG_ASSISTANT: {
-			cJSON *calls;
-
-			m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "role", "assistant");
-			if (lm->text && *lm->text)
-				cJSON_AddStringToObject(m, "content", lm->text);
-			else
-				cJSON_AddNullToObject(m, "content");
-			if (lm->n_calls) {
-				calls = cJSON_AddArrayToObject(m, "tool_calls");
-				for (size_t k = 0; k < lm->n_calls; k++) {
-					cJSON *tc = cJSON_CreateObject(), *fn;
-
-					cJSON_AddStringToObject(
-					    tc, "id", lm->calls[k].id ? lm->calls[k].id : "");
-					cJSON_AddStringToObject(tc, "type", "function");
-					fn = cJSON_AddObjectToObject(tc, "function");
-					cJSON_AddStringToObject(
-					    fn, "name", lm->calls[k].name ? lm->calls[k].name : "");
-					/* Sent back as they came, they would make Ollama
-					 * and vLLM refuse the request (HTTP 400). */
-					bool bad;
-					char *args = phttp_repair_args(lm->calls[k].input_json,
-								       &bad);
-
-					cJSON_AddStringToObject(fn, "arguments", args);
-					free(args);
-					cJSON_AddItemToArray(calls, tc);
-				}
-			}
-			cJSON_AddItemToArray(msgs, m);
+		case LLM_MSG_ASSISTANT:
+			if (n++)
+				strbuf_addc(&sb, ',');
+			add_assistant(&sb, lm);
 			break;
-		}
 		case LLM_MSG_TOOL_RESULTS:
-			for (size_t k = 0; k < lm->n_results; k++) {
-				const struct llm_tool_result *r = &lm->results[k];
-				const struct llm_tool_call *tc = call_of(req, i, r->call_id);
-				char *content = r->is_error
-							? xasprintf("ERROR: %s",
-								    r->content ? r->content : "")
-							: xstrdup(r->content ? r->content : "");
-				bool bad = false;
-				char *sent = phttp_repair_args(tc ? tc->input_json : NULL, &bad);
-
-				if (tc && bad) {
-					char *note = phttp_bad_args_note(tc->name, sent, content);
-
-					free(content);
-					content = note;
-				}
-				free(sent);
-
-				m = cJSON_CreateObject();
-				cJSON_AddStringToObject(m, "role", "tool");
-				cJSON_AddStringToObject(m, "tool_call_id",
-							r->call_id ? r->call_id : "");
-				cJSON_AddStringToObject(m, "content", content);
-				cJSON_AddItemToArray(msgs, m);
-				free(content);
-			}
+			add_results(&sb, req, i, &n);
 			break;
 		}
 	}
-	add_tools(root, req);
-	if (req->max_tokens > 0)
-		cJSON_AddNumberToObject(root, o->official ? "max_completion_tokens" : "max_tokens",
-					req->max_tokens);
-	if (json_mode) {
-		cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
-
-		cJSON_AddStringToObject(rf, "type", "json_object");
+	strbuf_addc(&sb, ']');
+	add_tools(&sb, req);
+	if (req->max_tokens > 0) {
+		if (o->official)
+			PHTTP_LIT(&sb, ",\"max_completion_tokens\":");
+		else
+			PHTTP_LIT(&sb, ",\"max_tokens\":");
+		strbuf_addi(&sb, req->max_tokens); /* cJSON: "%d" for a whole number */
 	}
-	if (o->cf.stream) {
-		cJSON *so;
-
-		cJSON_AddTrueToObject(root, "stream");
-		so = cJSON_AddObjectToObject(root, "stream_options");
-		cJSON_AddTrueToObject(so, "include_usage");
-	}
-	out = cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	if (!out)
-		fatal("cJSON_PrintUnformatted failed");
-	return out;
+	if (json_mode)
+		PHTTP_LIT(&sb, ",\"response_format\":{\"type\":\"json_object\"}");
+	if (o->cf.stream)
+		PHTTP_LIT(&sb, ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
+	strbuf_addc(&sb, '}');
+	phttp_body_done(&sb, &o->last_body);
+	return strbuf_detach(&sb);
 }
 
 static char *call_build_body(void *ctx)
@@ -601,6 +622,7 @@ struct provider *provider_openai_new(const char *base_url, const char *api_key, 
 	phttp_conf_init(&o->cf, url, api_key);
 	o->official = strstr(url, "://api.openai.com/") != NULL;
 	atomic_init(&o->no_json_mode, false);
+	atomic_init(&o->last_body, 0);
 	return &o->pub;
 }
 
@@ -616,6 +638,11 @@ void provider_openai_set_stream(struct provider *p, bool stream)
 	struct openai *o = p->impl;
 
 	o->cf.stream = stream;
+}
+
+char *provider_openai_body(struct provider *p, const struct llm_request *req, bool json_mode)
+{
+	return build_body(p->impl, req, json_mode);
 }
 
 bool provider_openai_json_mode_disabled(const struct provider *p)

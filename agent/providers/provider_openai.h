@@ -27,6 +27,9 @@ const char *provider_openai_default_model(enum llm_role role);
 void provider_openai_set_http(struct provider *p, const struct http_options *opt);
 /* Non-streamed requests instead of SSE (used by the tests; no deltas are reported). */
 void provider_openai_set_stream(struct provider *p, bool stream);
+/* The body a call would send for req, response_format included when json_mode; for
+ * tests. Caller frees. */
+char *provider_openai_body(struct provider *p, const struct llm_request *req, bool json_mode);
 /* True once the server rejected response_format and JSON is asked for in prose only. */
 bool provider_openai_json_mode_disabled(const struct provider *p);
 
