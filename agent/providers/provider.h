@@ -111,9 +111,10 @@ struct llm_hooks {
 	 * out). Never given headers, so never a key. Providers that send nothing never call
 	 * it. */
 	void (*on_request)(void *ctx, const char *body, size_t len);
-	/* When set, takes instead of on_request each body the provider printed whole as
-	 * compact JSON (cJSON_PrintUnformatted): JSON on one line by construction, so it
-	 * need not be checked again. A body changed after printing (a key hidden in it) still
+	/* When set, takes instead of on_request each body the provider wrote whole as
+	 * compact JSON (the bytes cJSON_PrintUnformatted would print; tests/unit/test_bodies
+	 * holds them equal): JSON on one line by construction, so it need not be checked
+	 * again. A body changed after printing (a key hidden in it) still
 	 * goes to on_request. */
 	void (*on_request_printed)(void *ctx, const char *body, size_t len);
 };

@@ -51,8 +51,8 @@ struct phttp_wire {
 					    const char *kind, enum http_verdict v);
 	/* Adds the tool calls to *out (text, stop reason, usage and model are done). */
 	void (*fill_calls)(void *ctx, struct llm_response *out);
-	/* The request body of the next round (the driver frees it): compact JSON as
-	 * cJSON_PrintUnformatted prints it (kept as printed, llm_hooks.on_request_printed). */
+	/* The request body of the next round (the driver frees it): compact JSON, the bytes
+	 * cJSON_PrintUnformatted would print (kept as written, llm_hooks.on_request_printed). */
 	char *(*build_body)(void *ctx);
 	/* After a round that returned rc: true to build the body again and send once more
 	 * (OpenAI's JSON-mode fallback). NULL: never. */
