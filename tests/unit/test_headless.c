@@ -261,6 +261,49 @@ static void test_text_lines(void **state)
 	strbuf_release(&s.got);
 }
 
+/* Reads the pipe in this thread until `needle` has come (bounded by the printer: it
+ * writes what is queued, so the wait ends once the line is out). */
+static void read_until(struct sink *s, const char *needle)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while (!s->got.buf || !strstr(s->got.buf, needle)) {
+		n = read(s->fd[0], buf, sizeof(buf));
+		assert_true(n > 0);
+		strbuf_add(&s->got, buf, (size_t)n);
+	}
+}
+
+/* Events whose lines a full queue leaves out are folded all the same: the spend of a call
+ * published while the reader was stuck counts in a later line. */
+static void test_dropped_events_still_fold(void **state)
+{
+	struct sink s;
+	struct headless *h;
+
+	(void)state;
+	sink_open(&s);
+	h = headless_new(s.out, false);
+	publish(h, "{\"seq\":1,\"ts\":\"2026-01-01T10:00:00.000Z\",\"type\":\"plan.adopted\","
+		   "\"revision\":0,\"kept\":[],\"plan\":{\"goal\":\"g\",\"steps\":[{\"step_id\":"
+		   "\"s1\",\"name\":\"Read\"}]}}");
+	publish_notices(h, 2, 3 * HEADLESS_QUEUE_EVENTS); /* the queue overflows */
+	publish(h, "{\"seq\":40000,\"ts\":\"2026-01-01T10:00:02.000Z\",\"type\":\"llm.call\","
+		   "\"role\":\"executor\",\"step_id\":\"s1\",\"cost_usd\":0.25,\"status\":\"ok\"}");
+	publish(h, "{\"seq\":40001,\"ts\":\"2026-01-01T10:00:03.000Z\",\"type\":\"run.end\","
+		   "\"status\":\"passed\",\"exit_code\":0}");
+	read_until(&s, "run passed (exit 0)\n"); /* kept whatever the bound; the queue is empty */
+	publish(h, "{\"seq\":40002,\"ts\":\"2026-01-01T10:00:04.000Z\",\"type\":\"step.end\","
+		   "\"step_id\":\"s1\",\"status\":\"passed\",\"attempts\":1}");
+	read_until(&s, "[s1] passed after 1 attempt");
+	start_reader(&s);
+	finish(&s, h);
+	assert_non_null(strstr(s.got.buf, "[s1] passed after 1 attempt — cost so far $0.2500\n"));
+	assert_non_null(strstr(s.got.buf, " not printed: the reader of stdout is too slow"));
+	strbuf_release(&s.got);
+}
+
 /* --headless --resume: the journal is folded first, so names and the spend so far count
  * the whole run, and nothing of it is printed again. */
 static void test_resume_folds_the_journal(void **state)
@@ -312,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_slow_reader_never_blocks_publisher),
 		cmocka_unit_test(test_late_reader_gets_everything),
 		cmocka_unit_test(test_text_lines),
+		cmocka_unit_test(test_dropped_events_still_fold),
 		cmocka_unit_test(test_resume_folds_the_journal),
 	};
 
