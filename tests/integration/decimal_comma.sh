@@ -19,7 +19,11 @@ fail() {
 	exit 1
 }
 
-LOCPATH="$T/loc" LC_ALL=de_DE.UTF-8 "$PEVTUI" --demo --headless --yes --sim-delay 0 \
+# glibc keeps the LOCPATH list it splits (__argz_add_sep) out of LeakSanitizer's sight: a
+# leak of the test's LOCPATH, not of pevtui (under --enable-sanitizers only).
+printf 'leak:__argz_add_sep\n' >"$T/lsan.supp"
+LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+	LOCPATH="$T/loc" LC_ALL=de_DE.UTF-8 "$PEVTUI" --demo --headless --yes --sim-delay 0 \
 	--budget 5.25 --runs-dir "$T/runs" >"$T/out" 2>&1 || fail "the run did not pass"
 grep -q 'cost so far \$0\.[0-9]' "$T/out" || fail "no cost written with a point"
 grep -q '\$[0-9]*,[0-9]' "$T/out" && fail "a cost written with a comma"
