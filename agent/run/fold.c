@@ -593,8 +593,10 @@ static void strvec_from(struct strvec *sv, const cJSON *arr)
 	}
 }
 
-/* The definition fields of `s` from a plan step object (its id is kept). */
-static void step_define(struct fstep *s, const cJSON *o)
+/* The definition fields of `s` from a plan step object (its id is kept). `text` is the
+ * object's compact JSON when the caller has it (`len` bytes, not terminated); NULL prints
+ * it. */
+static void step_define(struct fstep *s, const cJSON *o, const char *text, size_t len)
 {
 	const char *cx = fold_str(o, "estimated_complexity");
 
@@ -604,7 +606,100 @@ static void step_define(struct fstep *s, const cJSON *o)
 	strvec_from(&s->criteria, jget(o, "acceptance_criteria"));
 	strvec_from(&s->deps, jget(o, "dependencies"));
 	strvec_from(&s->outputs, jget(o, "expected_outputs"));
-	set_own(&s->json, print_json(o));
+	set_own(&s->json, text ? xstrndup(text, len) : print_json(o));
+}
+
+/*
+ * Cutting the steps' text out of the plan's: printing each of 200 steps again cost more
+ * than the rest of a plan event. cJSON prints a value the same wherever it stands (compact
+ * output has no indentation, and an array member's name is not printed), so a step's bytes
+ * inside the plan's print are its own print. The text is walked beside the tree, so that
+ * strings and raw values are never taken for structure; each function returns the end of
+ * the value that starts at `p`, or NULL when the text does not follow the tree (then the
+ * caller prints instead).
+ */
+static const char *text_skip_string(const char *p)
+{
+	if (*p != '"')
+		return NULL;
+	/* cJSON escapes every quote and backslash inside a string: the closing quote is the first
+	 * one after an even run of backslashes. */
+	for (p++;; p++) {
+		const char *q = strchr(p, '"'), *b = q;
+
+		if (!q)
+			return NULL;
+		while (b > p && b[-1] == '\\')
+			b--;
+		p = q;
+		if ((q - b) % 2 == 0)
+			return q + 1;
+	}
+}
+
+static const char *text_skip(const cJSON *it, const char *p)
+{
+	const cJSON *c;
+	char close;
+
+	switch (it->type & 0xFF) {
+	case cJSON_Raw:
+		/* Printed as it is, whatever it holds. */
+		if (!it->valuestring || strncmp(p, it->valuestring, strlen(it->valuestring)) != 0)
+			return NULL;
+		return p + strlen(it->valuestring);
+	case cJSON_String: return text_skip_string(p);
+	case cJSON_Number:
+	case cJSON_True:
+	case cJSON_False:
+	case cJSON_NULL:
+		/* A number, true, false or null: no punctuation inside. */
+		if (!*p || strchr(",]}", *p))
+			return NULL;
+		return p + strcspn(p, ",]}");
+	case cJSON_Array:
+	case cJSON_Object:
+		close = (it->type & 0xFF) == cJSON_Array ? ']' : '}';
+		if (*p++ != (close == ']' ? '[' : '{'))
+			return NULL;
+		for (c = it->child; c; c = c->next) {
+			if (c != it->child && *p++ != ',')
+				return NULL;
+			if (close == '}') {
+				p = text_skip_string(p);
+				if (!p || *p++ != ':')
+					return NULL;
+			}
+			p = text_skip(c, p);
+			if (!p)
+				return NULL;
+		}
+		return *p == close ? p + 1 : NULL;
+	default: return NULL;
+	}
+}
+
+/* Where the first member of the array `arr`, a member of `plan`, starts in `text` (the
+ * compact print of `plan`; the closing ']' for an empty array), or NULL. */
+static const char *text_of_member(const cJSON *plan, const cJSON *arr, const char *text)
+{
+	const char *p = text;
+
+	if (!text || *p++ != '{')
+		return NULL;
+	for (const cJSON *c = plan->child; c; c = c->next) {
+		if (c != plan->child && *p++ != ',')
+			return NULL;
+		p = text_skip_string(p);
+		if (!p || *p++ != ':')
+			return NULL;
+		if (c == arr)
+			return *p == '[' ? p + 1 : NULL;
+		p = text_skip(c, p);
+		if (!p)
+			return NULL;
+	}
+	return NULL;
 }
 
 static const char *step_object_id(const cJSON *o)
@@ -652,22 +747,29 @@ static void carry(struct fstep *dst, struct fstep *src, bool whole, double ts)
  * result. A plan without a steps array changes nothing. Steps without an id are left out;
  * a duplicate id (a bad plan) gets a prime so it cannot take the first one's state.
  */
-static void replace_steps(struct run_state *rs, const cJSON *plan, const cJSON *kept, bool adopt,
-			  double ts)
+static void replace_steps(struct run_state *rs, const cJSON *plan, const char *plan_text,
+			  const cJSON *kept, bool adopt, double ts)
 {
 	const cJSON *arr = jget(plan, "steps"), *o;
+	const char *at;
 	struct fstep *nv = NULL;
 	size_t n = 0, cap = 0;
 	struct strset taken = STRSET_INIT;
 
 	if (!cJSON_IsArray(arr))
 		return;
+	at = text_of_member(plan, arr, plan_text);
 	cJSON_ArrayForEach(o, arr)
 	{
 		const char *id = step_object_id(o);
+		const char *text = at, *end = at ? text_skip(o, at) : NULL;
 		struct fstep *s, *old;
 		char *sid;
 
+		/* The next member starts after the comma; a mismatch prints the rest. */
+		if (!end || (*end != ',' && *end != ']') || (*end == ']') != !o->next)
+			text = end = NULL;
+		at = end ? end + 1 : NULL;
 		if (!cJSON_IsObject(o) || !id || !*id)
 			continue;
 		sid = xstrdup(id);
@@ -684,7 +786,7 @@ static void replace_steps(struct run_state *rs, const cJSON *plan, const cJSON *
 		old = find_step(rs, sid);
 		if (old)
 			carry(s, old, !adopt || in_list(kept, sid), ts);
-		step_define(s, o);
+		step_define(s, o, text, text ? (size_t)(end - text) : 0);
 	}
 	strset_clear(&taken);
 	for (size_t i = 0; i < rs->n_steps; i++)
@@ -813,7 +915,7 @@ static void on_plan_proposed(struct ctx *c)
 	if (jis(c->o, "reason", "replan"))
 		rs->replans++;
 	if (!rs->plan_adopted) {
-		replace_steps(rs, plan, NULL, false, c->ts);
+		replace_steps(rs, plan, rs->proposed_json, NULL, false, c->ts);
 		set_str(&rs->goal, fold_str(plan, "goal"));
 	}
 }
@@ -825,8 +927,8 @@ static void on_plan_adopted(struct ctx *c)
 
 	if (!cJSON_IsObject(plan))
 		return;
-	replace_steps(rs, plan, jget(c->o, "kept"), true, c->ts);
 	set_own(&rs->plan_json, print_json(plan));
+	replace_steps(rs, plan, rs->plan_json, jget(c->o, "kept"), true, c->ts);
 	set_str(&rs->goal, fold_str(plan, "goal"));
 	rs->revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
 	rs->plan_adopted = true;
@@ -841,7 +943,7 @@ static void on_step_edit(struct ctx *c)
 
 	if (!s || !cJSON_IsObject(after))
 		return;
-	step_define(s, after);
+	step_define(s, after, NULL, 0);
 	s->edited = true;
 	new_round(s);
 	patch_plan(c->rs->plan_adopted ? &c->rs->plan_json : &c->rs->proposed_json, s->id, after);

@@ -938,6 +938,66 @@ static void test_step_changes(void **state)
 	fold_release(&rs);
 }
 
+/* The fold cuts each step's text out of the plan's print: the same bytes as printing the
+ * step alone, for awkward steps (escapes, raw values that look like structure, numbers,
+ * nested arrays), with members that are not steps around them, in a plan whose "steps"
+ * is not its first member and repeats. */
+static void test_step_text_as_printed(void **state)
+{
+	static const char *const plans[] = {
+		"{\"goal\":\"a \\\"steps\\\":[{\\\\\",\"x\":[1,{\"steps\":[]}],\"steps\":["
+		"{\"step_id\":\"s1\",\"name\":\"q\\\"uote \\\\\\\\\\\" back\\\\\",\"n\":-0.0,"
+		"\"big\":1e300,\"small\":1.5e-300,\"t\":true,\"f\":false,\"z\":null,"
+		"\"deep\":[[[],{}],[{\"a\":[\"]\",\"}\",\",\"]}]],\"u\":\"\\u00e9\\u0001\\t\\n\"},"
+		"7,\"str\",[{\"step_id\":\"inner\"}],{\"name\":\"no id\"},"
+		"{\"step_id\":\"s2\",\"dependencies\":[\"s1\"],\"e\":{}},"
+		"{\"step_id\":\"s3\",\"\":\"empty key\",\"k\\\"\":\"\\\\\"}],"
+		"\"steps\":[{\"step_id\":\"shadowed\"}]}",
+		"{\"steps\":[]}",
+		"{\"steps\":[{\"step_id\":\"only\"}]}",
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(plans) / sizeof(plans[0]); k++) {
+		for (int adopt = 0; adopt < 2; adopt++) {
+			struct run_state rs;
+			cJSON *o = cJSON_CreateObject(), *plan = cJSON_Parse(plans[k]), *arr, *it;
+			size_t n = 0;
+
+			assert_non_null(plan);
+			arr = cJSON_GetObjectItemCaseSensitive(plan, "steps");
+			/* Raw values are printed as they are: ones that look like the end of
+			 * a step and the start of another. */
+			it = cJSON_GetArrayItem(arr, 0);
+			if (it) {
+				cJSON_AddRawToObject(it, "raw", "1},{\"step_id\":\"fake\"");
+				cJSON_AddRawToObject(it, "raw2", "\"]\"");
+			}
+			cJSON_AddNumberToObject(o, "revision", 0);
+			cJSON_AddItemToObject(o, "plan", plan);
+			fold_init(&rs);
+			fold_apply_json(&rs, adopt ? EV_PLAN_ADOPTED : EV_PLAN_PROPOSED, o);
+			cJSON_ArrayForEach(it, arr)
+			{
+				const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "step_id");
+				char *want;
+
+				if (!cJSON_IsObject(it) || !cJSON_IsString(id))
+					continue;
+				want = cJSON_PrintUnformatted(it);
+				assert_true(n < rs.n_steps);
+				assert_string_equal(rs.steps[n].id, id->valuestring);
+				assert_string_equal(rs.steps[n].json, want);
+				cJSON_free(want);
+				n++;
+			}
+			assert_int_equal(rs.n_steps, n);
+			fold_release(&rs);
+			cJSON_Delete(o);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -945,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ts_as_timegm),
 		cmocka_unit_test(test_parse_ts_seconds_as_strtod),
 		cmocka_unit_test(test_find_step_index),
+		cmocka_unit_test(test_step_text_as_printed),
 		cmocka_unit_test(test_getters_as_jsonx),
 		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_state_names),
