@@ -117,6 +117,7 @@ struct job {
 	int attempt;             /* the attempt this job makes (1-based, over the run) */
 	struct attempts_dir *adir; /* its folder in the run folder, made on its first copy */
 	unsigned gen;            /* the step's generation when dispatched */
+	int revision;            /* the plan's revision when dispatched */
 	char *reuse_key;         /* the identity of its work (engine_reuse_key) */
 	unsigned long chaos_state;
 	enum attempt_outcome outcome;
@@ -335,6 +336,9 @@ void sched_invalidate(struct pev *e, size_t i, bool edited, const char *why);
 void sched_gate_answered(struct pev *e, size_t i, enum gate_decision d);
 void sched_fail_accept(struct pev *e, size_t i, const char *why);
 char *sched_reuse_key(struct pev *e, const struct plan *p, size_t i);
+/* sched_reuse_key of step i for its job `j` that came back: the job's own key while it
+ * provably still names the same work, computed again otherwise. Caller frees. */
+char *sched_job_reuse_key(struct pev *e, const struct job *j, size_t i);
 void sched_reuse_add(struct pev *e, char *key, const char *result, const char *output);
 /* The entry an identical step may reuse, or NULL. */
 const struct reuse_entry *sched_reuse_find(struct pev *e, const char *key);

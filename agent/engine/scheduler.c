@@ -116,6 +116,22 @@ char *sched_reuse_key(struct pev *e, const struct plan *p, size_t i)
 	return strbuf_detach(&sb);
 }
 
+/*
+ * Computing the key again when a job comes back cost as much as the rest of a step's
+ * bookkeeping, and it is the key the job started with unless something it reads changed
+ * meanwhile: the step's definition or the outputs of its dependencies. An edit or re-run
+ * of the step, or of any step it depends on directly or not, bumps its generation
+ * (sched_invalidate: a dependency cannot be run again while the step runs, since it
+ * starts only when they are settled); an adoption changes the revision (and happens only
+ * with no step job out). Anything else is computed again.
+ */
+char *sched_job_reuse_key(struct pev *e, const struct job *j, size_t i)
+{
+	if (j->reuse_key && j->gen == e->st[i].gen && j->revision == e->revision)
+		return xstrdup(j->reuse_key);
+	return sched_reuse_key(e, e->plan, i);
+}
+
 /* Reuse entries are found through a hash table of their keys: a long run would otherwise
  * compare every new key with all the earlier ones. */
 static size_t key_hash(const char *s)
@@ -468,7 +484,7 @@ void sched_job_done(struct pev *e, struct job *j)
 	switch (j->outcome) {
 	case OUT_PASSED:
 		s->status = FS_PASSED;
-		sched_reuse_add(e, sched_reuse_key(e, e->plan, (size_t)i), s->result_json,
+		sched_reuse_add(e, sched_job_reuse_key(e, j, (size_t)i), s->result_json,
 				s->output_json);
 		sched_publish_end(e, (size_t)i, false);
 		break;

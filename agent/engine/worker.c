@@ -562,6 +562,7 @@ struct job *job_new_step(struct pev *e, size_t i)
 		strvec_push(&j->critiques, e->st[i].critiques.v[c]);
 	j->attempt = e->st[i].attempts;
 	j->gen = e->st[i].gen;
+	j->revision = e->revision;
 	j->chaos_state = chaos_seed_for(e->chaos_seed, s->id, j->attempt - 1);
 	atomic_store(&j->cancel, atomic_load(&e->aborting));
 	return j;

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "budget.h"
 #include "bus.h"
 #include "engine.h" /* e->mcp: a test waits for its servers' start (mcp_hub_wait) */
 #include "gate.h"
@@ -2309,6 +2310,67 @@ static void test_sched_reuse_key(void **state)
 	free(e);
 }
 
+/* A step job that comes back reuses the key it started with while nothing it reads changed;
+ * once an input is re-run (the step goes stale: its generation moves) or a plan is adopted
+ * (the revision moves), the key is the step's current one, not the job's. */
+static void test_sched_job_reuse_key(void **state)
+{
+	struct pev *e = xcalloc(1, sizeof(*e));
+	struct job *j;
+	char *key, *want;
+
+	(void)state;
+	e->bus = bus_new();
+	e->budget = budget_new(0, 0);
+	pthread_mutex_init(&e->pool_lock, NULL);
+	pthread_cond_init(&e->pool_cond, NULL);
+	e->phase = PH_EXECUTING;
+	engine_take_plan(e, plan_from_spec("a;b:a;c"));
+	e->st[0].status = FS_PASSED;
+	e->st[0].output_json = xstrdup("{\"out\":\"A\"}");
+	e->st[1].status = FS_RUNNING;
+	j = job_new_step(e, 1);
+	/* A stand-in for the key it started with: seen back only if it is reused. */
+	j->reuse_key = xstrdup("the job's key");
+	key = sched_job_reuse_key(e, j, 1);
+	assert_string_equal(key, "the job's key");
+	free(key);
+	/* Another step's re-run leaves it alone. */
+	sched_invalidate(e, 2, false, "re-run by the operator");
+	key = sched_job_reuse_key(e, j, 1);
+	assert_string_equal(key, "the job's key");
+	free(key);
+	/* Its input is re-run and comes back with another output. */
+	sched_invalidate(e, 0, false, "re-run by the operator");
+	assert_int_equal(e->st[1].status, FS_STALE);
+	free(e->st[0].output_json);
+	e->st[0].output_json = xstrdup("{\"out\":\"B\"}");
+	e->st[0].status = FS_PASSED;
+	want = sched_reuse_key(e, e->plan, 1);
+	assert_non_null(strstr(want, "\"B\""));
+	key = sched_job_reuse_key(e, j, 1);
+	assert_string_equal(key, want);
+	free(key);
+	free(want);
+	/* The same generation under another plan revision. */
+	j->gen = e->st[1].gen;
+	e->revision = j->revision + 1;
+	want = sched_reuse_key(e, e->plan, 1);
+	key = sched_job_reuse_key(e, j, 1);
+	assert_string_equal(key, want);
+	free(key);
+	free(want);
+	job_free(j);
+	for (size_t i = 0; i < e->plan->n_steps; i++)
+		free(e->st[i].output_json);
+	engine_drop_plan(e);
+	budget_free(e->budget);
+	bus_free(e->bus);
+	pthread_mutex_destroy(&e->pool_lock);
+	pthread_cond_destroy(&e->pool_cond);
+	free(e);
+}
+
 /* The reuse table: every key found again among many (its hash table grows), keys alike
  * but for their last byte, every length around the 8-byte words the hash reads, an add of
  * a known key replacing its results, an unknown key found nowhere. */
@@ -2367,6 +2429,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sched_index_follows_plan),
 		cmocka_unit_test(test_sched_reuse_key),
+		cmocka_unit_test(test_sched_job_reuse_key),
 		cmocka_unit_test(test_sched_reuse_table),
 		cmocka_unit_test(test_all_pass),
 		cmocka_unit_test(test_resumed_ended_run_tells_servers_after_reopen),
