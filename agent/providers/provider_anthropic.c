@@ -382,16 +382,7 @@ static void add_tools(struct strbuf *sb, const struct llm_request *req)
 		if (i)
 			strbuf_addc(sb, ',');
 		strbuf_addc(sb, '{');
-		/* cJSON left out a member whose string was NULL */
-		if (t->name) {
-			PHTTP_LIT(sb, "\"name\":");
-			phttp_add_str_memo(sb, memo, t->name);
-			strbuf_addc(sb, ',');
-		}
-		PHTTP_LIT(sb, "\"description\":");
-		phttp_add_str_memo(sb, memo, t->description ? t->description : "");
-		PHTTP_LIT(sb, ",\"input_schema\":");
-		strbuf_adds(sb, schemas_object(memo, t->schema_json));
+		phttp_add_tool_members(sb, memo, t, "\"input_schema\":");
 		strbuf_addc(sb, '}');
 	}
 	strbuf_addc(sb, ']');

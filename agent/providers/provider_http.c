@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "schemas.h"
+#include "tool.h"
 #include "xalloc.h"
 
 void phttp_conf_init(struct phttp_conf *cf, char *url, const char *api_key)
@@ -481,6 +482,22 @@ void phttp_add_str_memo(struct strbuf *sb, struct schemas *memo, const char *s)
 		strbuf_adds(sb, text);
 	else
 		phttp_add_str(sb, s);
+}
+
+void phttp_add_tool_members(struct strbuf *sb, struct schemas *memo, const struct tool_def *t,
+			    const char *schema_key)
+{
+	/* cJSON left out a member whose string was NULL */
+	if (t->name) {
+		PHTTP_LIT(sb, "\"name\":");
+		phttp_add_str_memo(sb, memo, t->name);
+		strbuf_addc(sb, ',');
+	}
+	PHTTP_LIT(sb, "\"description\":");
+	phttp_add_str_memo(sb, memo, t->description ? t->description : "");
+	strbuf_addc(sb, ',');
+	strbuf_adds(sb, schema_key);
+	strbuf_adds(sb, schemas_object(memo, t->schema_json));
 }
 
 void phttp_body_start(struct strbuf *sb, const atomic_size_t *last)

@@ -156,6 +156,13 @@ void phttp_add_str(struct strbuf *sb, const char *s);
  * NULL or keeps no more texts. */
 void phttp_add_str_memo(struct strbuf *sb, struct schemas *memo, const char *s);
 
+struct tool_def;
+/* A tool's members as both providers describe it: "name" (left out when NULL, as cJSON
+ * left it), "description", then `schema_key` (a literal with its quotes and colon, such
+ * as "\"parameters\":") and the tool's input schema. No braces: the caller's wrapper. */
+void phttp_add_tool_members(struct strbuf *sb, struct schemas *memo, const struct tool_def *t,
+			    const char *schema_key);
+
 /*
  * A guess at the size of the next body, from the bodies built before (*last, kept per
  * provider; any thread): the buffer grows once to about that size instead of doubling
