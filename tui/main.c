@@ -1019,8 +1019,8 @@ int main(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 	/* Characters as the operator's locale has them (curses draws UTF-8 so), numbers as
-	 * JSON, configs and command lines write them: under a decimal-comma locale strtod read
-	 * "--budget 0.05" as 0 and printf wrote "$0,1033". */
+	 * JSON, configs and command lines write them: under a decimal-comma locale strtod
+	 * stopped at the point of "--budget 0.05" and printf wrote "$0,1033". */
 	setlocale(LC_NUMERIC, "C");
 	/* Signals for the headless stop are taken by a thread; block them everywhere. */
 	sigemptyset(&stop_signals);
