@@ -307,16 +307,29 @@ char *jsonx_snippet(const char *s, size_t max)
 	return strbuf_detach(&sb);
 }
 
+const cJSON *jsonx_get(const cJSON *obj, const char *key)
+{
+	/* As cJSON's lookup: the first member of that name; a member without a name (an
+	 * array's items) ends the search. The first bytes are compared before strcmp: an
+	 * event is read by a dozen lookups over a dozen keys each. */
+	if (!obj || !key)
+		return NULL;
+	for (const cJSON *c = obj->child; c && c->string; c = c->next)
+		if (c->string[0] == key[0] && strcmp(c->string, key) == 0)
+			return c;
+	return NULL;
+}
+
 const char *jsonx_str(const cJSON *obj, const char *key)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *it = jsonx_get(obj, key);
 
 	return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
 bool jsonx_num(const cJSON *obj, const char *key, double *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *it = jsonx_get(obj, key);
 
 	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
 		return false; /* cJSON reads 1e999 as infinity */
@@ -326,7 +339,7 @@ bool jsonx_num(const cJSON *obj, const char *key, double *out)
 
 bool jsonx_bool(const cJSON *obj, const char *key, bool *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *it = jsonx_get(obj, key);
 
 	if (!cJSON_IsBool(it))
 		return false;
@@ -338,7 +351,7 @@ bool jsonx_bool(const cJSON *obj, const char *key, bool *out)
 
 const cJSON *jsonx_field(const cJSON *obj, const char *key)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *it = jsonx_get(obj, key);
 
 	return cJSON_IsNull(it) ? NULL : it;
 }

@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +12,7 @@
 
 #include "jsonx.h"
 #include "strbuf.h"
+#include "strindex.h"
 #include "xalloc.h"
 
 /*
@@ -250,66 +250,41 @@ int plan_find(const struct plan *p, const char *id)
 
 struct plan_ids {
 	const struct plan *p;
-	int *slot;   /* step index + 1, 0 when free; at most half full */
-	size_t mask; /* slots - 1, a power of two minus one */
+	struct strindex ix;
 };
 
-static size_t id_hash(const char *id)
+static const char *step_id_at(const void *ctx, size_t i)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
-		h ^= *c;
-		h *= 0x100000001b3ull;
-	}
-	return (size_t)(h ^ (h >> 32));
-}
-
-/* The slot holding `id`, or the free one where it would go. */
-static size_t ids_probe(const struct plan_ids *ix, const char *id)
-{
-	size_t i = id_hash(id) & ix->mask;
-
-	while (ix->slot[i] && strcmp(ix->p->steps[ix->slot[i] - 1].id, id))
-		i = (i + 1) & ix->mask;
-	return i;
+	return ((const struct plan *)ctx)->steps[i].id;
 }
 
 struct plan_ids *plan_ids_new(const struct plan *p)
 {
-	struct plan_ids *ix = xcalloc(1, sizeof(*ix));
-	size_t n = 16;
+	struct plan_ids *ids = xcalloc(1, sizeof(*ids));
 
-	while (p && n < 2 * p->n_steps)
-		n *= 2;
-	ix->p = p;
-	ix->mask = n - 1;
-	ix->slot = xcalloc(n, sizeof(*ix->slot));
-	for (size_t i = 0; p && i < p->n_steps; i++) {
-		size_t k;
-
-		if (!p->steps[i].id)
-			continue; /* plan_find never matches it */
-		k = ids_probe(ix, p->steps[i].id);
-		if (!ix->slot[k]) /* a repeated id keeps its first step */
-			ix->slot[k] = (int)i + 1;
-	}
-	return ix;
+	ids->p = p;
+	for (size_t i = 0; p && i < p->n_steps; i++)
+		if (p->steps[i].id) /* plan_find never matches one without; a repeated id keeps
+				       its first step */
+			strindex_add(&ids->ix, p->steps[i].id, i, step_id_at, p);
+	return ids;
 }
 
-void plan_ids_free(struct plan_ids *ix)
+void plan_ids_free(struct plan_ids *ids)
 {
-	if (!ix)
+	if (!ids)
 		return;
-	free(ix->slot);
-	free(ix);
+	strindex_free(&ids->ix);
+	free(ids);
 }
 
-int plan_ids_find(const struct plan_ids *ix, const char *id)
+int plan_ids_find(const struct plan_ids *ids, const char *id)
 {
-	if (!ix || !id)
+	size_t i;
+
+	if (!ids || !strindex_get(&ids->ix, id, step_id_at, ids->p, &i))
 		return -1;
-	return ix->slot[ids_probe(ix, id)] - 1;
+	return (int)i;
 }
 
 /* ---- JSON in ----------------------------------------------------------------------- */

@@ -3,28 +3,17 @@
 
 #include "strset.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "strindex.h"
 #include "xalloc.h"
-
-static uint64_t hash(const char *key)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 /* The slot holding key, or the free slot where it would go. cap is a power of two and
  * the table is never full, so the probe ends. */
 static size_t probe(char *const *slot, size_t cap, const char *key)
 {
-	size_t i = (size_t)hash(key) & (cap - 1);
+	size_t i = str_hash(key) & (cap - 1);
 
 	while (slot[i] && strcmp(slot[i], key))
 		i = (i + 1) & (cap - 1);

@@ -1,4 +1,4 @@
-/* strset — a set of owned strings: open addressing on an FNV-1a hash, at most half full.
+/* strset — a set of owned strings: open addressing on str_hash (strindex.h), at most half full.
  * Adding, testing and removing cost the same at 10 keys or 100,000. Not thread-safe. */
 #ifndef PEVTUI_STRSET_H
 #define PEVTUI_STRSET_H

@@ -20,6 +20,7 @@
 #include "prompts.h"
 #include "provider.h"
 #include "strbuf.h"
+#include "strindex.h"
 #include "strset.h"
 
 struct attempts;
@@ -66,7 +67,6 @@ struct reuse_entry {
 	char *key;
 	char *result_json;
 	char *output_json;
-	size_t hash;  /* of key (scheduler.c) */
 };
 
 struct role_usage {
@@ -225,8 +225,7 @@ struct pev {
 	int replans;
 	struct reuse_entry *reuse;
 	size_t n_reuse, cap_reuse;
-	size_t *reuse_slot;  /* hash table of reuse: entry index + 1, 0 free; half full */
-	size_t n_reuse_slot; /* a power of two, or 0 before the first entry */
+	struct strindex reuse_of; /* key -> its entry in reuse */
 	struct plan *proposal;   /* at the plan or replan gate */
 	int proposal_rev;
 	char *proposal_reason;   /* initial, replan, edit */

@@ -5,7 +5,6 @@
 #include "engine.h"
 
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,37 +131,11 @@ char *sched_job_reuse_key(struct pev *e, const struct job *j, size_t i)
 	return sched_reuse_key(e, e->plan, i);
 }
 
-/* Reuse entries are found through a hash table of their keys: a long run would otherwise
+/* Reuse entries are found through an index of their keys: a long run would otherwise
  * compare every new key with all the earlier ones. */
-static size_t key_hash(const char *s)
+static const char *reuse_key_at(const void *ctx, size_t i)
 {
-	uint64_t h = 0xcbf29ce484222325ull, w;
-	size_t n = strlen(s);
-
-	for (; n >= 8; n -= 8, s += 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	w = 0;
-	memcpy(&w, s, n);
-	h = (h ^ w ^ n) * 0x100000001b3ull;
-	return (size_t)(h ^ (h >> 32));
-}
-
-/* The slot of `key`, or the free one where it would go. */
-static size_t reuse_probe(const struct pev *e, const char *key, size_t h)
-{
-	size_t mask = e->n_reuse_slot - 1, i = h & mask;
-
-	while (e->reuse_slot[i]) {
-		const struct reuse_entry *r = &e->reuse[e->reuse_slot[i] - 1];
-
-		if (r->hash == h && !strcmp(r->key, key))
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
+	return ((const struct pev *)ctx)->reuse[i].key;
 }
 
 void sched_reuse_free(struct pev *e)
@@ -173,40 +146,25 @@ void sched_reuse_free(struct pev *e)
 		free(e->reuse[r].output_json);
 	}
 	free(e->reuse);
-	free(e->reuse_slot);
+	strindex_free(&e->reuse_of);
 	e->reuse = NULL;
-	e->reuse_slot = NULL;
 	e->n_reuse = 0;
-	e->n_reuse_slot = 0;
 	e->cap_reuse = 0;
 }
 
 const struct reuse_entry *sched_reuse_find(struct pev *e, const char *key)
 {
-	size_t k;
+	size_t i;
 
-	if (!e->n_reuse_slot)
-		return NULL;
-	k = e->reuse_slot[reuse_probe(e, key, key_hash(key))];
-	return k ? &e->reuse[k - 1] : NULL;
+	return strindex_get(&e->reuse_of, key, reuse_key_at, e, &i) ? &e->reuse[i] : NULL;
 }
 
 void sched_reuse_add(struct pev *e, char *key, const char *result, const char *output)
 {
-	size_t h = key_hash(key), k;
+	size_t i;
 
-	if (2 * (e->n_reuse + 1) > e->n_reuse_slot) {
-		size_t n = e->n_reuse_slot ? 2 * e->n_reuse_slot : 16;
-
-		free(e->reuse_slot);
-		e->reuse_slot = xcalloc(n, sizeof(*e->reuse_slot));
-		e->n_reuse_slot = n;
-		for (size_t r = 0; r < e->n_reuse; r++)
-			e->reuse_slot[reuse_probe(e, e->reuse[r].key, e->reuse[r].hash)] = r + 1;
-	}
-	k = reuse_probe(e, key, h);
-	if (e->reuse_slot[k]) {
-		struct reuse_entry *r = &e->reuse[e->reuse_slot[k] - 1];
+	if (strindex_get(&e->reuse_of, key, reuse_key_at, e, &i)) {
+		struct reuse_entry *r = &e->reuse[i];
 
 		/* A forced re-run replaces what an identical step may reuse. */
 		free(r->result_json);
@@ -217,8 +175,8 @@ void sched_reuse_add(struct pev *e, char *key, const char *result, const char *o
 		return;
 	}
 	e->reuse = xgrow(e->reuse, &e->cap_reuse, e->n_reuse + 1, sizeof(*e->reuse));
-	e->reuse[e->n_reuse++] = (struct reuse_entry){key, xstrdup(result), xstrdup(output), h};
-	e->reuse_slot[k] = e->n_reuse;
+	e->reuse[e->n_reuse] = (struct reuse_entry){key, xstrdup(result), xstrdup(output)};
+	strindex_add(&e->reuse_of, key, e->n_reuse++, reuse_key_at, e);
 }
 
 /* ---------------------------------------------------------------- dispatch */

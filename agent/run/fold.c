@@ -4,7 +4,6 @@
 #include "fold.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "jsonx.h"
 #include "strset.h"
 #include "xalloc.h"
 
@@ -21,48 +21,9 @@
 
 /* ---- getters for untrusted objects: every one checks the type ---- */
 
-const cJSON *fold_get(const cJSON *o, const char *k)
-{
-	/* As cJSON's lookup: the first member of that name; a member without a name (an
-	 * array's items) ends the search. */
-	if (!o || !k)
-		return NULL;
-	for (const cJSON *c = o->child; c && c->string; c = c->next)
-		if (c->string[0] == k[0] && strcmp(c->string, k) == 0)
-			return c;
-	return NULL;
-}
-
-const char *fold_str(const cJSON *o, const char *k)
-{
-	const cJSON *it = fold_get(o, k);
-
-	return it && (it->type & 0xFF) == cJSON_String ? it->valuestring : NULL;
-}
-
-bool fold_num(const cJSON *o, const char *k, double *out)
-{
-	const cJSON *it = fold_get(o, k);
-
-	if (!it || (it->type & 0xFF) != cJSON_Number || !isfinite(it->valuedouble))
-		return false;
-	*out = it->valuedouble;
-	return true;
-}
-
-bool fold_bool(const cJSON *o, const char *k, bool *out)
-{
-	const cJSON *it = fold_get(o, k);
-
-	if (!it || !(it->type & (cJSON_True | cJSON_False)))
-		return false;
-	*out = (it->type & 0xFF) == cJSON_True;
-	return true;
-}
-
 static const cJSON *jget(const cJSON *o, const char *k)
 {
-	return cJSON_IsObject(o) ? fold_get(o, k) : NULL;
+	return cJSON_IsObject(o) ? jsonx_get(o, k) : NULL;
 }
 
 /* A whole number in [lo, hi], else `def`: the bound is checked before the cast. */
@@ -70,7 +31,7 @@ static long jlong(const cJSON *o, const char *k, long lo, long hi, long def)
 {
 	double d;
 
-	if (!fold_num(o, k, &d) || d < (double)lo || d > (double)hi)
+	if (!jsonx_num(o, k, &d) || d < (double)lo || d > (double)hi)
 		return def;
 	return (long)d;
 }
@@ -84,7 +45,7 @@ static bool jbool(const cJSON *o, const char *k, bool def)
 
 static bool jis(const cJSON *o, const char *k, const char *want)
 {
-	const char *s = fold_str(o, k);
+	const char *s = jsonx_str(o, k);
 
 	return s && strcmp(s, want) == 0;
 }
@@ -365,126 +326,38 @@ void fold_release(struct run_state *rs)
 	free(rs->answer);
 	free(rs->end_status);
 	free(rs->end_reason);
-	free(rs->step_slots);
+	strindex_free(&rs->step_ix);
 	fold_init(rs);
 }
 
 /* ---- queries ---- */
 
-/* FNV-1a, as strset's. */
-static size_t id_hash(const char *s)
+static const char *fstep_id_at(const void *ctx, size_t i)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
+	return ((const struct run_state *)ctx)->steps[i].id;
 }
 
-static size_t idmap_slot(const struct fold_idmap *m, const char *id)
-{
-	size_t mask = m->cap - 1, h = id_hash(id) & mask;
-
-	while (m->key[h] && strcmp(m->key[h], id) != 0)
-		h = (h + 1) & mask;
-	return h;
-}
-
-void fold_idmap_put(struct fold_idmap *m, const char *id, size_t pos)
-{
-	size_t h;
-
-	if (2 * (m->n + 1) > m->cap) {
-		struct fold_idmap big = {NULL, NULL, 0, m->cap ? 2 * m->cap : 16};
-
-		big.key = xcalloc(big.cap, sizeof(*big.key));
-		big.val = xcalloc(big.cap, sizeof(*big.val));
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->key[i])
-				continue;
-			h = idmap_slot(&big, m->key[i]);
-			big.key[h] = m->key[i];
-			big.val[h] = m->val[i];
-		}
-		big.n = m->n;
-		free(m->key);
-		free(m->val);
-		*m = big;
-	}
-	h = idmap_slot(m, id);
-	if (!m->key[h]) {
-		m->key[h] = xstrdup(id);
-		m->n++;
-	}
-	m->val[h] = pos;
-}
-
-bool fold_idmap_get(const struct fold_idmap *m, const char *id, size_t *pos)
-{
-	size_t h;
-
-	if (!id || !m->n)
-		return false;
-	h = idmap_slot(m, id);
-	if (!m->key[h])
-		return false;
-	*pos = m->val[h];
-	return true;
-}
-
-void fold_idmap_clear(struct fold_idmap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->key[i]);
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
-}
-
-/* Indexes the steps by id after they were replaced. Linear probing in plan order, so a
- * lookup meets the first of two equal ids first, as a scan would. */
+/* Indexes the steps by id after they were replaced: in plan order, so that of two equal
+ * ids the first is found, as a scan would. */
 static void index_steps(struct run_state *rs)
 {
-	size_t cap = 16, mask;
-
-	while (cap < rs->n_steps * 2)
-		cap *= 2;
-	if (cap != rs->step_slot_cap) {
-		free(rs->step_slots);
-		rs->step_slots = xcalloc(cap, sizeof(*rs->step_slots));
-		rs->step_slot_cap = cap;
-	} else {
-		memset(rs->step_slots, 0, cap * sizeof(*rs->step_slots));
-	}
-	mask = cap - 1;
-	for (size_t i = 0; i < rs->n_steps; i++) {
-		size_t h = id_hash(rs->steps[i].id) & mask;
-
-		while (rs->step_slots[h])
-			h = (h + 1) & mask;
-		rs->step_slots[h] = i + 1;
-	}
+	strindex_reset(&rs->step_ix);
+	for (size_t i = 0; i < rs->n_steps; i++)
+		strindex_add(&rs->step_ix, rs->steps[i].id, i, fstep_id_at, rs);
 	rs->step_indexed = rs->steps;
 	rs->n_step_indexed = rs->n_steps;
 }
 
 int fold_find_step(const struct run_state *rs, const char *id)
 {
+	size_t i;
+
 	if (!id)
 		return -1;
-	if (rs->step_slots && rs->step_indexed == rs->steps && rs->n_step_indexed == rs->n_steps) {
-		size_t mask = rs->step_slot_cap - 1;
-
-		for (size_t h = id_hash(id) & mask; rs->step_slots[h]; h = (h + 1) & mask) {
-			size_t i = rs->step_slots[h] - 1;
-
-			if (strcmp(rs->steps[i].id, id) == 0)
-				return (int)i;
-		}
-		return -1;
-	}
+	if (rs->step_indexed == rs->steps && rs->n_step_indexed == rs->n_steps && rs->steps)
+		return strindex_get(&rs->step_ix, id, fstep_id_at, rs, &i) ? (int)i : -1;
 	/* Steps set by hand (not through the fold) are scanned. */
-	for (size_t i = 0; i < rs->n_steps; i++)
+	for (i = 0; i < rs->n_steps; i++)
 		if (strcmp(rs->steps[i].id, id) == 0)
 			return (int)i;
 	return -1;
@@ -598,11 +471,11 @@ static void strvec_from(struct strvec *sv, const cJSON *arr)
  * it. */
 static void step_define(struct fstep *s, const cJSON *o, const char *text, size_t len)
 {
-	const char *cx = fold_str(o, "estimated_complexity");
+	const char *cx = jsonx_str(o, "estimated_complexity");
 
-	set_str(&s->name, fold_str(o, "name"));
-	set_str(&s->description, fold_str(o, "description"));
-	set_str(&s->complexity, cx ? cx : fold_str(o, "complexity"));
+	set_str(&s->name, jsonx_str(o, "name"));
+	set_str(&s->description, jsonx_str(o, "description"));
+	set_str(&s->complexity, cx ? cx : jsonx_str(o, "complexity"));
 	strvec_from(&s->criteria, jget(o, "acceptance_criteria"));
 	strvec_from(&s->deps, jget(o, "dependencies"));
 	strvec_from(&s->outputs, jget(o, "expected_outputs"));
@@ -704,9 +577,9 @@ static const char *text_of_member(const cJSON *plan, const cJSON *arr, const cha
 
 static const char *step_object_id(const cJSON *o)
 {
-	const char *id = fold_str(o, "step_id");
+	const char *id = jsonx_str(o, "step_id");
 
-	return id ? id : fold_str(o, "id");
+	return id ? id : jsonx_str(o, "id");
 }
 
 /*
@@ -866,7 +739,7 @@ static void policy_apply(struct run_state *rs, const cJSON *pol)
 	/* null is "no budget"; a missing key leaves the cap as it was. */
 	if (cJSON_IsNull(b))
 		rs->budget_usd = 0;
-	else if (fold_num(pol, "budget_usd", &d))
+	else if (jsonx_num(pol, "budget_usd", &d))
 		rs->budget_usd = d > 0 ? d : 0;
 	rs->max_retries = (int)jlong(pol, "max_retries", 0, 1000, rs->max_retries);
 	rs->max_replans = (int)jlong(pol, "max_replans", 0, 1000, rs->max_replans);
@@ -879,14 +752,14 @@ static void on_run_start(struct ctx *c)
 	const cJSON *models = jget(c->o, "models");
 	static const char *const roles[3] = {"planner", "executor", "verifier"};
 
-	set_str(&rs->run_id, fold_str(c->o, "run_id"));
-	set_str(&rs->task, fold_str(c->o, "task"));
-	set_str(&rs->provider, fold_str(c->o, "provider"));
-	set_str(&rs->workspace, fold_str(c->o, "workspace"));
-	set_str(&rs->scenario, fold_str(c->o, "scenario"));
+	set_str(&rs->run_id, jsonx_str(c->o, "run_id"));
+	set_str(&rs->task, jsonx_str(c->o, "task"));
+	set_str(&rs->provider, jsonx_str(c->o, "provider"));
+	set_str(&rs->workspace, jsonx_str(c->o, "workspace"));
+	set_str(&rs->scenario, jsonx_str(c->o, "scenario"));
 	rs->simulated = jbool(c->o, "simulated", false);
 	for (int i = 0; i < 3; i++)
-		set_str(&rs->models[i], fold_str(models, roles[i]));
+		set_str(&rs->models[i], jsonx_str(models, roles[i]));
 	policy_apply(rs, jget(c->o, "policy"));
 	if (rs->started <= 0)
 		rs->started = c->ts;
@@ -908,15 +781,15 @@ static void on_plan_proposed(struct ctx *c)
 		return;
 	set_own(&rs->proposed_json, print_json(plan));
 	rs->proposed_revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
-	set_str(&rs->proposed_reason, fold_str(c->o, "reason"));
-	set_str(&rs->proposed_failed, fold_str(c->o, "failed_step"));
-	set_str(&rs->proposed_failure, fold_str(c->o, "failure"));
-	rs->estimate_usd = fold_num(c->o, "estimate_usd", &est) ? est : -1;
+	set_str(&rs->proposed_reason, jsonx_str(c->o, "reason"));
+	set_str(&rs->proposed_failed, jsonx_str(c->o, "failed_step"));
+	set_str(&rs->proposed_failure, jsonx_str(c->o, "failure"));
+	rs->estimate_usd = jsonx_num(c->o, "estimate_usd", &est) ? est : -1;
 	if (jis(c->o, "reason", "replan"))
 		rs->replans++;
 	if (!rs->plan_adopted) {
 		replace_steps(rs, plan, rs->proposed_json, NULL, false, c->ts);
-		set_str(&rs->goal, fold_str(plan, "goal"));
+		set_str(&rs->goal, jsonx_str(plan, "goal"));
 	}
 }
 
@@ -929,7 +802,7 @@ static void on_plan_adopted(struct ctx *c)
 		return;
 	set_own(&rs->plan_json, print_json(plan));
 	replace_steps(rs, plan, rs->plan_json, jget(c->o, "kept"), true, c->ts);
-	set_str(&rs->goal, fold_str(plan, "goal"));
+	set_str(&rs->goal, jsonx_str(plan, "goal"));
 	rs->revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
 	rs->plan_adopted = true;
 	proposal_clear(rs);
@@ -952,12 +825,12 @@ static void on_step_edit(struct ctx *c)
 static void on_step_state(struct ctx *c)
 {
 	struct fstep *s = c->step;
-	int st = fold_state_from_name(fold_str(c->o, "state"));
+	int st = fold_state_from_name(jsonx_str(c->o, "state"));
 
 	if (!s || st < 0)
 		return;
 	set_state(s, (enum fstep_state)st, c->ts);
-	set_str(&s->state_reason, fold_str(c->o, "reason"));
+	set_str(&s->state_reason, jsonx_str(c->o, "reason"));
 	if (st == FS_STALE)
 		new_round(s);
 }
@@ -983,7 +856,7 @@ static void on_step_start(struct ctx *c)
 static void on_step_end(struct ctx *c)
 {
 	struct fstep *s = c->step;
-	int st = fold_state_from_name(fold_str(c->o, "status"));
+	int st = fold_state_from_name(jsonx_str(c->o, "status"));
 	long attempts = jlong(c->o, "attempts", 0, ATTEMPT_MAX, 0);
 
 	if (!s || st < 0 || !fold_state_settled((enum fstep_state)st))
@@ -1020,11 +893,11 @@ static void on_verdict(struct ctx *c)
 	v = &rs->verdicts[rs->n_verdicts++];
 	memset(v, 0, sizeof(*v));
 	v->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
-	v->step_id = xstrdup(fold_str(c->o, "step_id"));
-	v->stage = xstrdup(fold_str(c->o, "stage"));
-	v->action = xstrdup(fold_str(c->o, "action"));
-	v->severity = xstrdup(fold_str(c->o, "severity"));
-	v->feedback = xstrdup(fold_str(c->o, "feedback"));
+	v->step_id = xstrdup(jsonx_str(c->o, "step_id"));
+	v->stage = xstrdup(jsonx_str(c->o, "stage"));
+	v->action = xstrdup(jsonx_str(c->o, "action"));
+	v->severity = xstrdup(jsonx_str(c->o, "severity"));
+	v->feedback = xstrdup(jsonx_str(c->o, "feedback"));
 	v->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
 	v->overall_pass = jbool(c->o, "overall_pass", v->action && !strcmp(v->action, "pass"));
 	if (cJSON_IsArray(crit)) {
@@ -1035,12 +908,12 @@ static void on_verdict(struct ctx *c)
 
 			if (!cJSON_IsObject(it))
 				continue;
-			cr->text = xstrdup(fold_str(it, "criterion"));
-			cr->evidence = xstrdup(fold_str(it, "evidence"));
-			cr->feedback = xstrdup(fold_str(it, "feedback"));
+			cr->text = xstrdup(jsonx_str(it, "criterion"));
+			cr->evidence = xstrdup(jsonx_str(it, "evidence"));
+			cr->feedback = xstrdup(jsonx_str(it, "feedback"));
 			cr->passed = jbool(it, "passed", false);
 			cr->not_judged = jbool(it, "not_judged", false);
-			cr->confidence = fold_num(it, "confidence", &d) ? d : -1;
+			cr->confidence = jsonx_num(it, "confidence", &d) ? d : -1;
 			v->n_criteria++;
 		}
 	}
@@ -1064,7 +937,7 @@ static void on_step_changes(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
 	const cJSON *files = jget(c->o, "files"), *it;
-	const char *sid = fold_str(c->o, "step_id");
+	const char *sid = jsonx_str(c->o, "step_id");
 	struct strbuf kinds;
 	struct fchange *ch;
 
@@ -1076,17 +949,17 @@ static void on_step_changes(struct ctx *c)
 	ch->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
 	ch->step_id = xstrdup(sid);
 	ch->attempt = (int)jlong(c->o, "attempt", 0, ATTEMPT_MAX, 0);
-	copy_id(ch->before, fold_str(c->o, "before"));
-	copy_id(ch->after, fold_str(c->o, "after"));
+	copy_id(ch->before, jsonx_str(c->o, "before"));
+	copy_id(ch->after, jsonx_str(c->o, "after"));
 	ch->plus = jlong(c->o, "plus", 0, 1000000000000L, 0);
 	ch->minus = jlong(c->o, "minus", 0, 1000000000000L, 0);
-	ch->stat = xstrdup(fold_str(c->o, "stat"));
-	fold_bool(c->o, "cut", &ch->cut);
+	ch->stat = xstrdup(jsonx_str(c->o, "stat"));
+	jsonx_bool(c->o, "cut", &ch->cut);
 	strbuf_init(&kinds);
 	if (cJSON_IsArray(files)) {
 		cJSON_ArrayForEach(it, files)
 		{
-			const char *path = fold_str(it, "path"), *kind = fold_str(it, "change");
+			const char *path = jsonx_str(it, "path"), *kind = jsonx_str(it, "change");
 
 			if (!path)
 				continue;
@@ -1103,11 +976,11 @@ static void on_step_changes(struct ctx *c)
 static void on_llm_call(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
-	int r = role_index(fold_str(c->o, "role"));
+	int r = role_index(jsonx_str(c->o, "role"));
 	struct fstep *s = c->step;
 	double usd = 0;
 	/* cost_usd null (or anything but a number) is an unknown price, never free. */
-	bool priced = fold_num(c->o, "cost_usd", &usd);
+	bool priced = jsonx_num(c->o, "cost_usd", &usd);
 
 	if (priced)
 		rs->spent_usd += usd;
@@ -1136,7 +1009,7 @@ static void on_llm_call(struct ctx *c)
 static void on_gate_open(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
-	int kind = gate_kind_from_name(fold_str(c->o, "gate"));
+	int kind = gate_kind_from_name(jsonx_str(c->o, "gate"));
 	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
 	struct fgate *g = NULL;
 
@@ -1155,7 +1028,7 @@ static void on_gate_open(struct ctx *c)
 	memset(g, 0, sizeof(*g));
 	g->id = id;
 	g->kind = (enum gate_kind)kind;
-	g->step_id = xstrdup(fold_str(c->o, "step_id"));
+	g->step_id = xstrdup(jsonx_str(c->o, "step_id"));
 	g->json = print_json(c->o);
 	g->seq = (unsigned long)jlong(c->o, "seq", 0, 9007199254740992L, 0);
 	if (id > rs->max_gate_id)
@@ -1184,7 +1057,7 @@ static void on_gate_decision(struct ctx *c)
 {
 	struct run_state *rs = c->rs;
 	unsigned long id = (unsigned long)jlong(c->o, "gate_id", 0, 9007199254740992L, 0);
-	int kind = gate_kind_from_name(fold_str(c->o, "gate"));
+	int kind = gate_kind_from_name(jsonx_str(c->o, "gate"));
 	double b;
 
 	for (size_t i = 0; i < rs->n_gates; i++) {
@@ -1196,11 +1069,11 @@ static void on_gate_decision(struct ctx *c)
 	}
 	/* Continuing past the budget names the new cap. */
 	if (kind == GATE_BUDGET && jis(c->o, "decision", "approve") &&
-	    fold_num(c->o, "budget_usd", &b) && b > 0)
+	    jsonx_num(c->o, "budget_usd", &b) && b > 0)
 		rs->budget_usd = b;
 	if (kind == GATE_SHELL && jis(c->o, "decision", "approve") &&
 	    jbool(c->o, "remember", false))
-		shell_allow_add(rs, fold_str(c->o, "command"));
+		shell_allow_add(rs, jsonx_str(c->o, "command"));
 }
 
 void fold_forget_gates(struct run_state *rs)
@@ -1213,13 +1086,13 @@ static void on_operator_command(struct ctx *c)
 {
 	double b;
 
-	if (jis(c->o, "command", "budget") && fold_num(c->o, "budget_usd", &b))
+	if (jis(c->o, "command", "budget") && jsonx_num(c->o, "budget_usd", &b))
 		c->rs->budget_usd = b > 0 ? b : 0;
 }
 
 static void on_notice(struct ctx *c)
 {
-	const char *kind = fold_str(c->o, "kind");
+	const char *kind = jsonx_str(c->o, "kind");
 
 	if (!kind)
 		return;
@@ -1233,7 +1106,7 @@ static void on_run_final(struct ctx *c)
 {
 	c->rs->final_seen = true;
 	c->rs->partial = jbool(c->o, "partial", false);
-	set_str(&c->rs->answer, fold_str(c->o, "answer"));
+	set_str(&c->rs->answer, jsonx_str(c->o, "answer"));
 }
 
 static void on_run_end(struct ctx *c)
@@ -1241,8 +1114,8 @@ static void on_run_end(struct ctx *c)
 	struct run_state *rs = c->rs;
 
 	rs->ended = true;
-	set_str(&rs->end_status, fold_str(c->o, "status"));
-	set_str(&rs->end_reason, fold_str(c->o, "reason"));
+	set_str(&rs->end_status, jsonx_str(c->o, "status"));
+	set_str(&rs->end_reason, jsonx_str(c->o, "reason"));
 	rs->exit_code = (int)jlong(c->o, "exit_code", 0, 255, -1);
 	rs->ended_at = c->ts;
 	rs->paused = false;
@@ -1307,8 +1180,8 @@ void fold_apply_json(struct run_state *rs, int type, const cJSON *o)
 		return;
 	c.rs = rs;
 	c.o = o;
-	c.ts = fold_parse_ts(fold_str(o, "ts"));
-	c.step = find_step(rs, fold_str(o, "step_id"));
+	c.ts = fold_parse_ts(jsonx_str(o, "ts"));
+	c.step = find_step(rs, jsonx_str(o, "step_id"));
 	handlers[type](&c);
 }
 

@@ -13,6 +13,7 @@
 
 #include "gate.h"
 #include "strbuf.h"
+#include "strindex.h"
 
 struct cJSON;
 struct event;
@@ -160,9 +161,8 @@ struct run_state {
 	size_t n_changes, cap_changes;
 
 	size_t step_hint;         /* fold.c's own: where the last event's step was found */
-	/* fold.c's own: the steps by id (open addressing; slot = index + 1, 0 free), for
-	 * the steps array it was built for */
-	size_t *step_slots, step_slot_cap;
+	/* fold.c's own: the steps by id, for the steps array it was built for */
+	struct strindex step_ix;
 	const struct fstep *step_indexed;
 	size_t n_step_indexed;
 };
@@ -187,33 +187,6 @@ double fold_total_usd(const struct run_state *rs, bool *unknown);
 /* The latest step.changes of attempt `attempt` of step `id` (0: of its latest attempt
  * that has one), or NULL. */
 const struct fchange *fold_find_change(const struct run_state *rs, const char *id, int attempt);
-
-/*
- * The getters of jsonx.h (jsonx_str, jsonx_num, jsonx_bool) and the member lookup they
- * use (cJSON_GetObjectItemCaseSensitive), with the same answers, for the readers of events
- * (the fold and the report): an event is read by a dozen lookups over a dozen keys each,
- * and these compare a key's first byte before calling strcmp.
- */
-const struct cJSON *fold_get(const struct cJSON *obj, const char *key);
-const char *fold_str(const struct cJSON *obj, const char *key);
-bool fold_num(const struct cJSON *obj, const char *key, double *out);
-bool fold_bool(const struct cJSON *obj, const char *key, bool *out);
-
-/*
- * Ids to positions (the report's lists per step): open addressing, at most half full, so
- * a lookup costs the same at 10 steps or 10,000. Keys are copied. Not thread-safe.
- */
-struct fold_idmap {
-	char **key;
-	size_t *val;
-	size_t n, cap;
-};
-#define FOLD_IDMAP_INIT {NULL, NULL, 0, 0}
-/* Sets id's position (a new id, or a new position for one there already). */
-void fold_idmap_put(struct fold_idmap *m, const char *id, size_t pos);
-/* id's position into *pos; false when id (or NULL) is not there. */
-bool fold_idmap_get(const struct fold_idmap *m, const char *id, size_t *pos);
-void fold_idmap_clear(struct fold_idmap *m); /* frees every key and the table */
 
 /* Seconds since the epoch for an RFC 3339 UTC time ("2026-01-02T03:04:05.678Z"); 0 if bad.
  * The one parser of event timestamps. */

@@ -18,6 +18,7 @@
 #include "fold.h"
 #include "gate.h"
 #include "journal.h"
+#include "jsonx.h"
 #include "report_audit.h"
 #include "report_changes.h"
 #include "report_mcp.h"
@@ -45,7 +46,7 @@ struct report {
 	struct step_log *steps;
 	size_t n_steps, cap_steps;
 	size_t step_hint; /* where step_get found the last one */
-	struct fold_idmap step_of; /* step id -> its story in steps */
+	struct strindex step_of; /* step id -> its story in steps */
 	/* The success criteria of the last plan.adopted and plan.proposed the fold took (what
 	 * its plan_json and proposed_json hold: a step edit changes neither), or NULL. */
 	cJSON *criteria_adopted, *criteria_proposed;
@@ -105,31 +106,35 @@ static void add_quote(struct strbuf *sb, const char *prefix, const char *s)
 
 static const char *str_or(const cJSON *obj, const char *key, const char *dflt)
 {
-	const char *s = fold_str(obj, key);
+	const char *s = jsonx_str(obj, key);
 
 	return s ? s : dflt;
+}
+
+static const char *story_id_at(const void *ctx, size_t i)
+{
+	return ((const struct report *)ctx)->steps[i].id;
 }
 
 static struct step_log *step_get(struct report *r, const char *id)
 {
 	struct step_log *s;
-
 	size_t i;
 
 	/* A step's events come in runs: try the last one found before the index. */
 	if (r->step_hint < r->n_steps && !strcmp(r->steps[r->step_hint].id, id))
 		return &r->steps[r->step_hint];
-	if (fold_idmap_get(&r->step_of, id, &i)) {
+	if (strindex_get(&r->step_of, id, story_id_at, r, &i)) {
 		r->step_hint = i;
 		return &r->steps[i];
 	}
 	r->step_hint = r->n_steps;
-	fold_idmap_put(&r->step_of, id, r->n_steps);
 	r->steps = xgrow(r->steps, &r->cap_steps, r->n_steps + 1, sizeof(*r->steps));
 	s = &r->steps[r->n_steps++];
 	s->id = xstrdup(id);
 	s->name = NULL;
 	strbuf_init(&s->text);
+	strindex_add(&r->step_of, id, r->step_hint, story_id_at, r);
 	return s;
 }
 
@@ -150,8 +155,8 @@ static void on_step_start(struct report *r, const char *sid, const cJSON *o)
 	struct step_log *s = step_get(r, sid);
 	double attempt = 0;
 
-	note_name(r, s, fold_str(o, "name"));
-	fold_num(o, "attempt", &attempt);
+	note_name(r, s, jsonx_str(o, "name"));
+	jsonx_num(o, "attempt", &attempt);
 	strbuf_addf(&s->text, "- Attempt %.0f started\n", attempt);
 }
 
@@ -161,14 +166,14 @@ static void on_step_start(struct report *r, const char *sid, const cJSON *o)
 static void on_step_changes(struct report *r, const char *sid, const cJSON *o)
 {
 	struct step_log *s = step_get(r, sid);
-	const cJSON *files = fold_get(o, "files"), *it;
+	const cJSON *files = jsonx_get(o, "files"), *it;
 	double attempt = 0, more = 0;
 	int n = 0;
 
-	fold_num(o, "attempt", &attempt);
-	fold_num(o, "files_more", &more);
+	jsonx_num(o, "attempt", &attempt);
+	jsonx_num(o, "files_more", &more);
 	strbuf_addf(&s->text, "- Attempt %.0f %schanged the workspace: ", attempt,
-		    cJSON_IsTrue(fold_get(o, "cut"))
+		    cJSON_IsTrue(jsonx_get(o, "cut"))
 			? "(cut off by a stop; found on --resume) "
 			: "");
 	add_clean(&s->text, str_or(o, "stat", "?"), true);
@@ -180,15 +185,15 @@ static void on_step_changes(struct report *r, const char *sid, const cJSON *o)
 				    cJSON_GetArraySize(files) - CHANGES_LISTED + (int)more);
 			break;
 		}
-		fold_num(it, "plus", &plus);
-		fold_num(it, "minus", &minus);
+		jsonx_num(it, "plus", &plus);
+		jsonx_num(it, "minus", &minus);
 		strbuf_adds(&s->text, "  - `");
 		add_clean(&s->text, str_or(it, "path", "?"), true);
 		strbuf_adds(&s->text, "` ");
 		add_clean(&s->text, str_or(it, "change", "?"), true);
-		if (cJSON_IsTrue(fold_get(it, "binary"))) {
-			fold_num(it, "old_size", &osz);
-			fold_num(it, "new_size", &nsz);
+		if (cJSON_IsTrue(jsonx_get(it, "binary"))) {
+			jsonx_num(it, "old_size", &osz);
+			jsonx_num(it, "new_size", &nsz);
 			strbuf_addf(&s->text, " (binary, %.0f → %.0f bytes)\n", osz, nsz);
 		} else {
 			strbuf_addf(&s->text, " (+%.0f −%.0f)\n", plus, minus);
@@ -242,8 +247,8 @@ static void on_step_end(struct report *r, const char *sid, const cJSON *o)
 	double attempts = 0;
 	bool reused = false;
 
-	fold_num(o, "attempts", &attempts);
-	fold_bool(o, "reused", &reused);
+	jsonx_num(o, "attempts", &attempts);
+	jsonx_bool(o, "reused", &reused);
 	strbuf_adds(&s->text, "- Ended: ");
 	add_clean(&s->text, str_or(o, "status", "unknown"), true);
 	strbuf_addf(&s->text, " after %.0f attempt%s%s\n", attempts, attempts == 1 ? "" : "s",
@@ -256,7 +261,7 @@ static void on_tool_result(struct report *r, const char *sid, const cJSON *o)
 {
 	bool ran = false;
 
-	if (fold_str(o, "command") && fold_bool(o, "ran", &ran) && ran)
+	if (jsonx_str(o, "command") && jsonx_bool(o, "ran", &ran) && ran)
 		return;
 	audit_tool_line(r->audit, &step_get(r, sid)->text, o);
 }
@@ -287,27 +292,27 @@ static void add_code(struct strbuf *sb, const char *s)
  * exit status, its duration and how the gate let it through. */
 static void on_shell_result(struct report *r, const char *sid, const cJSON *o)
 {
-	const char *cmd = fold_str(o, "command");
-	const char *how = gate_shell_approval_words(fold_str(o, "approval"));
+	const char *cmd = jsonx_str(o, "command");
+	const char *how = gate_shell_approval_words(jsonx_str(o, "approval"));
 	double attempt = 0, v;
 	bool ran = false, timed_out = false;
 	struct step_log *s;
 
-	if (!cmd || !fold_bool(o, "ran", &ran) || !ran)
+	if (!cmd || !jsonx_bool(o, "ran", &ran) || !ran)
 		return;
 	s = step_get(r, sid);
-	fold_num(o, "attempt", &attempt);
+	jsonx_num(o, "attempt", &attempt);
 	strbuf_addf(&s->text, "- Attempt %.0f: shell ", attempt);
 	add_code(&s->text, cmd);
-	if (fold_num(o, "exit_status", &v))
+	if (jsonx_num(o, "exit_status", &v))
 		strbuf_addf(&s->text, " — exit status %.0f", v);
-	else if (fold_num(o, "signal", &v))
+	else if (jsonx_num(o, "signal", &v))
 		strbuf_addf(&s->text, " — killed by signal %.0f", v);
-	else if (fold_bool(o, "timed_out", &timed_out) && timed_out)
+	else if (jsonx_bool(o, "timed_out", &timed_out) && timed_out)
 		strbuf_adds(&s->text, " — stopped at its time limit");
 	else
 		strbuf_adds(&s->text, " — stopped");
-	if (fold_num(o, "duration_ms", &v))
+	if (jsonx_num(o, "duration_ms", &v))
 		strbuf_addf(&s->text, " after %.1f s", v / 1000.0);
 	if (how)
 		strbuf_addf(&s->text, " (%s)", how);
@@ -316,8 +321,8 @@ static void on_shell_result(struct report *r, const char *sid, const cJSON *o)
 
 static void on_gate_decision(struct report *r, const cJSON *o)
 {
-	const char *sid = fold_str(o, "step_id");
-	const char *reason = fold_str(o, "reason");
+	const char *sid = jsonx_str(o, "step_id");
+	const char *reason = jsonx_str(o, "reason");
 	bool remember = false;
 
 	strbuf_adds(&r->gates, "- ");
@@ -335,9 +340,9 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 		strbuf_adds(&r->gates, " — ");
 		add_clean(&r->gates, reason, true);
 	}
-	if (fold_bool(o, "remember", &remember) && remember && fold_str(o, "command")) {
+	if (jsonx_bool(o, "remember", &remember) && remember && jsonx_str(o, "command")) {
 		strbuf_adds(&r->gates, " — allowed for the rest of the run: ");
-		add_code(&r->gates, fold_str(o, "command"));
+		add_code(&r->gates, jsonx_str(o, "command"));
 	}
 	strbuf_adds(&r->gates, "\n");
 	if (sid) {
@@ -356,10 +361,10 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 /* Models without a price, named once per role (their calls are not in the sums). */
 static void on_llm_call(struct report *r, const cJSON *o)
 {
-	const char *role = fold_str(o, "role"), *model = str_or(o, "model", "unknown");
+	const char *role = jsonx_str(o, "role"), *model = str_or(o, "model", "unknown");
 	double v;
 
-	if (fold_num(o, "cost_usd", &v))
+	if (jsonx_num(o, "cost_usd", &v))
 		return;
 	for (int i = 0; role && i < 3; i++) {
 		if (strcmp(role, role_names[i]) != 0)
@@ -374,7 +379,7 @@ static void on_llm_call(struct report *r, const cJSON *o)
 static void on_notice(struct report *r, const cJSON *o)
 {
 	const char *level = str_or(o, "level", "info");
-	const char *sid = fold_str(o, "step_id");
+	const char *sid = jsonx_str(o, "step_id");
 
 	if (strcmp(level, "warn") && strcmp(level, "error"))
 		return;
@@ -395,7 +400,7 @@ static void on_notice(struct report *r, const cJSON *o)
 static void keep_criteria(struct report *r, int type, const cJSON *plan)
 {
 	cJSON **slot = type == EV_PLAN_ADOPTED ? &r->criteria_adopted : &r->criteria_proposed;
-	const cJSON *sc = fold_get(plan, "success_criteria");
+	const cJSON *sc = jsonx_get(plan, "success_criteria");
 
 	if (!cJSON_IsObject(plan))
 		return; /* the fold ignored it too */
@@ -408,7 +413,7 @@ static void keep_criteria(struct report *r, int type, const cJSON *plan)
 /* The fold reads each event, then the story takes what it adds. */
 void report_apply(struct report *r, int type, const cJSON *o)
 {
-	const char *sid = fold_str(o, "step_id"); /* what journal_load makes ev->step_id */
+	const char *sid = jsonx_str(o, "step_id"); /* what journal_load makes ev->step_id */
 
 	if (!cJSON_IsObject(o) || type < 0 || type >= EV__COUNT)
 		return;
@@ -429,7 +434,7 @@ void report_apply(struct report *r, int type, const cJSON *o)
 		break;
 	case EV_PLAN_PROPOSED:
 	case EV_PLAN_ADOPTED:
-		keep_criteria(r, type, fold_get(o, "plan"));
+		keep_criteria(r, type, jsonx_get(o, "plan"));
 		break;
 	case EV_STEP_START:
 		if (sid)
@@ -457,8 +462,8 @@ void report_apply(struct report *r, int type, const cJSON *o)
 			add_clean(&s->text, str_or(o, "by", "operator"), true);
 			strbuf_adds(&s->text, "\n");
 			audit_step_edit_lines(&s->text, "  ",
-					      fold_get(o, "before"),
-					      fold_get(o, "after"));
+					      jsonx_get(o, "before"),
+					      jsonx_get(o, "after"));
 		}
 		break;
 	case EV_GATE_DECISION:
@@ -581,7 +586,7 @@ static void render_steps(struct strbuf *sb, const struct report *r)
 		const struct fstep *st = &rs->steps[k];
 
 		/* A story's id is there once: the index finds it. */
-		if (fold_idmap_get(&r->step_of, st->id, &i) && !done[i]) {
+		if (strindex_get(&r->step_of, st->id, story_id_at, r, &i) && !done[i]) {
 			done[i] = true;
 			strbuf_adds(sb, "### ");
 			add_clean(sb, st->id, true);
@@ -670,8 +675,8 @@ static void render_cost(struct strbuf *sb, const struct report *r)
 static void render_final(struct strbuf *sb, const struct report *r)
 {
 	const struct run_state *rs = &r->rs;
-	const cJSON *m = fold_get(r->final, "metrics");
-	const cJSON *fc = fold_get(r->final, "final_check");
+	const cJSON *m = jsonx_get(r->final, "metrics");
+	const cJSON *fc = jsonx_get(r->final, "final_check");
 	bool b;
 	double v;
 
@@ -687,11 +692,11 @@ static void render_final(struct strbuf *sb, const struct report *r)
 			strbuf_adds(sb, "Partial answer: some steps were not verified.\n\n");
 		add_quote(sb, "", rs->answer ? rs->answer : "");
 		strbuf_adds(sb, "\n");
-		if (fold_bool(fc, "passed", &b)) {
+		if (jsonx_bool(fc, "passed", &b)) {
 			strbuf_addf(sb, "Final check: %s", b ? "passed" : "failed");
-			if (fold_str(fc, "feedback") && *fold_str(fc, "feedback")) {
+			if (jsonx_str(fc, "feedback") && *jsonx_str(fc, "feedback")) {
 				strbuf_adds(sb, " — ");
-				add_clean(sb, fold_str(fc, "feedback"), true);
+				add_clean(sb, jsonx_str(fc, "feedback"), true);
 			}
 			strbuf_adds(sb, "\n\n");
 		}
@@ -713,7 +718,7 @@ static void render_final(struct strbuf *sb, const struct report *r)
 	    {"replans", "Replans"},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		if (fold_num(m, rows[i].key, &v))
+		if (jsonx_num(m, rows[i].key, &v))
 			strbuf_addf(sb, "- %s: %.0f\n", rows[i].label, v);
 	strbuf_adds(sb, "\n");
 }
@@ -826,7 +831,7 @@ void report_free(struct report *r)
 		strbuf_release(&r->steps[i].text);
 	}
 	free(r->steps);
-	fold_idmap_clear(&r->step_of);
+	strindex_free(&r->step_of);
 	cJSON_Delete(r->criteria_adopted);
 	cJSON_Delete(r->criteria_proposed);
 	for (int i = 0; i < 3; i++)

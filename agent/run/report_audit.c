@@ -13,6 +13,7 @@
 
 #include "events.h"
 #include "fold.h"
+#include "jsonx.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -56,10 +57,10 @@ struct audit {
 
 	struct attempt_rec *att;
 	size_t n_att, cap_att;
-	struct fold_idmap last_att; /* step id -> its latest attempt in att */
+	struct strindex last_att; /* step id -> its latest attempt in att */
 	struct step_end *ends;
 	size_t n_ends, cap_ends;
-	struct fold_idmap end_of; /* step id -> its entry in ends */
+	struct strindex end_of; /* step id -> its entry in ends */
 
 	struct call *calls; /* waiting for a result */
 	size_t n_calls, cap_calls;
@@ -88,11 +89,21 @@ struct audit {
 	bool final_check, final_passed, final_seen;
 };
 
+static const char *att_step_at(const void *ctx, size_t i)
+{
+	return ((const struct audit *)ctx)->att[i].step_id;
+}
+
+static const char *end_id_at(const void *ctx, size_t i)
+{
+	return ((const struct audit *)ctx)->ends[i].id;
+}
+
 /* ---- small helpers ---------------------------------------------------------------------- */
 
 static double ev_ts(const cJSON *o)
 {
-	const char *ts = fold_str(o, "ts");
+	const char *ts = jsonx_str(o, "ts");
 
 	return ts ? fold_parse_ts(ts) : 0;
 }
@@ -285,7 +296,7 @@ static struct attempt_rec *open_attempt(struct audit *a, const char *sid)
 {
 	size_t i;
 
-	if (!fold_idmap_get(&a->last_att, sid, &i))
+	if (!strindex_get(&a->last_att, sid, att_step_at, a, &i))
 		return NULL;
 	return a->att[i].outcome ? NULL : &a->att[i];
 }
@@ -295,7 +306,7 @@ static struct attempt_rec *find_attempt(struct audit *a, const char *sid, int at
 {
 	size_t i;
 
-	if (!fold_idmap_get(&a->last_att, sid, &i))
+	if (!strindex_get(&a->last_att, sid, att_step_at, a, &i))
 		return NULL;
 	for (i++; i; i = a->att[i - 1].prev)
 		if (!attempt || a->att[i - 1].attempt == attempt)
@@ -330,14 +341,14 @@ static void on_step_start(struct audit *a, const cJSON *o, const char *sid, doub
 
 	if (r) /* started again without a word on the last one */
 		close_attempt(r, ts, xstrdup("cancelled"));
-	fold_num(o, "attempt", &n);
+	jsonx_num(o, "attempt", &n);
 	a->att = xgrow(a->att, &a->cap_att, a->n_att + 1, sizeof(*a->att));
 	r = &a->att[a->n_att++];
 	memset(r, 0, sizeof(*r));
-	if (fold_idmap_get(&a->last_att, sid, &r->prev))
+	if (strindex_get(&a->last_att, sid, att_step_at, a, &r->prev))
 		r->prev++;
-	fold_idmap_put(&a->last_att, sid, a->n_att - 1);
 	r->step_id = xstrdup(sid);
+	strindex_set(&a->last_att, sid, a->n_att - 1, att_step_at, a);
 	r->attempt = n >= 0 && n < 1e6 ? (int)n : 0;
 	r->start = ts;
 }
@@ -346,9 +357,9 @@ static void on_verdict(struct audit *a, const cJSON *o, const char *sid, double 
 {
 	double n = 0;
 	struct attempt_rec *r;
-	const char *action = fold_str(o, "action"), *stage = fold_str(o, "stage");
+	const char *action = jsonx_str(o, "action"), *stage = jsonx_str(o, "stage");
 
-	fold_num(o, "attempt", &n);
+	jsonx_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
@@ -357,7 +368,7 @@ static void on_verdict(struct audit *a, const cJSON *o, const char *sid, double 
 
 static void on_step_state(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *st = fold_str(o, "state");
+	const char *st = jsonx_str(o, "state");
 	struct attempt_rec *r = open_attempt(a, sid);
 
 	/* waiting (a shell gate) and verifying belong to the attempt; these end it */
@@ -367,21 +378,21 @@ static void on_step_state(struct audit *a, const cJSON *o, const char *sid, doub
 
 static void on_step_end(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *status = fold_str(o, "status");
+	const char *status = jsonx_str(o, "status");
 	struct attempt_rec *r = open_attempt(a, sid);
 	struct step_end *e = NULL;
 	size_t i;
 
 	if (r)
 		close_attempt(r, ts, xstrdup(status ? status : "ended"));
-	if (fold_idmap_get(&a->end_of, sid, &i)) {
+	if (strindex_get(&a->end_of, sid, end_id_at, a, &i)) {
 		e = &a->ends[i];
 	} else {
 		a->ends = xgrow(a->ends, &a->cap_ends, a->n_ends + 1, sizeof(*a->ends));
-		fold_idmap_put(&a->end_of, sid, a->n_ends);
 		e = &a->ends[a->n_ends++];
 		memset(e, 0, sizeof(*e));
 		e->id = xstrdup(sid);
+		strindex_add(&a->end_of, sid, a->n_ends - 1, end_id_at, a);
 	}
 	e->ts = ts;
 	free(e->status);
@@ -399,7 +410,7 @@ static void on_run_resume(struct audit *a)
 
 static void on_run_end(struct audit *a, const cJSON *o, double ts)
 {
-	const char *status = fold_str(o, "status");
+	const char *status = jsonx_str(o, "status");
 
 	for (size_t i = 0; i < a->n_att; i++)
 		if (!a->att[i].outcome)
@@ -414,10 +425,10 @@ static void on_run_end(struct audit *a, const cJSON *o, double ts)
 static void on_llm_call(struct audit *a, const cJSON *o, const char *sid)
 {
 	double usd = 0, res = 0, n = 0;
-	bool priced = fold_num(o, "cost_usd", &usd);
+	bool priced = jsonx_num(o, "cost_usd", &usd);
 	struct attempt_rec *r;
 
-	if (fold_num(o, "reserved_usd", &res)) {
+	if (jsonx_num(o, "reserved_usd", &res)) {
 		a->reserved_calls++;
 		a->reserved_sum += res;
 		if (res > a->reserved_max)
@@ -425,7 +436,7 @@ static void on_llm_call(struct audit *a, const cJSON *o, const char *sid)
 	}
 	if (!sid)
 		return;
-	fold_num(o, "attempt", &n);
+	jsonx_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
@@ -447,21 +458,21 @@ static void call_release(struct call *c)
 static void on_tool_call(struct audit *a, const cJSON *o, double ts)
 {
 	struct call *c;
-	const char *id = fold_str(o, "call_id");
+	const char *id = jsonx_str(o, "call_id");
 
 	if (!id)
 		return;
 	a->calls = xgrow(a->calls, &a->cap_calls, a->n_calls + 1, sizeof(*a->calls));
 	c = &a->calls[a->n_calls++];
 	c->id = xstrdup(id);
-	c->tool = dupid(fold_str(o, "tool"));
-	c->params = json_text(fold_get(o, "params"));
+	c->tool = dupid(jsonx_str(o, "tool"));
+	c->params = json_text(jsonx_get(o, "params"));
 	c->ts = ts;
 }
 
 static void on_tool_result(struct audit *a, const cJSON *o, const char *sid, double ts)
 {
-	const char *id = fold_str(o, "call_id");
+	const char *id = jsonx_str(o, "call_id");
 	bool ok = true;
 	double n = 0;
 	struct attempt_rec *r;
@@ -479,30 +490,30 @@ static void on_tool_result(struct audit *a, const cJSON *o, const char *sid, dou
 	}
 	if (!sid)
 		return;
-	fold_num(o, "attempt", &n);
+	jsonx_num(o, "attempt", &n);
 	r = find_attempt(a, sid, n > 0 && n < 1e6 ? (int)n : 0);
 	if (!r)
 		return;
 	r->tools++;
-	if (fold_bool(o, "ok", &ok) && !ok)
+	if (jsonx_bool(o, "ok", &ok) && !ok)
 		r->tool_failures++;
 }
 
 static void on_gate_open(struct audit *a, const cJSON *o, double ts)
 {
 	double id = 0, spent = 0, reserved = 0, cap = 0, need = 0;
-	const char *kind = fold_str(o, "gate");
+	const char *kind = jsonx_str(o, "gate");
 
-	fold_num(o, "gate_id", &id);
+	jsonx_num(o, "gate_id", &id);
 	a->gates = xgrow(a->gates, &a->cap_gates, a->n_gates + 1, sizeof(*a->gates));
 	a->gates[a->n_gates].id = (unsigned long)id;
 	a->gates[a->n_gates++].ts = ts;
 	if (!kind || strcmp(kind, "budget"))
 		return;
-	fold_num(o, "spent_usd", &spent);
-	fold_num(o, "reserved_usd", &reserved);
-	fold_num(o, "budget_usd", &cap);
-	fold_num(o, "needed_usd", &need);
+	jsonx_num(o, "spent_usd", &spent);
+	jsonx_num(o, "reserved_usd", &reserved);
+	jsonx_num(o, "budget_usd", &cap);
+	jsonx_num(o, "needed_usd", &need);
 	strbuf_adds(&a->budget_gates, "  - ");
 	add_clock(a, &a->budget_gates, ts);
 	strbuf_adds(&a->budget_gates, " the budget gate opened: ");
@@ -533,9 +544,9 @@ static void cap_change(struct audit *a, double ts, double cap, const char *how)
 static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 {
 	double id = 0, cap;
-	const char *kind = fold_str(o, "gate"), *d = fold_str(o, "decision");
+	const char *kind = jsonx_str(o, "gate"), *d = jsonx_str(o, "decision");
 
-	fold_num(o, "gate_id", &id);
+	jsonx_num(o, "gate_id", &id);
 	a->gate_opened = 0;
 	a->gate_answered = ts;
 	for (size_t i = 0; i < a->n_gates; i++) {
@@ -546,9 +557,9 @@ static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 		break;
 	}
 	if (kind && d && !strcmp(kind, "budget") && !strcmp(d, "approve") &&
-	    fold_num(o, "budget_usd", &cap) && cap > 0) {
+	    jsonx_num(o, "budget_usd", &cap) && cap > 0) {
 		char *how = xasprintf("at the budget gate (by %s)",
-		                      fold_str(o, "by") ? fold_str(o, "by") : "operator");
+		                      jsonx_str(o, "by") ? jsonx_str(o, "by") : "operator");
 
 		cap_change(a, ts, cap, how);
 		free(how);
@@ -558,9 +569,9 @@ static void on_gate_decision(struct audit *a, const cJSON *o, double ts)
 /* The policy's budget: a number, null (none) or absent (unchanged). */
 static void on_policy(struct audit *a, const cJSON *o, double ts, bool start)
 {
-	const cJSON *pol = fold_get(o, "policy");
+	const cJSON *pol = jsonx_get(o, "policy");
 	const cJSON *b =
-	    cJSON_IsObject(pol) ? fold_get(pol, "budget_usd") : NULL;
+	    cJSON_IsObject(pol) ? jsonx_get(pol, "budget_usd") : NULL;
 	double cap;
 
 	if (!b || (!cJSON_IsNull(b) && !cJSON_IsNumber(b)))
@@ -578,8 +589,8 @@ static void on_operator_command(struct audit *a, const cJSON *o, double ts)
 {
 	double cap;
 
-	if (fold_str(o, "command") && !strcmp(fold_str(o, "command"), "budget") &&
-	    fold_num(o, "budget_usd", &cap))
+	if (jsonx_str(o, "command") && !strcmp(jsonx_str(o, "command"), "budget") &&
+	    jsonx_num(o, "budget_usd", &cap))
 		cap_change(a, ts, cap > 0 ? cap : 0, "by the operator");
 }
 
@@ -654,7 +665,7 @@ static void add_value(struct strbuf *sb, const cJSON *v, bool list)
 static void add_fields(struct strbuf *sb, const char *indent, const cJSON *step)
 {
 	for (size_t i = 0; i < sizeof(step_fields) / sizeof(step_fields[0]); i++) {
-		const cJSON *v = fold_get(step, step_fields[i].key);
+		const cJSON *v = jsonx_get(step, step_fields[i].key);
 
 		if (!v)
 			continue;
@@ -682,8 +693,8 @@ void audit_step_edit_lines(struct strbuf *sb, const char *indent, const cJSON *b
 		return;
 	}
 	for (size_t i = 0; i < sizeof(step_fields) / sizeof(step_fields[0]); i++) {
-		const cJSON *b = fold_get(before, step_fields[i].key);
-		const cJSON *x = fold_get(after, step_fields[i].key);
+		const cJSON *b = jsonx_get(before, step_fields[i].key);
+		const cJSON *x = jsonx_get(after, step_fields[i].key);
 
 		if (same(b, x))
 			continue;
@@ -698,18 +709,18 @@ void audit_step_edit_lines(struct strbuf *sb, const char *indent, const cJSON *b
 	cJSON_ArrayForEach(it, after)
 	{
 		if (it->string && !known_field(it->string) &&
-		    !same(fold_get(before, it->string), it))
+		    !same(jsonx_get(before, it->string), it))
 			strvec_push(&other, it->string);
 	}
 	cJSON_ArrayForEach(it, before)
 	{
 		if (it->string && !known_field(it->string) &&
-		    !fold_get(after, it->string))
+		    !jsonx_get(after, it->string))
 			strvec_push(&other, it->string);
 	}
 	for (size_t i = 0; i < other.n; i++) {
-		const cJSON *b = fold_get(before, other.v[i]);
-		const cJSON *x = fold_get(after, other.v[i]);
+		const cJSON *b = jsonx_get(before, other.v[i]);
+		const cJSON *x = jsonx_get(after, other.v[i]);
 
 		any = true;
 		strbuf_addf(sb, "%s- ", indent);
@@ -731,9 +742,9 @@ static const cJSON *plan_step(const cJSON *plan, const char *id)
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, fold_get(plan, "steps"))
+	cJSON_ArrayForEach(it, jsonx_get(plan, "steps"))
 	{
-		const char *sid = fold_str(it, "step_id");
+		const char *sid = jsonx_str(it, "step_id");
 
 		if (sid && !strcmp(sid, id))
 			return it;
@@ -744,8 +755,8 @@ static const cJSON *plan_step(const cJSON *plan, const char *id)
 static void add_plan_field(struct strbuf *sb, const cJSON *before, const cJSON *after,
                            const char *key, const char *label, bool list, bool *any)
 {
-	const cJSON *b = fold_get(before, key);
-	const cJSON *x = fold_get(after, key);
+	const cJSON *b = jsonx_get(before, key);
+	const cJSON *x = jsonx_get(after, key);
 
 	if (same(b, x))
 		return;
@@ -759,8 +770,8 @@ static void add_plan_field(struct strbuf *sb, const cJSON *before, const cJSON *
 
 static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 {
-	const cJSON *plan = fold_get(o, "plan");
-	const char *reason = fold_str(o, "reason");
+	const cJSON *plan = jsonx_get(o, "plan");
+	const char *reason = jsonx_str(o, "reason");
 	const cJSON *it;
 	struct strbuf *sb = &a->plan_edits;
 	bool any = false;
@@ -769,14 +780,14 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 	if (!cJSON_IsObject(plan))
 		return;
 	if (reason && !strcmp(reason, "edit") && a->last_plan) {
-		fold_num(o, "revision", &rev);
+		jsonx_num(o, "revision", &rev);
 		strbuf_adds(sb, "- ");
 		add_clock(a, sb, ts);
 		strbuf_addf(sb, " revision %.0f edited by the operator at its gate:\n", rev);
 		add_plan_field(sb, a->last_plan, plan, "goal", "Goal", false, &any);
-		cJSON_ArrayForEach(it, fold_get(plan, "steps"))
+		cJSON_ArrayForEach(it, jsonx_get(plan, "steps"))
 		{
-			const char *id = fold_str(it, "step_id");
+			const char *id = jsonx_str(it, "step_id");
 			const cJSON *old = id ? plan_step(a->last_plan, id) : NULL;
 
 			if (!id)
@@ -795,9 +806,9 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 				audit_step_edit_lines(sb, "    ", old, it);
 			}
 		}
-		cJSON_ArrayForEach(it, fold_get(a->last_plan, "steps"))
+		cJSON_ArrayForEach(it, jsonx_get(a->last_plan, "steps"))
 		{
-			const char *id = fold_str(it, "step_id");
+			const char *id = jsonx_str(it, "step_id");
 
 			if (!id || plan_step(plan, id))
 				continue;
@@ -805,7 +816,7 @@ static void on_plan_proposed(struct audit *a, const cJSON *o, double ts)
 			strbuf_adds(sb, "  - Step ");
 			audit_add_code(sb, id, 80);
 			strbuf_adds(sb, " removed (it was ");
-			add_value(sb, fold_get(it, "name"), false);
+			add_value(sb, jsonx_get(it, "name"), false);
 			strbuf_adds(sb, ")\n");
 		}
 		add_plan_field(sb, a->last_plan, plan, "success_criteria", "Success criteria", true,
@@ -841,8 +852,8 @@ void audit_free(struct audit *a)
 		free(a->att[i].outcome);
 	}
 	free(a->att);
-	fold_idmap_clear(&a->last_att);
-	fold_idmap_clear(&a->end_of);
+	strindex_free(&a->last_att);
+	strindex_free(&a->end_of);
 	for (size_t i = 0; i < a->n_ends; i++) {
 		free(a->ends[i].id);
 		free(a->ends[i].status);
@@ -863,7 +874,7 @@ void audit_free(struct audit *a)
 void audit_apply(struct audit *a, int type, const cJSON *o)
 {
 	double ts = ev_ts(o);
-	const char *sid = fold_str(o, "step_id");
+	const char *sid = jsonx_str(o, "step_id");
 	const cJSON *fc;
 
 	if (!cJSON_IsObject(o))
@@ -886,9 +897,9 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 		break;
 	case EV_RUN_END: on_run_end(a, o, ts); break;
 	case EV_RUN_FINAL:
-		fc = fold_get(o, "final_check");
+		fc = jsonx_get(o, "final_check");
 		a->final_seen = true;
-		a->final_check = fold_bool(fc, "passed", &a->final_passed);
+		a->final_check = jsonx_bool(fc, "passed", &a->final_passed);
 		break;
 	case EV_PLAN_PROPOSED: on_plan_proposed(a, o, ts); break;
 	case EV_STEP_START:
@@ -923,16 +934,16 @@ void audit_apply(struct audit *a, int type, const cJSON *o)
 
 void audit_tool_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 {
-	const char *tool = fold_str(o, "tool");
-	const char *summary = fold_str(o, "summary");
+	const char *tool = jsonx_str(o, "tool");
+	const char *summary = jsonx_str(o, "summary");
 	double attempt = 0, bytes = -1;
 	bool ok = true;
-	bool has_ok = fold_bool(o, "ok", &ok);
+	bool has_ok = jsonx_bool(o, "ok", &ok);
 	const struct call *c = a->last_found ? &a->last : NULL;
 	bool paren = false;
 
-	fold_num(o, "attempt", &attempt);
-	fold_num(o, "bytes", &bytes);
+	jsonx_num(o, "attempt", &attempt);
+	jsonx_num(o, "bytes", &bytes);
 	if (!tool && c)
 		tool = c->tool;
 	strbuf_addf(sb, "- Attempt %.0f: tool ", attempt);
@@ -962,7 +973,7 @@ void audit_tool_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 
 void audit_gate_line(const struct audit *a, struct strbuf *sb, const cJSON *o)
 {
-	const char *d = fold_str(o, "decision");
+	const char *d = jsonx_str(o, "decision");
 
 	if (a->gate_answered <= 0)
 		return;
@@ -1009,10 +1020,10 @@ void audit_render_step(const struct audit *a, struct strbuf *sb, const char *sid
 	double first = 0, in_attempts = 0;
 	size_t n = 0, i, *mine = NULL;
 
-	if (fold_idmap_get(&a->end_of, sid, &i))
+	if (strindex_get(&a->end_of, sid, end_id_at, a, &i))
 		e = &a->ends[i];
 	/* The step's attempts, oldest first (the chain runs from the latest). */
-	if (fold_idmap_get(&a->last_att, sid, &i)) {
+	if (strindex_get(&a->last_att, sid, att_step_at, a, &i)) {
 		for (size_t k = i + 1; k; k = a->att[k - 1].prev)
 			n++;
 		mine = xcalloc(n, sizeof(*mine));
@@ -1141,12 +1152,17 @@ void audit_render_budget(const struct audit *a, struct strbuf *sb, const struct 
 }
 
 /* The last verdict of a step, or NULL, from an index of the last verdict by step. */
+static const char *verdict_step_at(const void *ctx, size_t i)
+{
+	return ((const struct run_state *)ctx)->verdicts[i].step_id;
+}
+
 static const struct fverdict *last_verdict(const struct run_state *rs,
-					   const struct fold_idmap *last, const char *sid)
+					   const struct strindex *last, const char *sid)
 {
 	size_t i;
 
-	return fold_idmap_get(last, sid, &i) ? &rs->verdicts[i] : NULL;
+	return strindex_get(last, sid, verdict_step_at, rs, &i) ? &rs->verdicts[i] : NULL;
 }
 
 static void add_criteria(struct strbuf *sb, const struct strvec *c)
@@ -1161,11 +1177,11 @@ static void add_criteria(struct strbuf *sb, const struct strvec *c)
 void audit_render_unjudged(const struct audit *a, struct strbuf *sb, const struct run_state *rs)
 {
 	size_t lines = 0;
-	struct fold_idmap last = FOLD_IDMAP_INIT;
+	struct strindex last = STRINDEX_INIT;
 
 	for (size_t i = 0; i < rs->n_verdicts; i++)
 		if (rs->verdicts[i].step_id)
-			fold_idmap_put(&last, rs->verdicts[i].step_id, i);
+			strindex_set(&last, rs->verdicts[i].step_id, i, verdict_step_at, rs);
 	strbuf_adds(sb, "## Criteria not judged\n\n");
 	for (size_t k = 0; k < rs->n_steps; k++) {
 		const struct fstep *st = &rs->steps[k];
@@ -1218,7 +1234,7 @@ void audit_render_unjudged(const struct audit *a, struct strbuf *sb, const struc
 		sb->len = mark;
 		sb->buf[mark] = '\0';
 	}
-	fold_idmap_clear(&last);
+	strindex_free(&last);
 	if (!lines)
 		strbuf_adds(sb, rs->n_steps ? "Every step's criteria were judged.\n"
 		                            : "The run has no plan steps.\n");

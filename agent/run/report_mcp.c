@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "fold.h"
+#include "jsonx.h"
 #include "strbuf.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -74,37 +75,37 @@ void report_mcp_apply(struct report_mcp *m, int type, const cJSON *o)
 	/* Only these two types name a server: the others are not searched for one. */
 	if (type != EV_NOTICE && type != EV_TOOL_RESULT)
 		return;
-	server = fold_str(o, "server");
-	kind = fold_str(o, "kind");
+	server = jsonx_str(o, "server");
+	kind = jsonx_str(o, "kind");
 	if (!server)
 		return;
 	if (type == EV_NOTICE && kind && !strcmp(kind, "mcp_server")) {
-		const char *state = fold_str(o, "state");
+		const char *state = jsonx_str(o, "state");
 		double tools = 0;
 
 		s = server_get(m, server);
 		if (s->story.len)
 			strbuf_adds(&s->story, "; ");
 		if (state && !strcmp(state, "started")) {
-			fold_num(o, "tools", &tools);
+			jsonx_num(o, "tools", &tools);
 			strbuf_addf(&s->story, "started (%.0f tool%s, protocol ", tools,
 			            tools == 1 ? "" : "s");
 			add_clean(&s->story,
-			          fold_str(o, "protocol") ? fold_str(o, "protocol") : "?");
+			          jsonx_str(o, "protocol") ? jsonx_str(o, "protocol") : "?");
 			strbuf_adds(&s->story, ")");
 		} else if (state && !strcmp(state, "failed")) {
 			strbuf_adds(&s->story, "failed: ");
-			add_clean(&s->story, fold_str(o, "message"));
+			add_clean(&s->story, jsonx_str(o, "message"));
 		} else {
 			add_clean(&s->story, state ? state : "?");
 		}
 	} else if (type == EV_TOOL_RESULT) {
-		const char *approval = fold_str(o, "approval");
+		const char *approval = jsonx_str(o, "approval");
 		bool ok = false, ran = true;
 
 		s = server_get(m, server);
-		fold_bool(o, "ok", &ok);
-		fold_bool(o, "ran", &ran);
+		jsonx_bool(o, "ok", &ok);
+		jsonx_bool(o, "ran", &ran);
 		s->calls++;
 		if (!ran && approval && !strcmp(approval, "refused"))
 			s->refused++;

@@ -11,6 +11,7 @@
 
 #include "events.h"
 #include "fold.h"
+#include "jsonx.h"
 #include "plandiff.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -120,7 +121,7 @@ static void close_open(struct report_replans *rp, const char *outcome, const cha
 
 static void on_proposed(struct report_replans *rp, const struct run_state *rs, const cJSON *o)
 {
-	const char *reason = fold_str(o, "reason");
+	const char *reason = jsonx_str(o, "reason");
 	struct strbuf h = STRBUF_INIT;
 
 	if (reason && strcmp(reason, "edit") == 0 && rp->open) {
@@ -134,15 +135,15 @@ static void on_proposed(struct report_replans *rp, const struct run_state *rs, c
 	close_open(rp, "Not answered: another replan replaced it.", rp->latest);
 	strbuf_init(&h);
 	strbuf_addf(&h, "### Revision %d", rs->proposed_revision);
-	if (fold_str(o, "failed_step")) {
+	if (jsonx_str(o, "failed_step")) {
 		strbuf_adds(&h, ", after step ");
-		add_clean(&h, fold_str(o, "failed_step"));
+		add_clean(&h, jsonx_str(o, "failed_step"));
 		strbuf_adds(&h, " failed");
 	}
 	strbuf_adds(&h, "\n\n");
-	if (fold_str(o, "failure") && *fold_str(o, "failure")) {
+	if (jsonx_str(o, "failure") && *jsonx_str(o, "failure")) {
 		strbuf_adds(&h, "Why: ");
-		add_clean(&h, fold_str(o, "failure"));
+		add_clean(&h, jsonx_str(o, "failure"));
 		strbuf_adds(&h, "\n\n");
 	}
 	rp->head = strbuf_detach(&h);
@@ -153,7 +154,7 @@ static void on_proposed(struct report_replans *rp, const struct run_state *rs, c
 
 static void on_decision(struct report_replans *rp, const cJSON *o)
 {
-	const char *gate = fold_str(o, "gate"), *d = fold_str(o, "decision");
+	const char *gate = jsonx_str(o, "gate"), *d = jsonx_str(o, "decision");
 	struct strbuf s = STRBUF_INIT;
 
 	if (!rp->open || !gate || strcmp(gate, "replan") != 0 || !d)
@@ -161,7 +162,7 @@ static void on_decision(struct report_replans *rp, const cJSON *o)
 	strbuf_init(&s);
 	if (strcmp(d, "approve") == 0) {
 		strbuf_adds(&s, "approved by ");
-		add_clean(&s, fold_str(o, "by") ? fold_str(o, "by") : "operator");
+		add_clean(&s, jsonx_str(o, "by") ? jsonx_str(o, "by") : "operator");
 		strbuf_adds(&s, " at its gate");
 		free(rp->approve);
 		rp->approve = strbuf_detach(&s);
@@ -177,10 +178,10 @@ static void on_decision(struct report_replans *rp, const cJSON *o)
 		strbuf_release(&s);
 		return; /* not an answer */
 	}
-	add_clean(&s, fold_str(o, "by") ? fold_str(o, "by") : "operator");
-	if (fold_str(o, "reason") && *fold_str(o, "reason")) {
+	add_clean(&s, jsonx_str(o, "by") ? jsonx_str(o, "by") : "operator");
+	if (jsonx_str(o, "reason") && *jsonx_str(o, "reason")) {
 		strbuf_adds(&s, ": ");
-		add_clean(&s, fold_str(o, "reason"));
+		add_clean(&s, jsonx_str(o, "reason"));
 	}
 	strbuf_adds(&s, "). The diff is of the plan proposed.");
 	close_open(rp, s.buf, rp->latest);
