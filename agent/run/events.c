@@ -220,15 +220,6 @@ char *event_number_text(double d)
  * 20 + 7 + 40 + 1 bytes). */
 #define HEAD_ROOM 80
 
-/* The "step_id" string of the fields, as jsonx_str finds it (the first of that name). */
-static const char *fields_step_id(const cJSON *fields)
-{
-	for (const cJSON *f = fields->child; f && f->string; f = f->next)
-		if (f->string[0] == 's' && !strcmp(f->string, "step_id"))
-			return (f->type & 0xFF) == cJSON_String ? f->valuestring : NULL;
-	return NULL;
-}
-
 /* The event with its text after the header (",\"type\":…}") at ev->json + HEAD_ROOM. */
 static struct event *print_body(enum event_type t, const cJSON *fields)
 {
@@ -257,7 +248,7 @@ static struct event *print_body(enum event_type t, const cJSON *fields)
 			strbuf_addc(&sb, ':');
 			put_value(&sb, f);
 		}
-		ev->step_id = xstrdup(fields_step_id(fields));
+		ev->step_id = xstrdup(jsonx_str(fields, "step_id"));
 	}
 	strbuf_addc(&sb, '}');
 	ev->type = t;
@@ -288,24 +279,15 @@ static size_t print_head(char *out, unsigned long seq, const char *ts)
 	return n;
 }
 
-/* A timestamp as put_string would write it: event_timestamp's bytes need no escape. */
-static bool plain_ts(const char *ts)
-{
-	for (const char *p = ts; *p; p++)
-		if (*p < ' ' || *p == '"' || *p == '\\' || (unsigned char)*p >= 0x7F)
-			return false;
-	return true;
-}
-
-/* Puts the header in front of the body print_body made, moving the body once. The seq is
- * written as put_number writes it, or with `all_digits` in digits whatever its size (as
- * the bus always stamped it). */
+/* Puts the header in front of the body print_body made, moving the body once. ts is
+ * event_timestamp's (no byte to escape). The seq is written as put_number writes it, or
+ * with `all_digits` in digits whatever its size (as the bus always stamped it). */
 static void place_head(struct event *ev, unsigned long seq, const char *ts, bool all_digits)
 {
 	char head[HEAD_ROOM];
 	size_t n, len;
 
-	if (plain_ts(ts) && (all_digits || seq < 1000000000000000UL)) {
+	if (all_digits || seq < 1000000000000000UL) {
 		n = print_head(head, seq, ts);
 	} else {
 		struct strbuf sb = STRBUF_INIT;
