@@ -42,14 +42,16 @@ struct mcp_client {
 	long next_id;
 	char *protocol;
 	struct mcp_tools tools;
-	bool tools_stale; /* notifications/tools/list_changed arrived */
+	atomic_bool tools_stale; /* notifications/tools/list_changed arrived */
 	bool has_tools;   /* the server announced the tools capability */
 	int starts;
 	/* Streamable HTTP instead of a process (the config's url, no command) */
 	struct mcp_http *http;
 	bool http_up; /* initialized; false again when the session is gone */
-	bool in_xfer; /* a POST is being read: replies wait in `held` */
-	struct strvec held;
+	/* the standalone GET stream's reader, from initialize to the end of the session */
+	pthread_t listener;
+	bool listening;
+	atomic_bool listen_stop;
 	unsigned long files; /* non-text results saved, for their names */
 };
 
@@ -122,10 +124,20 @@ static long now_ms(void)
 
 /* ---- the server: a process or an HTTP session ---------------------------------------- */
 
+static void stop_listener(struct mcp_client *c)
+{
+	if (!c->listening)
+		return;
+	atomic_store(&c->listen_stop, true);
+	pthread_join(c->listener, NULL);
+	c->listening = false;
+}
+
 /* Ends the server: its process group (mcp_proc_stop), or its HTTP session. */
 static void kill_server(struct mcp_client *c, bool polite)
 {
 	if (c->http) {
+		stop_listener(c);
 		mcp_http_free(c->http); /* ends the session */
 		c->http = NULL;
 		c->http_up = false;
@@ -159,16 +171,12 @@ static bool send_msg(struct mcp_client *c, cJSON *msg)
 	bool ok;
 
 	if (c->http) {
+		/* A reply may go while an answer is being read: the transport takes another
+		 * connection for it. */
+		struct mcp_http_reader r = {.on_msg = ignore_msg, .ctx = c, .max_ms = timeout_ms(c)};
 		bool gone;
 		char *err = NULL;
-		if (c->in_xfer) {
-			/* A reply to the server while its answer is read: sent after. */
-			strvec_push(&c->held, text);
-			free(text);
-			return true;
-		}
-		ok = mcp_http_post(c->http, text, timeout_ms(c), NULL, ignore_msg, c, &gone,
-		                   &err) == MCP_HTTP_OK;
+		ok = mcp_http_post(c->http, text, &r, &gone, &err) == MCP_HTTP_OK;
 		free(err);
 		free(text);
 		return ok;
@@ -230,7 +238,7 @@ static cJSON *handle_line(struct mcp_client *c, const char *line, long want)
 		if (id)
 			answer_server(c, msg);
 		else if (!strcmp(method->valuestring, "notifications/tools/list_changed"))
-			c->tools_stale = true;
+			atomic_store(&c->tools_stale, true);
 		cJSON_Delete(msg);
 		return NULL;
 	}
@@ -273,20 +281,13 @@ static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
 {
 	char *text = cJSON_PrintUnformatted(m);
 	struct http_wait w = {.c = c, .want = want};
+	struct mcp_http_reader r = {
+	    .on_msg = take_msg, .ctx = &w, .stop = cancel, .max_ms = timeout_ms(c)};
 	enum mcp_http_end end;
 	bool gone = false;
 
-	c->in_xfer = true;
-	end = mcp_http_post(c->http, text, timeout_ms(c), cancel, take_msg, &w, &gone, why);
-	c->in_xfer = false;
+	end = mcp_http_post(c->http, text, &r, &gone, why);
 	free(text);
-	for (size_t i = 0; i < c->held.n; i++) {
-		cJSON *held = cJSON_Parse(c->held.v[i]);
-		if (held)
-			send_msg(c, held);
-		cJSON_Delete(held);
-	}
-	strvec_clear(&c->held);
 	if (gone)
 		c->http_up = false; /* initialize again on the next call */
 	*resp = w.resp;
@@ -298,7 +299,8 @@ static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
 		return W_DEAD;
 	case MCP_HTTP_TIMEOUT: return W_TIMEOUT;
 	case MCP_HTTP_CANCELLED: return W_CANCELLED;
-	case MCP_HTTP_FAILED: return W_DEAD;
+	case MCP_HTTP_FAILED:
+	case MCP_HTTP_NONE: return W_DEAD;
 	}
 	return W_DEAD;
 }
@@ -458,7 +460,7 @@ static bool list_tools(struct mcp_client *c, char **err)
 	char *cursor = NULL;
 	int pages = 0;
 
-	c->tools_stale = false;
+	atomic_store(&c->tools_stale, false);
 	if (!c->has_tools) {
 		pthread_mutex_lock(&c->tools_mu);
 		mcp_tools_release(&c->tools);
@@ -507,6 +509,38 @@ static bool list_tools(struct mcp_client *c, char **err)
 	return true;
 }
 
+/* ---- the standalone GET stream -------------------------------------------------------- */
+
+/* A message the server sent on its own: handled as any (notifications, its requests). */
+static bool listened(void *ctx, const char *text)
+{
+	cJSON_Delete(handle_line(ctx, text, -1));
+	return false;
+}
+
+static void *listen_main(void *arg)
+{
+	struct mcp_client *c = arg;
+	struct mcp_http_reader r = {.on_msg = listened, .ctx = c, .stop = &c->listen_stop};
+	char *err = NULL;
+
+	/* The server may have none (405) or end it for good: then messages come only with
+	 * answers, which is fine. Why it ended is not the operator's concern. */
+	mcp_http_listen(c->http, &r, &err);
+	free(err);
+	return NULL;
+}
+
+/* Opens the standalone GET stream after initialize (HTTP only). */
+static void start_listener(struct mcp_client *c)
+{
+	stop_listener(c);
+	atomic_store(&c->listen_stop, false);
+	if (pthread_create(&c->listener, NULL, listen_main, c))
+		return; /* no thread: the server's own messages come only with answers */
+	c->listening = true;
+}
+
 static bool initialize(struct mcp_client *c, char **err)
 {
 	const char *name = conf_of(c)->name;
@@ -543,8 +577,10 @@ static bool initialize(struct mcp_client *c, char **err)
 	c->has_tools = cJSON_GetObjectItemCaseSensitive(caps, "tools") != NULL;
 	cJSON_Delete(res);
 	send_notification(c, "notifications/initialized", NULL);
-	if (c->http)
+	if (c->http) {
 		c->http_up = true;
+		start_listener(c);
+	}
 	return list_tools(c, err);
 }
 
@@ -598,7 +634,6 @@ void mcp_client_free(struct mcp_client *c)
 	mcp_conf_release(&c->one);
 	mcp_tools_release(&c->tools);
 	strbuf_release(&c->rbuf);
-	strvec_clear(&c->held);
 	free(c->log_path);
 	free(c->workspace);
 	free(c->protocol);
@@ -617,7 +652,7 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
 	if (pthread_mutex_trylock(&c->mu) == 0) {
 		if (c->proc.pid > 0 && read_until(c, -1, 0, NULL, &none) == W_DEAD)
 			lost(c);
-		if (running(c) && c->tools_stale)
+		if (running(c) && atomic_load(&c->tools_stale))
 			list_tools(c, &err);
 		free(err);
 		pthread_mutex_unlock(&c->mu);

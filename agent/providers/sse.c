@@ -20,6 +20,8 @@ struct sse_parser {
 	bool have_data;      /* a data: field was seen (it may be empty) */
 	bool after_cr;       /* the last byte was CR: a following LF belongs to it */
 	unsigned bom;        /* bytes of a leading UTF-8 BOM matched so far; 3: past it */
+	struct strbuf last_id; /* the last id: field (the stream's position, for resuming) */
+	long retry_ms;         /* the last retry: field, -1 before one */
 };
 
 struct sse_parser *sse_new(sse_event_fn fn, void *ctx)
@@ -31,6 +33,8 @@ struct sse_parser *sse_new(sse_event_fn fn, void *ctx)
 	strbuf_init(&p->line);
 	strbuf_init(&p->event);
 	strbuf_init(&p->data);
+	strbuf_init(&p->last_id);
+	p->retry_ms = -1;
 	return p;
 }
 
@@ -41,6 +45,7 @@ void sse_free(struct sse_parser *p)
 	strbuf_release(&p->line);
 	strbuf_release(&p->event);
 	strbuf_release(&p->data);
+	strbuf_release(&p->last_id);
 	free(p);
 }
 
@@ -52,6 +57,33 @@ void sse_reset(struct sse_parser *p)
 	p->have_data = false;
 	p->after_cr = false;
 	p->bom = 0;
+	strbuf_reset(&p->last_id);
+	p->retry_ms = -1;
+}
+
+const char *sse_last_id(const struct sse_parser *p)
+{
+	return p->last_id.len ? p->last_id.buf : NULL;
+}
+
+long sse_retry_ms(const struct sse_parser *p)
+{
+	return p->retry_ms;
+}
+
+/* retry: only ASCII digits count (the specification ignores anything else). */
+static void take_retry(struct sse_parser *p, const char *val, size_t n)
+{
+	long ms = 0;
+
+	if (!n || n > 9)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (val[i] < '0' || val[i] > '9')
+			return;
+		ms = ms * 10 + (val[i] - '0');
+	}
+	p->retry_ms = ms;
 }
 
 static int dispatch(struct sse_parser *p)
@@ -119,8 +151,16 @@ static int take_line(struct sse_parser *p, const char *s, size_t n)
 	} else if (flen == 5 && !memcmp(s, "event", 5)) {
 		strbuf_reset(&p->event);
 		strbuf_add(&p->event, val, vlen < 256 ? vlen : 256);
+	} else if (flen == 2 && !memcmp(s, "id", 2)) {
+		/* An id holding NUL is ignored (the specification's rule); a long one too. */
+		if (!memchr(val, '\0', vlen) && vlen <= SSE_MAX_ID) {
+			strbuf_reset(&p->last_id);
+			strbuf_add(&p->last_id, val, vlen);
+		}
+	} else if (flen == 5 && !memcmp(s, "retry", 5)) {
+		take_retry(p, val, vlen);
 	}
-	/* id:, retry: and unknown fields do not matter to us. */
+	/* Unknown fields do not matter to us. */
 	return 0;
 }
 

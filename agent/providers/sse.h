@@ -32,6 +32,12 @@ struct sse_parser *sse_new(sse_event_fn fn, void *ctx);
 void sse_free(struct sse_parser *p); /* NULL ok */
 /* Forgets any partial line or event (a retried transfer starts clean). */
 void sse_reset(struct sse_parser *p);
+/* The value of the last `id:` field seen (NULL before one, or after an empty `id:`): where
+ * a resumed stream starts (Last-Event-ID). Ids longer than SSE_MAX_ID are ignored. */
+#define SSE_MAX_ID 1024
+const char *sse_last_id(const struct sse_parser *p);
+/* The last `retry:` field, in milliseconds; -1 before one. */
+long sse_retry_ms(const struct sse_parser *p);
 /* Feeds bytes; lines may end in LF, CRLF or CR, split anywhere between calls. */
 int sse_feed(struct sse_parser *p, const char *buf, size_t n);
 /*

@@ -6,6 +6,11 @@
  * --http (Streamable HTTP on 127.0.0.1 instead of stdio: the port is printed on stdout;
  * answers are JSON, or an event stream when there is more than one message or with --sse;
  * a session id is given at initialize and required after; DELETE ends it),
+ * --resume (the answer to tools/call is a stream that ends after an event with an id and
+ * `retry: 300`; a GET with Last-Event-ID then carries the answer, and "got GET
+ * Last-Event-ID: ID after MS ms" is logged), --listen (a GET without Last-Event-ID opens
+ * the standalone stream, which says at once that the tools changed; without it GET is
+ * 405),
  * --flood BYTES (writes BYTES of stderr, in lines, before it serves: a chatty server),
  * --hold PATH (reads PATH, a FIFO, to its end before it serves: a server that starts only
  * when the test says so — the test opens the FIFO for writing and closes it). */
@@ -32,13 +37,17 @@ static const char *version = NULL;
 static int page = 3;
 static int extra = 0; /* "change" adds a tool */
 /* HTTP mode: what a request's answer holds (each message a line), under `mu`. */
-static bool http_mode, sse_always;
+static bool http_mode, sse_always, resume_mode, listen_mode;
 static char outbox[1 << 20];
 static size_t outbox_len;
 static int outbox_n;
 #ifndef MCP_STDIO_ONLY
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char session[32];
+static char pending[1 << 20]; /* --resume: the answer a GET with Last-Event-ID carries */
+static size_t pending_len;
+static struct timespec closed_at; /* when the stream without the answer was sent */
+static volatile bool stopping;
 #endif
 
 static const char *const tools[][2] = {
@@ -232,6 +241,93 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 	return ret;
 }
 
+/* The messages of `box` (one a line) as events with ids from `first` (caller frees). */
+static char *as_events(const char *box, size_t len, int first, const char *prefix)
+{
+	size_t cap = len * 2 + 4096, n = 0;
+	char *ev = malloc(cap);
+
+	n += (size_t)snprintf(ev, cap, "%s", prefix);
+	for (const char *p = box, *nl; (nl = memchr(p, '\n', len - (size_t)(p - box))); p = nl + 1)
+		n += (size_t)snprintf(ev + n, cap - n, "id: ev-%d\nevent: message\ndata: %.*s\n\n",
+		                      first++, (int)(nl - p), p);
+	return ev;
+}
+
+/* --listen: the standalone stream, written as the client reads it (this thread is the
+ * connection's own: it may wait). */
+static ssize_t listen_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	int *step = cls;
+	int n;
+
+	(void)pos;
+	if ((*step)++ == 0) {
+		pthread_mutex_lock(&mu);
+		extra = 1;
+		pthread_mutex_unlock(&mu);
+		n = snprintf(buf, max,
+		             "id: l-1\nretry: 200\ndata: \n\n"
+		             "id: l-2\ndata: {\"jsonrpc\":\"2.0\",\"method\":"
+		             "\"notifications/tools/list_changed\"}\n\n");
+		return n;
+	}
+	for (int i = 0; i < 10 && !stopping; i++) {
+		struct timespec ts = {0, 50 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (stopping || *step > 600)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return snprintf(buf, max, ":\n\n"); /* a keep-alive */
+}
+
+static void listen_done(void *cls)
+{
+	free(cls);
+}
+
+static long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+static enum MHD_Result on_get(struct MHD_Connection *c, const char *sid)
+{
+	const char *leid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&mu);
+	if (!sid || strcmp(sid, session)) {
+		pthread_mutex_unlock(&mu);
+		return reply_text(c, sid ? 404 : 400, "text/plain", "no such session", 15, false);
+	}
+	if (leid && resume_mode && pending_len) {
+		char *ev = as_events(pending, pending_len, 2, "");
+		fprintf(stderr, "got GET Last-Event-ID: %s after %ld ms\n", leid,
+		        ms_since(&closed_at));
+		pending_len = 0;
+		ret = reply_text(c, 200, "text/event-stream", ev, strlen(ev), false);
+		free(ev);
+		pthread_mutex_unlock(&mu);
+		return ret;
+	}
+	pthread_mutex_unlock(&mu);
+	if (!leid && listen_mode) {
+		int *step = calloc(1, sizeof(*step));
+		struct MHD_Response *r = MHD_create_response_from_callback(
+		    MHD_SIZE_UNKNOWN, 1024, listen_read, step, listen_done);
+		fprintf(stderr, "got GET stream\n");
+		MHD_add_response_header(r, "Content-Type", "text/event-stream");
+		ret = MHD_queue_response(c, 200, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	fprintf(stderr, "got GET%s%s, refused\n", leid ? " Last-Event-ID: " : "", leid ? leid : "");
+	return reply_text(c, 405, "text/plain", "POST only", 9, false);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *ver, const char *data,
                                   size_t *size, void **con_cls)
@@ -241,7 +337,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ret;
 	cJSON *m;
 	const char *meth;
-	bool is_init, needs_answer;
+	bool is_init, is_call, needs_answer;
 
 	(void)cls;
 	(void)url;
@@ -265,11 +361,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&mu);
 		return reply_text(c, 200, NULL, "", 0, false);
 	}
+	if (!strcmp(method, "GET"))
+		return on_get(c, sid);
 	if (strcmp(method, "POST") || !u->buf)
 		return reply_text(c, 405, "text/plain", "POST only", 9, false);
 	m = cJSON_Parse(u->buf);
 	meth = m ? cJSON_GetStringValue(cJSON_GetObjectItem(m, "method")) : NULL;
 	is_init = meth && !strcmp(meth, "initialize");
+	is_call = meth && !strcmp(meth, "tools/call");
 	needs_answer = m && cJSON_GetObjectItem(m, "method") && cJSON_GetObjectItem(m, "id");
 	cJSON_Delete(m);
 	pthread_mutex_lock(&mu);
@@ -288,15 +387,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&mu);
 		return reply_text(c, 202, NULL, "", 0, false);
 	}
-	if (outbox_n > 1 || sse_always) {
-		static char ev[(1 << 20) + 4096];
-		size_t n = 0;
-		n += (size_t)snprintf(ev, sizeof(ev), ": a comment, then the messages\n\n");
-		for (char *p = outbox, *nl;
-		     (nl = memchr(p, '\n', outbox_len - (size_t)(p - outbox))); p = nl + 1)
-			n += (size_t)snprintf(ev + n, sizeof(ev) - n,
-			                      "event: message\ndata: %.*s\n\n", (int)(nl - p), p);
-		ret = reply_text(c, 200, "text/event-stream", ev, n, is_init);
+	if (is_call && resume_mode) {
+		/* The answer is kept for the GET that resumes this stream. */
+		static const char cut[] = "id: ev-1\nretry: 300\ndata: \n\n";
+		memcpy(pending, outbox, outbox_len);
+		pending_len = outbox_len;
+		clock_gettime(CLOCK_MONOTONIC, &closed_at);
+		ret = reply_text(c, 200, "text/event-stream", cut, sizeof(cut) - 1, false);
+	} else if (outbox_n > 1 || sse_always) {
+		char *ev = as_events(outbox, outbox_len, 1, ": a comment, then the messages\n\n");
+		ret = reply_text(c, 200, "text/event-stream", ev, strlen(ev), is_init);
+		free(ev);
 	} else {
 		ret = reply_text(c, 200, "application/json", outbox, outbox_len, is_init);
 	}
@@ -338,6 +439,7 @@ static int serve_http(void)
 	fflush(stdout);
 	while (fread(buf, 1, sizeof(buf), stdin) > 0)
 		;
+	stopping = true;
 	MHD_stop_daemon(d);
 	return 0;
 }
@@ -389,6 +491,10 @@ int main(int argc, char **argv)
 			http_mode = true;
 		else if (!strcmp(argv[i], "--sse"))
 			sse_always = true;
+		else if (!strcmp(argv[i], "--resume"))
+			resume_mode = true;
+		else if (!strcmp(argv[i], "--listen"))
+			listen_mode = true;
 		else if (!strcmp(argv[i], "--flood") && i + 1 < argc)
 			flood(atol(argv[++i]));
 		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)

@@ -522,6 +522,63 @@ static void test_http_sse_and_session(void **state)
 	http_stop(&s);
 }
 
+/* A stream that ends after an event with an id and `retry: 300` is resumed with GET and
+ * Last-Event-ID, no sooner than the server asked, and the answer is taken there. */
+static void test_http_resume(void **state)
+{
+	struct fx *fx = *state;
+	struct http_srv s = http_start("--resume", fx->log);
+	struct mcp_client *c = http_client(fx, s.url, "10");
+	struct strbuf out = STRBUF_INIT;
+	char *text, *at;
+
+	strbuf_init(&out);
+	assert_int_equal(call(fx, c, "echo", "{\"text\":\"resumed\"}", &out), MCP_OK);
+	assert_string_equal(out.buf, "resumed");
+	text = testdir_slurp(fx->log);
+	at = strstr(text, "got GET Last-Event-ID: ev-1 after ");
+	assert_non_null(at);
+	assert_true(atol(at + strlen("got GET Last-Event-ID: ev-1 after ")) >= 280);
+	free(text);
+	/* Two messages on the resumed stream: the notice and the answer. */
+	assert_int_equal(call(fx, c, "change", "{}", &out), MCP_OK);
+	assert_string_equal(out.buf, "changed");
+	mcp_client_free(c);
+	strbuf_release(&out);
+	http_stop(&s);
+}
+
+/* The standalone GET stream: a notice the server sends there is heard; a server without
+ * one answers 405 and nothing else changes. */
+static void test_http_listen(void **state)
+{
+	struct fx *fx = *state;
+	struct http_srv s = http_start("--listen", fx->log);
+	struct mcp_client *c = http_client(fx, s.url, NULL);
+	struct mcp_tools t = {0};
+
+	for (int i = 0; i < 200; i++) { /* up to 10 s */
+		mcp_client_tools(c, &t);
+		if (t.n == 13)
+			break;
+		mcp_tools_release(&t);
+		struct timespec ts = {0, 50 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(t.n, 13);
+	assert_string_equal(t.v[12].name, "extra");
+	mcp_tools_release(&t);
+	assert_true(log_says(fx, "got GET stream"));
+	mcp_client_free(c); /* the stream is closed without waiting for the server */
+	http_stop(&s);
+
+	s = http_start(NULL, fx->log);
+	c = http_client(fx, s.url, NULL);
+	mcp_client_free(c);
+	assert_true(log_says(fx, "got GET, refused"));
+	http_stop(&s);
+}
+
 static void test_config_forms(void **state)
 {
 	struct mcp_conf c = {0};
@@ -629,6 +686,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_slow_start_is_named, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transport, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_sse_and_session, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_resume, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_listen, setup, teardown),
 	    cmocka_unit_test(test_config_forms),
 	};
 	signal(SIGPIPE, SIG_IGN);

@@ -245,6 +245,36 @@ static void test_oversized_line_refused(void **state)
 	free(big);
 }
 
+/* The stream's position for a resumption: the last id: and retry: seen; a retry: that is
+ * not all digits, and an id holding NUL, are ignored; reset forgets both. */
+static void test_last_id_and_retry(void **state)
+{
+	struct rec r = {.out = STRBUF_INIT};
+	struct sse_parser *p;
+	static const char in[] = "id: a-1\nretry: 300\ndata: \n\nid: a-2\nretry: 4x\n\n";
+	static const char nul[] = "id: b\0c\n\n";
+
+	(void)state;
+	strbuf_init(&r.out);
+	p = sse_new(record, &r);
+	assert_null(sse_last_id(p));
+	assert_int_equal(sse_retry_ms(p), -1);
+	for (size_t i = 0; i < sizeof(in) - 1; i++) /* split at every byte */
+		assert_int_equal(sse_feed(p, in + i, 1), 0);
+	assert_string_equal(sse_last_id(p), "a-2");
+	assert_int_equal(sse_retry_ms(p), 300);
+	assert_int_equal(sse_feed(p, nul, sizeof(nul) - 1), 0);
+	assert_string_equal(sse_last_id(p), "a-2");
+	assert_int_equal(sse_feed(p, "id\n\n", 4), 0); /* an empty id: no position */
+	assert_null(sse_last_id(p));
+	assert_int_equal(sse_feed(p, "id: z\nretry: 5\n", 16), 0);
+	sse_reset(p);
+	assert_null(sse_last_id(p));
+	assert_int_equal(sse_retry_ms(p), -1);
+	sse_free(p);
+	strbuf_release(&r.out);
+}
+
 static void test_recorded_anthropic_fixture(void **state)
 {
 	char path[4096];
@@ -285,6 +315,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_events),
+		cmocka_unit_test(test_last_id_and_retry),
 		cmocka_unit_test(test_multiline_data_joined_with_newline),
 		cmocka_unit_test(test_comments_and_unknown_fields_skipped),
 		cmocka_unit_test(test_space_after_colon_optional),
