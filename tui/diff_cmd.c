@@ -95,6 +95,8 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 	struct journal_load_info info = {0};
 	struct run_state rs;
 	struct checkpoints *cp = NULL;
+	char *store = NULL;
+	bool legacy = false;
 	struct strbuf text;
 	int code;
 
@@ -128,21 +130,21 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 		code = fail(xasprintf("cannot show the diff: %s", err));
 		goto done;
 	}
+	store = checkpoint_run_store(run_dir, &legacy);
 	if (step) {
 		if (!rundiff_step(cp, &rs, step, 0, DIFF_CMD_MAX, &text, &err)) {
-			code = fail(
-			    xasprintf("cannot show the diff of step %s: %s (is %s/checkpoints.git "
-			              "damaged, or another run's?)",
-			              step, err, run_dir));
+			code = fail(xasprintf("cannot show the diff of step %s: %s (is the "
+			                      "checkpoint store %s damaged?)",
+			                      step, err, store ? store : "?"));
 			goto done;
 		}
 	} else {
 		struct cp_changes ch;
 
 		if (!rundiff_run(cp, &rs, DIFF_CMD_MAX, &ch, &err)) {
-			code = fail(xasprintf("cannot show the diff of the run: %s (is "
-			                      "%s/checkpoints.git damaged, or another run's?)",
-			                      err, run_dir));
+			code = fail(xasprintf("cannot show the diff of the run: %s (is the "
+			                      "checkpoint store %s damaged?)",
+			                      err, store ? store : "?"));
 			goto done;
 		}
 		strbuf_adds(&text, ch.diff ? ch.diff : "");
@@ -159,6 +161,7 @@ int diff_cmd_print(const char *run_dir, const char *step, FILE *out)
 		                "skipped\n");
 done:
 	checkpoint_close(cp);
+	free(store);
 	strbuf_release(&text);
 	fold_release(&rs);
 	free(err);

@@ -1,7 +1,9 @@
 /*
- * checkpoint — snapshots of the whole workspace in a content-addressed store of the run's
- * own (RUNDIR/checkpoints.git, a bare libgit2 repository): taken before and after every
- * attempt, compared, and restored path by path. The workspace's own .git is never read or
+ * checkpoint — snapshots of the whole workspace in a content-addressed store (a bare git
+ * repository) shared by every run on the workspace ($XDG_DATA_HOME/pevtui/stores/NAME-KEY,
+ * named by the run folder's `store` file; a run from before kept its own
+ * RUNDIR/checkpoints.git, still read where it is): taken before and after every attempt,
+ * compared, and restored path by path. The workspace's own .git is never read or
  * written: a `.git` entry at any depth is left out of every snapshot.
  *
  * Thread safety: one store serves every worker thread; each function below takes the
@@ -23,9 +25,12 @@
 struct checkpoints;
 
 /*
- * Opens (creating it when missing) the store of the run in `run_dir` for the workspace
- * `ws_path`. NULL + *err (caller frees) when the store cannot be created or opened, or the
- * workspace is not a folder.
+ * Opens (creating it when missing) the store of the workspace `ws_path` for the run in
+ * `run_dir` (the one its `store` file names when it has one: a resumed run), and writes
+ * run_dir/store. NULL + *err (caller frees) when the store cannot be created or opened, or
+ * the workspace is not a folder. A full disk later is a take that fails saying so, and
+ * every later take too (the run goes on without checkpoints); a store deleted under the
+ * run is made again, with a warning.
  */
 struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, char **err);
 void checkpoint_close(struct checkpoints *cp);
@@ -242,5 +247,19 @@ bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const 
  * none does, or more than one. */
 bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_ID_LEN + 1],
                         char **err);
+
+/* ---- the store on the disk (place.c, prune.c) ---- */
+
+/*
+ * The store run_dir's checkpoints are in: what its `store` file names, or the run's own
+ * checkpoints.git (*legacy set); NULL when it has neither. The store may be gone.
+ */
+char *checkpoint_run_store(const char *run_dir, bool *legacy);
+/* The bytes a store takes on the disk (its blocks); 0 when it is gone. */
+uint64_t checkpoint_store_bytes(const char *store_dir);
+char *checkpoint_bytes_text(uint64_t bytes); /* "12 KB", "3.4 MB", "1.20 GB" */
+/* Whether run_dir's checkpoints can be read: its store is there and still names the run
+ * (not pruned). false for a run that has no store. */
+bool checkpoint_run_has_store(const char *run_dir);
 
 #endif

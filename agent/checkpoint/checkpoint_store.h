@@ -12,7 +12,10 @@
  *   conflict.c       what the rewind gate needs: a series' conflicts, their diffs, and a
  *                    restore over someone else's change
  *   attribution.c    whose change a path is when several steps' attempts ran at once
- *   loose.c          writing objects as uncompressed loose files
+ *   pack.c           writing a checkpoint's new objects as one pack with its index
+ *   place.c          where a workspace's store lives; the run folder's `store` file
+ *   statcache.c      the stat cache kept in the store between runs
+ *   prune.c          dropping old runs' checkpoints and what nothing else needs
  *
  * Every function here expects the store's mutex held unless it says otherwise.
  */
@@ -32,7 +35,7 @@
 #include "strbuf.h"
 #include "strset.h"
 
-struct loose;
+struct pack;
 
 /* A file's identity when it was last stored: same stat, same content (as git's index). */
 struct cache_ent {
@@ -77,12 +80,18 @@ struct series {
 struct checkpoints {
 	pthread_mutex_t lock;
 	git_repository *repo; /* the store, bare: nothing of the workspace's applies to it */
-	git_odb *odb;
 	/* The store again, with the workspace as its work folder (in memory only), for the
 	 * workspace's .gitignore files — and for nothing else: a .gitattributes a step wrote
 	 * must not change how the verifier is shown its diff. */
 	git_repository *ign;
-	struct loose *loose; /* where blobs and commits are written */
+	struct pack *pack; /* where a checkpoint's new objects are written */
+	char *store_dir;   /* the store (shared by every run on the workspace) */
+	char *run_ref;     /* refs/pevtui/runs/RUN: keeps the run's checkpoints from --prune */
+	int lock_fd;       /* pevtui.lock held shared while the store is open (-1: none) */
+	/* The disk was full (or the store unwritable for good): no more checkpoints this
+	 * run; why, for each later attempt to take one. */
+	char *off;
+	bool ref_warned; /* said once that run_ref could not be written */
 	struct strvec exclude; /* [checkpoints] exclude patterns */
 	unsigned long seq;     /* checkpoints this process took: orders those of one tick */
 	bool last_moved; /* refs/pevtui/last is behind `last` */
@@ -137,6 +146,25 @@ void cp_unlock(struct checkpoints *cp);
 bool cp_snap_load(struct checkpoints *cp, const char *id, struct snap *s, char **err);
 void cp_snap_release(struct snap *s);
 bool cp_in_vec(const struct strvec *v, const char *s);
+/* Whether the store was deleted under the run. */
+bool cp_store_gone(const struct checkpoints *cp);
+/* Makes the store again where it was (deleted under the run) and starts afresh. */
+bool cp_store_reopen(struct checkpoints *cp, char **err);
+
+/* place.c */
+char *cp_stores_root(void); /* $XDG_DATA_HOME/pevtui/stores; NULL without a home */
+/* The store of the workspace (not created). NULL + *err when it cannot be found. */
+char *cp_store_for(const char *ws_path, char **err);
+bool cp_make_store_dir(const char *dir, char **err);
+/* Writes run_dir/store naming the store (synced, renamed into place). */
+bool cp_name_run_store(const char *run_dir, const char *store, char **err);
+char *cp_run_ref(const char *run_dir); /* "refs/pevtui/runs/RUN" */
+/* STORE/pevtui.lock opened and flock'ed (`how`: LOCK_SH, LOCK_EX, | LOCK_NB); -1 + errno. */
+int cp_store_lock(const char *dir, int how);
+
+/* statcache.c */
+void cp_statcache_load(struct checkpoints *cp); /* nothing when there is none */
+bool cp_statcache_save(struct checkpoints *cp);
 
 /* take.c */
 void cp_memo_free(struct tree_memo *m, size_t n);

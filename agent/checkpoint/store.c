@@ -1,6 +1,6 @@
-/* store — opening and closing the checkpoint store (RUNDIR/checkpoints.git, a bare libgit2
- * repository with a loose-only object database), reading a checkpoint back, ordering two,
- * resolving an id prefix. */
+/* store — opening and closing the checkpoint store (the workspace's shared bare repository,
+ * place.c; an older run's own RUNDIR/checkpoints.git), reading a checkpoint back, ordering
+ * two, resolving an id prefix. */
 #include "config.h"
 #include "checkpoint_store.h"
 
@@ -10,14 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <git2/sys/repository.h>
-#include <git2/sys/odb_backend.h>
 
 #include "jsonx.h"
-#include "loose.h"
+#include "pack.h"
 #include "xalloc.h"
 
 static pthread_once_t git_once = PTHREAD_ONCE_INIT;
@@ -67,9 +67,6 @@ void cp_unlock(struct checkpoints *cp)
 	pthread_mutex_unlock(&cp->lock);
 }
 
-static const char *const stale_locks[] = {"refs/pevtui/last.lock", "packed-refs.lock",
-                                          "config.lock", "HEAD.lock"};
-
 /* run_dir's path relative to ws when it lies inside it (a workspace holding its runs
  * folder must not snapshot its own store and journal), else NULL. */
 static char *inside(const char *ws, const char *run_dir)
@@ -84,118 +81,197 @@ static char *inside(const char *ws, const char *run_dir)
 	return rel;
 }
 
-/*
- * The store's objects are loose files only, and nothing ever packs them: with no pack
- * reader in the object database, writing a new object does not rescan objects/pack/ (as
- * libgit2 does when an object is not found), which was a third of a checkpoint's system
- * calls. Objects are stored without compression (zlib level 0, still git's format): the
- * first checkpoint of a 100 MB workspace takes 0.8 s instead of 2 s at level 1, for a store
- * about 1.5 times larger (make bench-checkpoint).
- */
-static bool loose_odb(git_repository *repo, const char *dir, git_odb **out)
+/* Opens (creating it when missing) the bare repository `dir`, under the store's lock. A
+ * store being made is made under the exclusive lock, so that two runs starting together
+ * on one workspace do not both write its HEAD and config. */
+static git_repository *open_or_init(const char *dir, int lock_fd, char **err)
 {
-	char *objects = xasprintf("%s/objects", dir);
-	git_odb_backend *be = NULL;
-	git_odb *odb = NULL;
-	bool ok = git_odb_new(&odb) == 0 && git_odb_backend_loose(&be, objects, -1, 0, 0, 0) == 0;
+	git_repository *repo = NULL;
+	char *head = xasprintf("%s/HEAD", dir);
+	struct stat st;
 
-	if (ok && git_odb_add_backend(odb, be, 1) < 0) {
-		be->free(be);
-		ok = false;
+	if (stat(head, &st) < 0) {
+		if (lock_fd >= 0)
+			flock(lock_fd, LOCK_EX);
+		if (stat(head, &st) < 0 && git_repository_init(&repo, dir, 1) < 0)
+			cp_set_err(err, "checkpoints: cannot create the store %s: %s", dir,
+			           cp_git_why());
+		if (lock_fd >= 0)
+			flock(lock_fd, LOCK_SH);
 	}
-	ok = ok && git_repository_set_odb(repo, odb) == 0;
-	free(objects);
-	if (!ok) {
-		git_odb_free(odb);
+	free(head);
+	if (!repo && !(err && *err) && git_repository_open_bare(&repo, dir) < 0)
+		cp_set_err(err, "checkpoints: cannot open the store %s: %s", dir, cp_git_why());
+	return repo;
+}
+
+/* The newest checkpoint of the run: its ref, or an older per-run store's refs/pevtui/last.
+ * Its parent chain is the run's own, so that pruning another run frees that run's. */
+static void find_last(struct checkpoints *cp, bool legacy)
+{
+	git_odb *odb = NULL;
+
+	cp->have_last = git_reference_name_to_id(&cp->last, cp->repo, cp->run_ref) == 0 ||
+	                (legacy &&
+	                 git_reference_name_to_id(&cp->last, cp->repo, "refs/pevtui/last") == 0);
+	/* A store whose newest checkpoint was lost still takes checkpoints, unchained. */
+	if (cp->have_last && (git_repository_odb(&odb, cp->repo) < 0 ||
+	                      !git_odb_exists(odb, &cp->last)))
+		cp->have_last = false;
+	git_odb_free(odb);
+}
+
+/* Everything of an open store but the workspace's side; false + *err. */
+static bool store_attach(struct checkpoints *cp, const char *dir, bool legacy, char **err)
+{
+	char *objects, *lock;
+
+	if (!legacy && !cp_make_store_dir(dir, err))
+		return false;
+	/* Shared by every run on the workspace; --prune takes it exclusive. */
+	cp->lock_fd = cp_store_lock(dir, LOCK_SH);
+	if (cp->lock_fd < 0) {
+		cp_set_err(err, "checkpoints: cannot lock the store %s: %s", dir, strerror(errno));
 		return false;
 	}
-	*out = odb;
+	/* A run folder has one pevtui at a time (runlock.h): its ref's lock file is what a
+	 * killed one left behind. */
+	lock = xasprintf("%s/%s.lock", dir, cp->run_ref);
+	unlink(lock);
+	free(lock);
+	cp->repo = open_or_init(dir, cp->lock_fd, err);
+	if (!cp->repo)
+		return false;
+	objects = xasprintf("%s/objects", dir);
+	cp->pack = pack_open(objects);
+	if (!cp->pack) {
+		cp_set_err(err, "checkpoints: cannot open the store's objects %s: %s", objects,
+		           strerror(errno));
+		free(objects);
+		return false;
+	}
+	free(objects);
+	cp->store_dir = xstrdup(dir);
+	find_last(cp, legacy);
+	cp_statcache_load(cp);
 	return true;
+}
+
+static struct checkpoints *cp_new(void)
+{
+	struct checkpoints *cp = xcalloc(1, sizeof(*cp));
+
+	pthread_mutex_init(&cp->lock, NULL);
+	cp->lock_fd = -1;
+	cp->max_file = CP_MAX_FILE_DEFAULT;
+	cp->max_total = CP_MAX_TOTAL_DEFAULT;
+	return cp;
 }
 
 struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, char **err)
 {
 	struct checkpoints *cp;
-	char *dir = xasprintf("%s/checkpoints.git", run_dir);
-	git_repository *repo = NULL, *ign = NULL;
-	git_odb *odb = NULL;
-	struct loose *loose;
-	char *objects;
 	struct stat st;
+	bool legacy = false;
+	char *dir;
 
 	pthread_once(&git_once, git_setup);
 	if (stat(ws_path, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		cp_set_err(err, "checkpoints: the workspace %s is not a folder", ws_path);
-		free(dir);
 		return NULL;
 	}
-	/* A run folder has one pevtui at a time (runlock.h): a lock file in the store is
-	 * what a killed one left behind. */
-	for (size_t i = 0; i < sizeof(stale_locks) / sizeof(*stale_locks); i++) {
-		char *p = xasprintf("%s/%s", dir, stale_locks[i]);
-		unlink(p);
-		free(p);
-	}
-	if (git_repository_open_bare(&repo, dir) < 0 && git_repository_init(&repo, dir, 1) < 0) {
-		cp_set_err(err, "checkpoints: cannot create the store %s: %s", dir, cp_git_why());
+	/* A resumed run keeps its store (an older run its own checkpoints.git). */
+	dir = checkpoint_run_store(run_dir, &legacy);
+	if (!dir)
+		dir = cp_store_for(ws_path, err);
+	if (!dir)
+		return NULL;
+	cp = cp_new();
+	cp->run_ref = cp_run_ref(run_dir);
+	if (!store_attach(cp, dir, legacy, err) ||
+	    (!legacy && !cp_name_run_store(run_dir, dir, err))) {
 		free(dir);
+		checkpoint_close(cp);
 		return NULL;
 	}
-	if (git_repository_open_bare(&ign, dir) < 0 ||
-	    git_repository_set_workdir(ign, ws_path, 0) < 0 || !loose_odb(repo, dir, &odb)) {
+	free(dir);
+	if (git_repository_open_bare(&cp->ign, cp->store_dir) < 0 ||
+	    git_repository_set_workdir(cp->ign, ws_path, 0) < 0) {
 		cp_set_err(err, "checkpoints: cannot use the workspace %s: %s", ws_path,
 		           cp_git_why());
-		git_repository_free(ign);
-		git_repository_free(repo);
-		free(dir);
+		checkpoint_close(cp);
 		return NULL;
 	}
-	objects = xasprintf("%s/objects", dir);
-	loose = loose_open(objects);
-	if (!loose) {
-		cp_set_err(err, "checkpoints: cannot open the store's objects %s: %s", objects,
-		           strerror(errno));
-		free(objects);
-		git_odb_free(odb);
-		git_repository_free(ign);
-		git_repository_free(repo);
-		free(dir);
-		return NULL;
-	}
-	free(objects);
-	cp = xcalloc(1, sizeof(*cp));
-	pthread_mutex_init(&cp->lock, NULL);
-	cp->loose = loose;
-	cp->repo = repo;
-	cp->ign = ign;
-	cp->odb = odb;
 	cp->ws_path = xstrdup(ws_path);
 	cp->run_rel = inside(ws_path, run_dir);
-	cp->max_file = CP_MAX_FILE_DEFAULT;
-	cp->max_total = CP_MAX_TOTAL_DEFAULT;
-	/* A store whose newest checkpoint was lost still takes checkpoints, unchained. */
-	cp->have_last = git_reference_name_to_id(&cp->last, repo, "refs/pevtui/last") == 0 &&
-	                git_odb_exists(odb, &cp->last);
-	free(dir);
 	return cp;
+}
+
+bool cp_store_gone(const struct checkpoints *cp)
+{
+	char *objects = xasprintf("%s/objects", cp->store_dir);
+	struct stat st;
+	bool gone = stat(objects, &st) < 0 && errno == ENOENT;
+
+	free(objects);
+	return gone;
+}
+
+bool cp_store_reopen(struct checkpoints *cp, char **err)
+{
+	char *dir = cp->store_dir;
+
+	pack_close(cp->pack);
+	cp->pack = NULL;
+	git_repository_free(cp->ign);
+	git_repository_free(cp->repo);
+	cp->ign = cp->repo = NULL;
+	if (cp->lock_fd >= 0)
+		close(cp->lock_fd);
+	cp->lock_fd = -1;
+	cp->store_dir = NULL;
+	/* what the lost store held is unknown now: nothing of it is trusted */
+	cp_cache_free(cp->cache, cp->n_cache);
+	cp->cache = NULL;
+	cp->n_cache = 0;
+	cp_memo_free(cp->trees, cp->n_trees);
+	cp->trees = NULL;
+	cp->n_trees = 0;
+	cp->have_last = cp->last_known = false;
+	if (!store_attach(cp, dir, false, err)) {
+		/* every later take fails the same way, with this */
+		cp->off = xasprintf("the checkpoint store %s could not be made again: this run "
+		                    "goes on without checkpoints",
+		                    dir);
+		if (!cp->store_dir)
+			cp->store_dir = dir;
+		else
+			free(dir);
+		return false;
+	}
+	free(dir);
+	if (git_repository_open_bare(&cp->ign, cp->store_dir) < 0 ||
+	    git_repository_set_workdir(cp->ign, cp->ws_path, 0) < 0) {
+		cp_set_err(err, "checkpoints: cannot use the workspace %s: %s", cp->ws_path,
+		           cp_git_why());
+		return false;
+	}
+	return true;
 }
 
 void checkpoint_close(struct checkpoints *cp)
 {
 	if (!cp)
 		return;
-	if (cp->last_moved) {
-		git_reference *ref = NULL;
-		/* Best effort: the checkpoints are whole without the name (see write_commit). */
-		if (git_reference_create(&ref, cp->repo, "refs/pevtui/last", &cp->last, 1,
-		                         "checkpoint") == 0)
-			git_reference_free(ref);
-	}
-	loose_close(cp->loose);
+	/* Only a store this process took a checkpoint in has a cache worth keeping. */
+	if (cp->pack && cp->last_known && !cp->off)
+		cp_statcache_save(cp);
+	pack_close(cp->pack);
 	strvec_clear(&cp->exclude);
-	git_odb_free(cp->odb);
 	git_repository_free(cp->ign);
 	git_repository_free(cp->repo);
+	if (cp->lock_fd >= 0)
+		close(cp->lock_fd);
 	cp_cache_free(cp->cache, cp->n_cache);
 	cp_memo_free(cp->trees, cp->n_trees);
 	for (size_t i = 0; i < cp->n_series; i++)
@@ -210,6 +286,9 @@ void checkpoint_close(struct checkpoints *cp)
 	strvec_clear(&cp->last_excluded);
 	free(cp->ws_path);
 	free(cp->run_rel);
+	free(cp->store_dir);
+	free(cp->run_ref);
+	free(cp->off);
 	pthread_mutex_destroy(&cp->lock);
 	free(cp);
 }
@@ -296,14 +375,20 @@ bool cp_in_vec(const struct strvec *v, const char *s)
 struct checkpoints *checkpoint_open_read(const char *run_dir, char **err)
 {
 	struct checkpoints *cp;
-	char *dir = xasprintf("%s/checkpoints.git", run_dir);
+	bool legacy = false;
+	char *dir = checkpoint_run_store(run_dir, &legacy), *ref;
 	git_repository *repo = NULL;
+	git_oid last;
 	struct stat st;
 
 	pthread_once(&git_once, git_setup);
 	/* Nothing is created, nothing unlocked: the run may be live in another pevtui. */
+	if (!dir) {
+		cp_set_err(err, "the run has no checkpoint store (%s has no store file)", run_dir);
+		return NULL;
+	}
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		cp_set_err(err, "the run has no checkpoint store (%s is missing)", dir);
+		cp_set_err(err, "the run's checkpoints are gone (the store %s is missing)", dir);
 		free(dir);
 		return NULL;
 	}
@@ -313,12 +398,19 @@ struct checkpoints *checkpoint_open_read(const char *run_dir, char **err)
 		free(dir);
 		return NULL;
 	}
-	cp = xcalloc(1, sizeof(*cp));
-	pthread_mutex_init(&cp->lock, NULL);
+	/* A shared store without the run's ref: --prune dropped its checkpoints. */
+	ref = cp_run_ref(run_dir);
+	if (!legacy && git_reference_name_to_id(&last, repo, ref) < 0) {
+		cp_set_err(err, "the run's checkpoints are gone (pruned from the store %s)", dir);
+		git_repository_free(repo);
+		free(ref);
+		free(dir);
+		return NULL;
+	}
+	cp = cp_new();
 	cp->repo = repo;
-	cp->max_file = CP_MAX_FILE_DEFAULT;
-	cp->max_total = CP_MAX_TOTAL_DEFAULT;
-	free(dir);
+	cp->store_dir = dir;
+	cp->run_ref = ref;
 	return cp;
 }
 
@@ -395,4 +487,14 @@ bool checkpoint_resolve(struct checkpoints *cp, const char *prefix, char out[CP_
 	git_object_free(obj);
 	cp_unlock(cp);
 	return rc == 0;
+}
+
+bool checkpoint_run_has_store(const char *run_dir)
+{
+	char *err = NULL;
+	struct checkpoints *cp = checkpoint_open_read(run_dir, &err);
+
+	free(err);
+	checkpoint_close(cp);
+	return cp != NULL;
 }

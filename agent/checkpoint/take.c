@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "loose.h"
+#include "pack.h"
 #include "sandbox.h"
 #include "xalloc.h"
 
@@ -129,7 +129,7 @@ static bool write_tree(struct checkpoints *cp, const struct memo_ent *v, size_t 
 		strbuf_add(&sb, "", 1);
 		strbuf_add(&sb, (const char *)v[i].oid.id, GIT_OID_RAWSZ);
 	}
-	ok = loose_write(cp->loose, GIT_OBJECT_TREE, sb.buf, sb.len, out);
+	ok = pack_add(cp->pack, GIT_OBJECT_TREE, sb.buf, sb.len, out);
 	strbuf_release(&sb);
 	return ok;
 }
@@ -283,8 +283,9 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	}
 	/* Read again for its stat alone (touched, or too new to trust): the same content
 	 * needs no write. */
-	if (!c || git_odb_hash(oid, buf, len, GIT_OBJECT_BLOB) < 0 || !git_oid_equal(oid, &c->oid)) {
-		if (!loose_write(cp->loose, GIT_OBJECT_BLOB, buf, len, oid)) {
+	pack_hash(GIT_OBJECT_BLOB, buf, len, oid);
+	if (!c || !git_oid_equal(oid, &c->oid)) {
+		if (!pack_add_hashed(cp->pack, GIT_OBJECT_BLOB, buf, len, oid)) {
 			cp_set_err(&t->err, "checkpoints: cannot store %s: %s", rel,
 			           strerror(errno));
 			free(buf);
@@ -445,8 +446,7 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 				char target[4096];
 				ssize_t n = readlinkat(dfd, name, target, sizeof(target));
 				if (n >= 0 && (size_t)n < sizeof(target) &&
-				    loose_write(t->cp->loose, GIT_OBJECT_BLOB, target, (size_t)n,
-				                &oid))
+				    pack_add(t->cp->pack, GIT_OBJECT_BLOB, target, (size_t)n, &oid))
 					mode = GIT_FILEMODE_LINK;
 				else
 					warn(t, "the link %s could not be read and was left out",
@@ -561,10 +561,8 @@ static bool write_commit(struct checkpoints *cp, const git_oid *tree, const char
 	            "author pevtui <pevtui@localhost> %lld +0000\n"
 	            "committer pevtui <pevtui@localhost> %lld +0000\n\n%s",
 	            (long long)when, (long long)when, msg);
-	ok = loose_write(cp->loose, GIT_OBJECT_COMMIT, sb.buf, sb.len, out);
+	ok = pack_add(cp->pack, GIT_OBJECT_COMMIT, sb.buf, sb.len, out);
 	strbuf_release(&sb);
-	if (ok)
-		cp->last_moved = true;
 	return ok;
 }
 
@@ -682,13 +680,30 @@ static bool as_last(const struct checkpoints *cp, const struct take *t, const gi
 	       t->n_excluded == cp->last_n_excluded;
 }
 
+/* refs/pevtui/runs/RUN names the run's newest checkpoint (its parents the older ones),
+ * which keeps them from --prune. Best effort: the journal names every checkpoint. */
+static void name_run_checkpoint(struct checkpoints *cp, const git_oid *id, struct strvec *warnings)
+{
+	git_reference *ref = NULL;
+
+	if (git_reference_create(&ref, cp->repo, cp->run_ref, id, 1, NULL) == 0) {
+		git_reference_free(ref);
+		return;
+	}
+	if (warnings && !cp->ref_warned)
+		strvec_take(warnings, xasprintf("checkpoints: cannot name the run's checkpoints "
+		                                "in the store (%s): --prune may drop them",
+		                                cp_git_why()));
+	cp->ref_warned = true;
+}
+
 /*
  * Takes a snapshot: the new checkpoint's id in out_id (the last one's again when nothing
  * changed). With `changed`, the paths that differ from the last checkpoint are appended
  * and *known set — when this process took the last one, from the folder memos alone.
  */
-static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
-                        char **err, struct strvec *changed, bool *known)
+static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                      char **err, struct strvec *changed, bool *known)
 {
 	struct take t = {.cp = cp, .warnings = warnings};
 	struct timespec start, coarse;
@@ -722,6 +737,15 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 			ok = false;
 		}
 	}
+	/* Every object the checkpoint needs is on the disk before its id is handed out
+	 * (and journaled): one pack, synced with its index. */
+	if (ok && !pack_finish(cp->pack)) {
+		cp_set_err(&t.err, "checkpoints: cannot store the checkpoint in %s: %s",
+		           cp->store_dir, strerror(errno));
+		ok = false;
+	}
+	if (ok && !same)
+		name_run_checkpoint(cp, &cid, warnings);
 	if (ok) {
 		if (changed && cp->last_known) {
 			struct memos a = {cp->trees, cp->n_trees}, b = {t.trees, t.n_trees};
@@ -765,6 +789,58 @@ static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], stru
 	cp_memo_free(t.trees, t.n_trees);
 	strvec_clear(&t.skipped);
 	strvec_clear(&t.excluded);
+	return ok;
+}
+
+static bool disk_full(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EFBIG;
+}
+
+static bool take_locked(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct strvec *warnings,
+                        char **err, struct strvec *changed, bool *known)
+{
+	char *why = NULL;
+	bool ok;
+	int e;
+
+	out_id[0] = '\0';
+	if (known)
+		*known = false;
+	if (cp->off) {
+		cp_set_err(err, "%s", cp->off);
+		return false;
+	}
+	ok = take_once(cp, out_id, warnings, &why, changed, known);
+	if (!ok && cp_store_gone(cp)) {
+		/* Someone deleted the store under the run: a new one, and on. */
+		free(why);
+		why = NULL;
+		if (warnings)
+			strvec_take(warnings,
+			            xasprintf("the checkpoint store %s was deleted while the run "
+			                      "used it: it was made again, and the checkpoints "
+			                      "taken before are gone",
+			                      cp->store_dir));
+		ok = cp_store_reopen(cp, &why) &&
+		     take_once(cp, out_id, warnings, &why, changed, known);
+	}
+	e = cp->pack ? pack_error(cp->pack) : 0;
+	if (!ok && disk_full(e)) {
+		free(why);
+		why = xasprintf("the disk holding the checkpoint store %s is full (%s): this "
+		                "run goes on without checkpoints",
+		                cp->store_dir, strerror(e));
+		cp->off = xstrdup(why);
+	}
+	if (!ok && cp->pack)
+		pack_abort(cp->pack);
+	if (why) {
+		if (err && !*err)
+			*err = why;
+		else
+			free(why);
+	}
 	return ok;
 }
 

@@ -56,6 +56,26 @@ static void build_argv(const char **argv, const char *first, va_list ap)
 	argv[n] = NULL;
 }
 
+static char *data_home;
+
+static void remove_data_home(void)
+{
+	if (data_home)
+		testdir_remove(data_home);
+	free(data_home);
+	data_home = NULL;
+}
+
+const char *cli_data_home(void)
+{
+	if (!data_home) {
+		data_home = xstrdup("/tmp/pevtui-test-data-XXXXXX");
+		assert_non_null(mkdtemp(data_home));
+		atexit(remove_data_home);
+	}
+	return data_home;
+}
+
 /* In the forked child: the environment and limits every run gets, then exec. */
 static void exec_child(const char **argv, const char *const *env, int out, int err)
 {
@@ -63,7 +83,8 @@ static void exec_child(const char **argv, const char *const *env, int out, int e
 
 	/* A session of its own: no controlling terminal, so nothing it runs can ask on the
 	 * terminal make check was started from (and wait for an answer there), and it sets
-	 * XDG_DATA_HOME below so that it writes nothing in the tester's home. */
+	 * XDG_DATA_HOME below so that it writes nothing in the tester's home (the workspaces'
+	 * checkpoint stores go to the test binary's own folder, cli_data_home). */
 	setsid();
 	dup2(devnull, 0);
 	dup2(out, 1);
@@ -73,7 +94,7 @@ static void exec_child(const char **argv, const char *const *env, int out, int e
 	unsetenv("OPENAI_BASE_URL");
 	unsetenv("ANTHROPIC_BASE_URL");
 	setenv("XDG_CONFIG_HOME", "/nonexistent-pevtui-test", 1);
-	setenv("XDG_DATA_HOME", "/nonexistent-pevtui-test", 1);
+	setenv("XDG_DATA_HOME", data_home, 1);
 	for (int i = 0; env && env[i]; i++)
 		putenv((char *)env[i]);
 	if (file_limit > 0) {
@@ -93,6 +114,7 @@ static struct cli_proc run_argv(const char **argv, const char *const *env)
 
 	assert_int_equal(pipe(out), 0);
 	assert_int_equal(pipe(err), 0);
+	cli_data_home();
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -140,6 +162,7 @@ struct cli_bg cli_spawn(const char *const *env, const char *first, ...)
 	out = open(b.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	err = open(b.err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(out >= 0 && err >= 0);
+	cli_data_home();
 	b.pid = fork();
 	assert_true(b.pid >= 0);
 	if (b.pid == 0)
@@ -377,4 +400,13 @@ void cli_fx_release(struct cli_fx *fx)
 	cli_rm_rf(fx->tmp);
 	free(fx->tmp);
 	free(fx->runs);
+}
+
+char *cli_run_store(const char *run_dir)
+{
+	char *s = cli_slurp_in(run_dir, "store");
+
+	if (s)
+		s[strcspn(s, "\n")] = '\0';
+	return s;
 }

@@ -15,7 +15,7 @@ struct cli_proc {
 /*
  * Runs $PEVTUI (or ./pevtui) with the arguments (NULL-terminated) and stdin from
  * /dev/null. The child never sees a real key or the user's config: API keys and base
- * URLs are unset and XDG_CONFIG_HOME points nowhere, then `env` ("NAME=value" entries,
+ * URLs are unset, XDG_CONFIG_HOME points nowhere and XDG_DATA_HOME to cli_data_home(), then `env` ("NAME=value" entries,
  * NULL-terminated, may be NULL) is applied.
  */
 struct cli_proc cli_run(const char *const *env, const char *first, ...);
@@ -34,6 +34,9 @@ struct cli_bg cli_spawn(const char *const *env, const char *first, ...);
 /* Waits for it to exit and collects what it printed; frees b's paths. */
 struct cli_proc cli_wait(struct cli_bg *b);
 
+/* XDG_DATA_HOME of every child: a folder of the test binary's own, removed when it exits
+ * (the checkpoint stores are below it). */
+const char *cli_data_home(void);
 char *cli_tmpdir(void);               /* a new /tmp folder; caller frees the name */
 void cli_rm_rf(const char *dir);
 char *cli_only_run(const char *runs_dir); /* the one run folder below runs_dir */
@@ -49,6 +52,8 @@ bool cli_wait_until(bool (*pred)(void *ctx), void *ctx, int seconds);
 /* Writes TEXT to DIR/REL (made or emptied first); returns the path, which the caller
  * frees. Fails the test if it cannot. */
 char *cli_put(const char *dir, const char *rel, const char *text);
+/* The checkpoint store RUN_DIR's `store` file names, or NULL; caller frees. */
+char *cli_run_store(const char *run_dir);
 /* DIR/REL's content, or NULL if it cannot be read; caller frees. */
 char *cli_slurp_in(const char *dir, const char *rel);
 

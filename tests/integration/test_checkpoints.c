@@ -178,10 +178,15 @@ static void test_retries_start_clean(void **state)
 	assert_true(verifier_request_has(&fx, 1, "What this attempt changed in the workspace"));
 	assert_true(verifier_request_has(&fx, 3, "+line"));
 
-	/* The store is in the run folder; the workspace holds no trace of it. */
-	s = cli_slurp_in(fx.c.run, "checkpoints.git/HEAD");
-	assert_non_null(s);
-	free(s);
+	/* The run folder names the workspace's store; the workspace holds no trace of it. */
+	{
+		char *store = cli_run_store(fx.c.run);
+		assert_non_null(store);
+		s = cli_slurp_in(store, "HEAD");
+		assert_non_null(s);
+		free(s);
+		free(store);
+	}
 	s = cli_slurp_in(fx.ws, ".git/HEAD");
 	assert_null(s);
 	fx_free(&fx);
@@ -199,7 +204,7 @@ static void test_off(void **state)
 	assert_string_equal(s, "line\nline\nline\n"); /* what issue 18 was about */
 	free(s);
 	assert_null(strstr(fx.c.p.out, "\"type\":\"step.changes\""));
-	s = cli_slurp_in(fx.c.run, "checkpoints.git/HEAD");
+	s = cli_run_store(fx.c.run);
 	assert_null(s);
 	fx_free(&fx);
 }

@@ -329,7 +329,8 @@ static void test_store_lacks_the_before(void **state)
 	(void)state;
 	fx_init(&fx, pairs);
 	run_and_kill(&fx, first);
-	store = xasprintf("%s/checkpoints.git", fx.run);
+	store = cli_run_store(fx.run);
+	assert_non_null(store);
 	assert_true(testdir_remove(store));
 	free(store);
 

@@ -193,13 +193,14 @@ static void test_broken_store(void **state)
 
 	(void)state;
 	make_run(&fx, "");
-	store = xasprintf("%s/checkpoints.git", fx.run);
+	store = cli_run_store(fx.run);
+	assert_non_null(store);
 	moved = xasprintf("%s/moved.git", fx.dir);
-	objects = xasprintf("%s/checkpoints.git/objects", fx.run);
+	objects = xasprintf("%s/objects", store);
 
 	assert_int_equal(rename(store, moved), 0);
 	p = diff(&fx, "last");
-	assert_fails(&p, "the run has no checkpoint store");
+	assert_fails(&p, "the run's checkpoints are gone");
 	assert_int_equal(rename(moved, store), 0);
 
 	/* Objects lost: the checkpoints the journal names are not in the store. */

@@ -70,7 +70,7 @@ start() {
 		"exec sleep 600" >"$TMPD/run.sh"
 	chmod +x "$TMPD/run.sh"
 	tmux -u -L "$SOCK" -f /dev/null new-session -d -x "$cols" -y "$rows" \
-		"env NO_COLOR=1 TERM=screen-256color LC_ALL=C.UTF-8 ${TEST_ENV:-} $TMPD/run.sh"
+		"env NO_COLOR=1 TERM=screen-256color LC_ALL=C.UTF-8 XDG_DATA_HOME=$TMPD/data ${TEST_ENV:-} $TMPD/run.sh"
 }
 
 screen() {

@@ -32,6 +32,9 @@ int cpfix_setup(void **state)
 	assert_int_equal(mkdir(fx->run, 0700), 0);
 	assert_int_equal(mkdir(fx->ws, 0700), 0);
 	assert_int_equal(mkdir(fx->outside, 0700), 0);
+	/* The workspace's store goes below the test's folder, not the tester's home. */
+	fx->data = xasprintf("%s/data", fx->top);
+	setenv("XDG_DATA_HOME", fx->data, 1);
 	fx->cp = checkpoint_open(fx->run, fx->ws, &err);
 	assert_null(err);
 	assert_non_null(fx->cp);
@@ -49,6 +52,7 @@ int cpfix_teardown(void **state)
 	free(fx->run);
 	free(fx->ws);
 	free(fx->outside);
+	free(fx->data);
 	free(fx);
 	return 0;
 }
@@ -109,6 +113,17 @@ void cpfix_attempt(struct cpfix *fx, const char *step, const char *rel, const ch
 	checkpoint_series_note(fx->cp, step, before, after, &c);
 	cp_changes_release(&c);
 	assert_null(err);
+}
+
+char *cpfix_store(const struct cpfix *fx)
+{
+	bool legacy = false;
+	char *dir = checkpoint_run_store(fx->run, &legacy);
+
+	assert_non_null(dir);
+	assert_false(legacy);
+	assert_int_equal(strncmp(dir, fx->data, strlen(fx->data)), 0);
+	return dir;
 }
 
 void cpfix_reopen(struct cpfix *fx)

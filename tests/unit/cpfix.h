@@ -10,6 +10,7 @@
 struct cpfix {
 	char *top; /* holds run/, ws/ and outside/ */
 	char *run, *ws, *outside;
+	char *data; /* XDG_DATA_HOME: the workspace's store is below it */
 	struct checkpoints *cp;
 };
 
@@ -34,6 +35,8 @@ void cpfix_take(struct cpfix *fx, char id[CP_ID_LEN + 1], struct strvec *warning
 void cpfix_attempt(struct cpfix *fx, const char *step, const char *rel, const char *text,
                    char before[CP_ID_LEN + 1], char after[CP_ID_LEN + 1]);
 
+/* The store the run folder names (below fx->data); caller frees. */
+char *cpfix_store(const struct cpfix *fx);
 /* The store again, as a new process opens it: what it knew in memory is gone. */
 void cpfix_reopen(struct cpfix *fx);
 

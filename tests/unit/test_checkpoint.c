@@ -23,6 +23,7 @@
 
 #include "checkpoint.h"
 #include "cpfix.h"
+#include "pack.h"
 #include "strbuf.h"
 #include "testdir.h"
 #include "xalloc.h"
@@ -76,15 +77,24 @@ static void test_restore_keeps_an_old_empty_folder(void **state)
 	free(dir);
 }
 
-static void test_store_in_run_folder(void **state)
+/* The store is the workspace's, below XDG_DATA_HOME/pevtui/stores, named by the run
+ * folder's `store` file; the run folder holds no store of its own. */
+static void test_store_named_by_run_folder(void **state)
 {
 	struct cpfix *fx = *state;
-	char *p = xasprintf("%s/checkpoints.git/HEAD", fx->run);
+	char *store = cpfix_store(fx), *p = xasprintf("%s/HEAD", store);
+	char *stores = xasprintf("%s/pevtui/stores/ws-", fx->data);
+	char *own = xasprintf("%s/checkpoints.git", fx->run);
 	char id[CP_ID_LEN + 1];
 
 	cpfix_take(fx, id, NULL);
 	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(strncmp(store, stores, strlen(stores)), 0);
+	assert_int_not_equal(access(own, F_OK), 0);
+	free(own);
+	free(stores);
 	free(p);
+	free(store);
 }
 
 static void test_added_modified_deleted(void **state)
@@ -884,50 +894,33 @@ static void test_same_stat_rewrite_seen(void **state)
 	free(p);
 }
 
-#define OLD_TIME 1000000000 /* 2001: an object file with this time was not written since */
-
-/* Loose objects in the store; with `age`, each file's times are set to OLD_TIME first.
- * *fresh (may be NULL): how many had another time. */
-static size_t count_objects(const struct cpfix *fx, bool age, size_t *fresh)
+/* The objects the store's packs hold, and how many packs there are. */
+static size_t count_objects(const struct cpfix *fx, size_t *packs)
 {
-	char *objects = xasprintf("%s/checkpoints.git/objects", fx->run);
-	DIR *d = opendir(objects);
+	char *store = cpfix_store(fx), *dir = xasprintf("%s/objects/pack", store);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t n = 0;
 
 	assert_non_null(d);
-	if (fresh)
-		*fresh = 0;
+	*packs = 0;
 	while ((e = readdir(d))) {
-		char *sub;
-		DIR *sd;
-		struct dirent *f;
-		if (strlen(e->d_name) != 2 || e->d_name[0] == '.')
+		size_t len = strlen(e->d_name), k = 0;
+		char *idx;
+		unsigned char *ids;
+		if (len < 4 || strcmp(e->d_name + len - 4, ".idx") || e->d_name[0] == 't')
 			continue;
-		sub = xasprintf("%s/%s", objects, e->d_name);
-		sd = opendir(sub);
-		while (sd && (f = readdir(sd))) {
-			char *file;
-			struct stat st;
-			if (f->d_name[0] == '.')
-				continue;
-			n++;
-			file = xasprintf("%s/%s", sub, f->d_name);
-			assert_int_equal(stat(file, &st), 0);
-			if (fresh && st.st_mtim.tv_sec != OLD_TIME)
-				(*fresh)++;
-			if (age) {
-				struct timespec old[2] = {{OLD_TIME, 0}, {OLD_TIME, 0}};
-				assert_int_equal(utimensat(AT_FDCWD, file, old, 0), 0);
-			}
-			free(file);
-		}
-		if (sd)
-			closedir(sd);
-		free(sub);
+		idx = xasprintf("%s/%s", dir, e->d_name);
+		ids = pack_idx_read(idx, &k);
+		assert_non_null(ids);
+		n += k;
+		(*packs)++;
+		free(ids);
+		free(idx);
 	}
 	closedir(d);
-	free(objects);
+	free(dir);
+	free(store);
 	return n;
 }
 
@@ -938,24 +931,25 @@ static void test_unchanged_stores_nothing_again(void **state)
 	struct cpfix *fx = *state;
 	char a[CP_ID_LEN + 1], b[CP_ID_LEN + 1];
 	char *d = cpfix_at(fx, "sub");
-	size_t n, fresh;
+	size_t n, packs;
 
 	assert_int_equal(mkdir(d, 0700), 0);
 	cpfix_put(fx, "top.txt", "top\n");
 	cpfix_put(fx, "sub/one.txt", "one\n");
 	cpfix_put(fx, "sub/two.txt", "two\n");
 	cpfix_take(fx, a, NULL);
-	n = count_objects(fx, true, NULL);
+	n = count_objects(fx, &packs);
 	assert_int_equal(n, 6); /* 3 blobs, 2 trees, 1 commit */
+	assert_int_equal(packs, 1);
 	cpfix_take(fx, b, NULL);
 	assert_string_equal(b, a);
-	assert_int_equal(count_objects(fx, true, &fresh), n);
-	assert_int_equal(fresh, 0); /* not even a commit */
+	assert_int_equal(count_objects(fx, &packs), n);
+	assert_int_equal(packs, 1); /* not even a commit */
 	cpfix_put(fx, "top.txt", "changed\n");
 	cpfix_take(fx, b, NULL);
 	assert_string_not_equal(b, a);
-	assert_int_equal(count_objects(fx, false, &fresh), n + 3);
-	assert_int_equal(fresh, 3); /* the blob, the root tree, the commit */
+	assert_int_equal(count_objects(fx, &packs), n + 3);
+	assert_int_equal(packs, 2); /* the blob, the root tree, the commit */
 	free(d);
 }
 
@@ -1011,7 +1005,7 @@ static void test_trees_are_gits(void **state)
 {
 	struct cpfix *fx = *state;
 	char id[CP_ID_LEN + 1];
-	char *store = xasprintf("%s/checkpoints.git", fx->run), *p;
+	char *store = cpfix_store(fx), *p;
 	git_repository *repo = NULL;
 	git_commit *commit = NULL;
 	git_oid oid;
@@ -1329,7 +1323,7 @@ static void test_reused_before_keeps_newer_empty_folder(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    CPFIX_TEST(test_store_in_run_folder),
+	    CPFIX_TEST(test_store_named_by_run_folder),
 	    CPFIX_TEST(test_restore_keeps_an_old_empty_folder),
 	    CPFIX_TEST(test_added_modified_deleted),
 	    CPFIX_TEST(test_modes),

@@ -79,6 +79,11 @@ static int setup(void **state)
 	fx->ws = xasprintf("%s/ws", fx->top);
 	assert_int_equal(mkdir(fx->run, 0700), 0);
 	assert_int_equal(mkdir(fx->ws, 0700), 0);
+	{
+		char *data = xasprintf("%s/data", fx->top);
+		setenv("XDG_DATA_HOME", data, 1); /* the store below the test's folder */
+		free(data);
+	}
 	cp = checkpoint_open(fx->run, fx->ws, &err);
 	assert_non_null(cp);
 	assert_true(checkpoint_take(cp, fx->a, NULL, &err));
