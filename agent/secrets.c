@@ -1,4 +1,5 @@
-/* secrets — credential variables out of the environment, the process closed to its children. */
+/* secrets — credential variables out of the environment, the process closed to its children
+ * and to every other process of the same user. */
 #include "config.h"
 
 #include "secrets.h"
@@ -43,14 +44,30 @@ bool secret_env_withheld(const char *var)
 	return secret_env_name(var);
 }
 
-int secrets_lockdown(char **warning)
+void secrets_harden(char **warning)
 {
-	struct strvec names = STRVEC_INIT;
 	struct strbuf why = STRBUF_INIT;
 	struct rlimit none = {0, 0};
-	int removed = 0;
 
 	strbuf_init(&why);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		strbuf_addf(&why, "cannot make the process non-dumpable: %s", strerror(errno));
+	if (setrlimit(RLIMIT_CORE, &none) != 0)
+		strbuf_addf(&why, "%scannot turn off core files: %s", why.len ? "; " : "",
+			    strerror(errno));
+	if (why.len) {
+		*warning = strbuf_detach(&why);
+	} else {
+		strbuf_release(&why);
+		*warning = NULL;
+	}
+}
+
+int secrets_scrub_env(void)
+{
+	struct strvec names = STRVEC_INIT;
+	int removed = 0;
+
 	/* Names first: unsetenv moves the entries of environ. */
 	for (char **e = environ; e && *e; e++) {
 		if (!secret_env_name(*e))
@@ -70,16 +87,5 @@ int secrets_lockdown(char **warning)
 			removed++;
 	}
 	strvec_clear(&names);
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		strbuf_addf(&why, "cannot make the process non-dumpable: %s", strerror(errno));
-	if (setrlimit(RLIMIT_CORE, &none) != 0)
-		strbuf_addf(&why, "%scannot turn off core files: %s", why.len ? "; " : "",
-			    strerror(errno));
-	if (why.len) {
-		*warning = strbuf_detach(&why);
-	} else {
-		strbuf_release(&why);
-		*warning = NULL;
-	}
 	return removed;
 }

@@ -23,17 +23,26 @@ bool secret_env_name(const char *name);
 bool secret_env_withheld(const char *var);
 
 /*
- * The lockdown, called once the provider holds its key and before any thread starts
- * (it changes the environment, which is not thread-safe):
- * - every credential-looking variable is overwritten where it lies (the block that
- *   /proc/PID/environ shows, so not even root reads it back there) and removed;
+ * Closes the process to others of the same user; called first thing in main, before
+ * anything forks, so that every process pevtui keeps (the waiter the shell waits for, the
+ * engine, a detached daemon, a command's keeper) inherits it:
  * - the process is made non-dumpable (PR_SET_DUMPABLE 0): no core file, and
  *   /proc/PID/mem, /proc/PID/environ and ptrace are closed to other processes of the same
  *   user, the executor's commands among them (root keeps that reach);
  * - RLIMIT_CORE is set to 0, for the process and everything it starts.
- * Returns the number of variables removed; a step that fails is written to *warning
- * (a sentence, caller frees; NULL when all held).
+ * A program a process execs is dumpable again (the kernel's rule): it gets an environment
+ * without credentials instead. A step that fails is written to *warning (a sentence,
+ * caller frees; NULL when all held).
  */
-int secrets_lockdown(char **warning);
+void secrets_harden(char **warning);
+
+/*
+ * Every credential-looking variable (secret_env_name) overwritten where it lies (the block
+ * that /proc/PID/environ shows, so not even root reads it back there) and removed from the
+ * environment. Call once what needs a key holds it (the provider), in every process that
+ * lives on (the waiter right after its fork), and before any thread starts: it changes
+ * the environment, which is not thread-safe. Returns the number of variables removed.
+ */
+int secrets_scrub_env(void);
 
 #endif

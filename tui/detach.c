@@ -18,6 +18,7 @@
 #include "fdio.h"
 #include "journal.h"
 #include "pev.h"
+#include "secrets.h"
 #include "xalloc.h"
 
 /* The child's end of the pipe to the waiter; -1 when there is no waiter (any more). */
@@ -103,6 +104,9 @@ static void fork_waiter(const char *log)
 		return;
 	}
 	close(p[1]);
+	/* The waiter needs no credential: it lets go of them now (the child reads its key
+	 * later; fork gave it an environment of its own). Non-dumpable since main. */
+	secrets_scrub_env();
 	waited_child = pid;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = pass_on;

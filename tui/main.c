@@ -762,13 +762,8 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 		set_str(&s->scenario, s->task ? "generic" : DEFAULT_DEMO_SCENARIO);
 	prov = make_provider(s, name);
 	/* The provider holds its key: from here on no credential stays in the environment
-	 * or in a readable image of the process (agent/secrets.h). Before any thread. */
-	secrets_lockdown(&err);
-	if (err) {
-		fprintf(stderr, "pevtui: warning: %s\n", err);
-		free(err);
-		err = NULL;
-	}
+	 * (agent/secrets.h; main made the process non-dumpable). Before any thread. */
+	secrets_scrub_env();
 	if (!s->task && prov->simulated)
 		set_str(&s->task, provider_sim_task(prov));
 
@@ -1017,6 +1012,13 @@ int main(int argc, char **argv)
 	char *config_path, *err = NULL;
 	int code;
 
+	/* Before anything forks: every process pevtui keeps inherits it (agent/secrets.h). */
+	secrets_harden(&err);
+	if (err) {
+		fprintf(stderr, "pevtui: warning: %s\n", err);
+		free(err);
+		err = NULL;
+	}
 	setlocale(LC_ALL, "");
 	/* Characters as the operator's locale has them (curses draws UTF-8 so), numbers as
 	 * JSON, configs and command lines write them: under a decimal-comma locale strtod
@@ -1079,6 +1081,10 @@ int main(int argc, char **argv)
 	if ((cli.mode == MODE_RUN || cli.mode == MODE_RESUME) && !cli.detach && !s.headless &&
 	    isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 		detach_launch();
+	/* Only a run reads a key (the provider's, in run) or starts servers that may need
+	 * one (MCP, for --list-tools too); every other mode lets go of them now. */
+	if (cli.mode != MODE_RUN && cli.mode != MODE_RESUME && cli.mode != MODE_LIST_TOOLS)
+		secrets_scrub_env();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	/* A broken price file leaves the built-in table in place: a warning, not an error. */
 	if (!cost_init())

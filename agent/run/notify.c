@@ -473,7 +473,7 @@ static int above_std(int fd)
 
 /*
  * The command's environment: pevtui's own (the operator's, less the credentials that
- * secrets_lockdown removed at start), any PEVTUI_* replaced by this signal's.
+ * secrets_scrub_env removed), any PEVTUI_* replaced by this signal's.
  */
 static char **build_env(const struct notify *n, const struct notify_signal *s)
 {
