@@ -125,8 +125,14 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (s->r.delay_ms)
 		sleep_ms(s->r.delay_ms);
 	n = s->limit - (size_t)pos;
-	if (s->r.chunk && n > s->r.chunk)
+	if (s->r.chunk == MOCK_CHUNK_EVENTS) {
+		const char *end = memmem(s->r.body + pos, n, "\n\n", 2);
+
+		if (end)
+			n = (size_t)(end + 2 - (s->r.body + pos));
+	} else if (s->r.chunk && n > s->r.chunk) {
 		n = s->r.chunk;
+	}
 	if (n > max)
 		n = max;
 	memcpy(buf, s->r.body + pos, n);

@@ -16,6 +16,10 @@ enum mock_fault {
 	MOCK_RESET,    /* reset the connection (RST) without answering */
 };
 
+/* mock_reply.chunk: one chunk per SSE event (up to and with its blank line), the body sent
+ * with chunked transfer encoding on a kept-alive connection, as the real APIs stream. */
+#define MOCK_CHUNK_EVENTS ((size_t)-1)
+
 struct mock_reply {
 	int status;               /* 0 means 200 */
 	const char *headers;      /* extra "Name: value\n" lines, or NULL */
@@ -23,7 +27,7 @@ struct mock_reply {
 	const char *body;         /* copied */
 	enum mock_fault fault;
 	size_t cut_at;
-	size_t chunk;             /* bytes per write (streamed); 0: one write */
+	size_t chunk;             /* bytes per write (streamed); 0: one write; MOCK_CHUNK_EVENTS */
 	int delay_ms;             /* pause before each chunk */
 };
 
