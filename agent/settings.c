@@ -49,7 +49,7 @@ void settings_release(struct settings *s)
 {
 	char **strs[] = {&s->task,      &s->provider, &s->base_url, &s->api_key_cmd,
 			 &s->workspace, &s->runs_dir, &s->theme,    &s->scenario,
-			 &s->script,    &s->notify_cmd};
+			 &s->script,    &s->notify_cmd, &s->checkpoint_keep};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;
@@ -156,6 +156,7 @@ static const struct key_def keys[] = {
 	{"ui", "theme", K_STR, F(theme), 0, 0, 0, NULL},
 	{"ui", "mouse", K_BOOL, F(mouse), 0, 0, 0, NULL},
 	{"checkpoints", "exclude", K_LIST, F(checkpoint_exclude), 0, 0, 0, NULL},
+	{"checkpoints", "keep", K_STR, F(checkpoint_keep), 0, 0, 0, NULL},
 	{"checkpoints", "max_file", K_INT, F(checkpoint_max_file), 0, 1024, 2147483647.0,
 	 "a whole number of bytes from 1024 to 2147483647"},
 	{"checkpoints", "max_total", K_INT, F(checkpoint_max_total), 0, 1048576, 2147483647.0,

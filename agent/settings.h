@@ -45,6 +45,8 @@ struct settings {
 					   * patterns of paths left out of every checkpoint
 					   * (checkpoint_set_exclude) */
 	int checkpoint_max_file;     /* max_file = bytes, 1024..2147483647; default 50 MiB */
+	char *checkpoint_keep;       /* keep = 30d: prune older runs' checkpoints by itself, at
+				      * most once a day (checkpoint_auto_prune); NULL/off: never */
 	int checkpoint_max_total;    /* max_total = bytes per checkpoint, 1048576..2147483647;
 				      * default 1 GiB */
 	/* [tools] in the config file: */

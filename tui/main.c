@@ -43,6 +43,7 @@
 #include "provider_sim.h"
 #include "restore.h"
 #include "rewind_cli.h"
+#include "checkpoint.h"
 #include "runlock.h"
 #include "run_list.h"
 #include "sandbox.h"
@@ -56,6 +57,7 @@
 
 enum mode {
 	MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND, MODE_LIST_TOOLS,
+	MODE_PRUNE,
 	MODE_ATTACH, MODE_ATTACH_STDIO, MODE_BOARD
 };
 
@@ -71,6 +73,7 @@ enum {
 	OPT_REWIND,
 	OPT_MCP, OPT_LIST_TOOLS,
 	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD,
+	OPT_PRUNE, OPT_OLDER_THAN, OPT_DRY_RUN,
 };
 
 static const struct option long_options[] = {
@@ -80,6 +83,9 @@ static const struct option long_options[] = {
 	{"rewind", required_argument, NULL, OPT_REWIND},
 	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"list-runs", no_argument, NULL, OPT_LIST_RUNS},
+	{"prune", no_argument, NULL, OPT_PRUNE},
+	{"older-than", required_argument, NULL, OPT_OLDER_THAN},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"diff", required_argument, NULL, OPT_DIFF},
 	{"provider", required_argument, NULL, OPT_PROVIDER},
 	{"model", required_argument, NULL, OPT_MODEL},
@@ -150,6 +156,7 @@ static void usage(FILE *out)
 	      "       pevtui --resume RUN | --replay RUN | --list-runs\n"
 	      "       pevtui --diff RUN[:STEP]\n"
 	      "       pevtui --rewind RUN[:STEP] [--yes]\n"
+	      "       pevtui --prune [--older-than AGE] [--dry-run]\n"
 	      "A terminal cockpit for supervised Plan-Execute-Verify agent runs.\n"
 	      "\n"
 	      "Modes:\n"
@@ -163,6 +170,9 @@ static void usage(FILE *out)
 	      "                          in the workspace, as a unified diff\n"
 	      "      --rewind RUN[:STEP] put the run's workspace back as it was before the run\n"
 	      "                          (or STEP, or a checkpoint id); asks first (--yes: not)\n"
+	      "      --prune             drop the checkpoints of runs older than 30 days (or\n"
+	      "                          --older-than AGE: 30d, 12h, 90m) from the workspaces'\n"
+	      "                          stores, and what nothing else needs (--dry-run: say)\n"
 	      "      --list-tools        list the tools the executor would be offered, built-in\n"
 	      "                          and MCP, with their server and gate policy\n"
 	      "  -d, --detach            start the run in the background (no terminal); gates\n"
@@ -276,6 +286,8 @@ struct cli {
 	bool help, version;
 	unsigned given; /* RESTORE_GIVEN bits of the flags on this command line */
 	bool detach;    /* -d, --detach */
+	char *older_than; /* --prune --older-than AGE */
+	bool dry_run;     /* --prune --dry-run */
 };
 
 static void apply_flags(int argc, char **argv, struct settings *s, struct cli *cli)
@@ -300,6 +312,9 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_LIST_RUNS: cli->mode = MODE_LIST; break;
+		case OPT_PRUNE: cli->mode = MODE_PRUNE; break;
+		case OPT_OLDER_THAN: set_str(&cli->older_than, optarg); break;
+		case OPT_DRY_RUN: cli->dry_run = true; break;
 		case OPT_DIFF:
 			cli->mode = MODE_DIFF;
 			set_str(&cli->run_ref, optarg);
@@ -720,6 +735,26 @@ static int attach_here(const struct settings *s, const char *dir)
 	return code;
 }
 
+/* --prune [--older-than AGE] [--dry-run]: the age from the flag, else [checkpoints] keep,
+ * else 30 days. */
+static int prune_main(const struct settings *s, const struct cli *cli)
+{
+	struct cp_prune_opts o = {.dry_run = cli->dry_run};
+	const char *age = cli->older_than                                    ? cli->older_than
+	                  : s->checkpoint_keep && strcmp(s->checkpoint_keep, "off") ? s->checkpoint_keep
+	                                                                     : "30d";
+	char *err = NULL;
+
+	if (!checkpoint_parse_age(age, &o.older_than_s))
+		die("--older-than %s is not an age: give 30d, 12h, 90m, 2w or seconds", age);
+	if (!checkpoint_prune(&o, stdout, &err)) {
+		fprintf(stderr, "pevtui: %s\n", err);
+		free(err);
+		return 1;
+	}
+	return 0;
+}
+
 static int run(struct settings *s, enum mode mode, const char *run_ref, bool detach)
 {
 	struct ctl_server *ctl;
@@ -736,6 +771,13 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 	bool interactive = !s->headless;
 	int code;
 
+	/* [checkpoints] keep: old runs' checkpoints dropped, at most once a day, before this
+	 * run holds its store (a store another run holds is left). */
+	if (s->checkpoints && s->checkpoint_keep && strcmp(s->checkpoint_keep, "off")) {
+		double keep = 0;
+		if (checkpoint_parse_age(s->checkpoint_keep, &keep))
+			checkpoint_auto_prune(keep);
+	}
 	if (mode == MODE_RESUME) {
 		run_dir = xstrdup(run_ref); /* resolved, and settings read, by main */
 	} else {
@@ -1058,9 +1100,17 @@ int main(int argc, char **argv)
 	config_path = cli.config ? xstrdup(cli.config) : settings_default_config_path();
 	if (config_path && !settings_load_file(&s, config_path, &err))
 		die("%s", err);
+	if (s.checkpoint_keep && strcmp(s.checkpoint_keep, "off")) {
+		double keep;
+		if (!checkpoint_parse_age(s.checkpoint_keep, &keep))
+			die("%s: [checkpoints] keep = %s is not an age: give 30d, 12h, 2w, or off",
+			    config_path, s.checkpoint_keep);
+	}
 	free(config_path);
 	free(cli.run_ref);
 	cli.run_ref = NULL;
+	free(cli.older_than);
+	cli.older_than = NULL;
 	opterr = 0;
 	apply_flags(argc, argv, &s, &cli);
 	if (optind < argc) {
@@ -1101,6 +1151,9 @@ int main(int argc, char **argv)
 		if (!run_list_print(stdout, s.runs_dir, &err))
 			die("%s", err);
 		code = 0;
+		break;
+	case MODE_PRUNE:
+		code = prune_main(&s, &cli);
 		break;
 	case MODE_REPLAY: {
 		char *dir = resolve_run(&s, cli.run_ref);
@@ -1201,6 +1254,7 @@ int main(int argc, char **argv)
 		break;
 	}
 	free(cli.run_ref);
+	free(cli.older_than);
 	settings_release(&s);
 	curl_global_cleanup();
 	return code;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "strbuf.h"
 
@@ -34,6 +35,8 @@ struct checkpoints;
  */
 struct checkpoints *checkpoint_open(const char *run_dir, const char *ws_path, char **err);
 void checkpoint_close(struct checkpoints *cp);
+/* Whether checkpoints are off for the rest of the run (the disk was full). */
+bool checkpoint_is_off(struct checkpoints *cp);
 /* Per-file and per-checkpoint limits in bytes (0 keeps the current one). */
 void checkpoint_set_limits(struct checkpoints *cp, uint64_t max_file, uint64_t max_total);
 
@@ -261,5 +264,24 @@ char *checkpoint_bytes_text(uint64_t bytes); /* "12 KB", "3.4 MB", "1.20 GB" */
 /* Whether run_dir's checkpoints can be read: its store is there and still names the run
  * (not pruned). false for a run that has no store. */
 bool checkpoint_run_has_store(const char *run_dir);
+
+/* What --prune (and [checkpoints] keep) drops. */
+struct cp_prune_opts {
+	double older_than_s; /* runs whose newest checkpoint is older than this lose them */
+	bool dry_run;        /* say what would go, change nothing */
+};
+/*
+ * Prunes every store below $XDG_DATA_HOME/pevtui/stores: each run whose newest checkpoint
+ * is older than asked loses its checkpoints, the objects no other run's checkpoint needs
+ * are dropped, and a store no run needs is removed. A store a running run holds is left
+ * (said on `out`). Says on `out` what it did. false + *err when a store could not be
+ * rewritten (nothing of it removed).
+ */
+bool checkpoint_prune(const struct cp_prune_opts *o, FILE *out, char **err);
+/* [checkpoints] keep: checkpoint_prune with that age, silently, unless a prune ran in the
+ * last day (the stores folder's .pruned file says when). */
+void checkpoint_auto_prune(double keep_s);
+/* "30d", "12h", "90m", "2w", "3600s" or seconds alone, into *sec; false when not one. */
+bool checkpoint_parse_age(const char *s, double *sec);
 
 #endif

@@ -138,6 +138,7 @@ struct snap {
 };
 
 /* store.c */
+void cp_git_setup(void); /* libgit2 started, with no git configuration of the machine's */
 void cp_set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cp_git_why(void); /* libgit2's last error, as a sentence */
 void cp_lock(struct checkpoints *cp);

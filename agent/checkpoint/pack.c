@@ -209,7 +209,7 @@ static bool has_suffix(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
-struct pack *pack_open(const char *objects_dir)
+static struct pack *open_dir(const char *objects_dir, bool read_known)
 {
 	char *dir = xasprintf("%s/pack", objects_dir);
 	struct pack *p;
@@ -229,7 +229,7 @@ struct pack *pack_open(const char *objects_dir)
 	p->dfd = fd;
 	p->fd = -1;
 	rehash(p, 0);
-	d = fdopendir(dup(fd));
+	d = read_known ? fdopendir(dup(fd)) : NULL;
 	while (d && (de = readdir(d))) {
 		size_t n = 0;
 		unsigned char *ids;
@@ -244,6 +244,16 @@ struct pack *pack_open(const char *objects_dir)
 		closedir(d);
 	p->n_done = p->n_ids;
 	return p;
+}
+
+struct pack *pack_open(const char *objects_dir)
+{
+	return open_dir(objects_dir, true);
+}
+
+struct pack *pack_open_fresh(const char *objects_dir)
+{
+	return open_dir(objects_dir, false);
 }
 
 void pack_close(struct pack *p)

@@ -30,6 +30,8 @@ struct pack;
 /* Opens the object folder `objects_dir` (its pack/ folder made when missing) and reads
  * which objects its packs hold. NULL + errno on failure. */
 struct pack *pack_open(const char *objects_dir);
+/* The same, knowing none of the objects the folder holds (a pack of them all, prune.c). */
+struct pack *pack_open_fresh(const char *objects_dir);
 void pack_close(struct pack *p); /* NULL ok; a pack not finished is dropped */
 
 /* The object id git gives `len` bytes of `type`. */

@@ -35,6 +35,11 @@ static void git_setup(void)
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
 }
 
+void cp_git_setup(void)
+{
+	pthread_once(&git_once, git_setup);
+}
+
 void cp_set_err(char **err, const char *fmt, ...)
 {
 	va_list ap;
@@ -291,6 +296,16 @@ void checkpoint_close(struct checkpoints *cp)
 	free(cp->off);
 	pthread_mutex_destroy(&cp->lock);
 	free(cp);
+}
+
+bool checkpoint_is_off(struct checkpoints *cp)
+{
+	bool off;
+
+	cp_lock(cp);
+	off = cp->off != NULL;
+	cp_unlock(cp);
+	return off;
 }
 
 void checkpoint_set_limits(struct checkpoints *cp, uint64_t max_file, uint64_t max_total)

@@ -873,6 +873,20 @@ static char *restored_why(struct job *j)
  * `series` gets the ids of the series restored (step.changes' and step.checkpoint's
  * `restored_series`: --resume rebuilds the series from it).
  */
+/* A checkpoint that failed: an error each time, or — once the store is off for the run (a
+ * full disk) — one warning that the run goes on without checkpoints. */
+static void tell_take_failed(struct job *j, const char *err)
+{
+	struct pev *e = j->e;
+
+	if (checkpoint_is_off(e->checkpoints)) {
+		if (!atomic_exchange(&e->checkpoint_err_told, true))
+			cp_notice(j, "warn", "checkpoint", err ? err : "checkpoints are off");
+		return;
+	}
+	cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
+}
+
 static void checkpoint_before(struct job *j, int attempt, char before[CP_ID_LEN + 1],
 			      struct strvec *series)
 {
@@ -911,7 +925,7 @@ static void checkpoint_before(struct job *j, int attempt, char before[CP_ID_LEN 
 		err = NULL;
 	}
 	if (!checkpoint_take_step(e->checkpoints, j->step.id, true, before, &warnings, &err)) {
-		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
+		tell_take_failed(j, err);
 		before[0] = '\0';
 	} else {
 		publish_before(j, attempt, before, series);
@@ -937,7 +951,7 @@ static bool checkpoint_after(struct job *j, int attempt, const char *before,
 	if (!checkpoint_take_step(e->checkpoints, j->step.id, false, after, &warnings, &err) ||
 	    !checkpoint_diff_step(e->checkpoints, j->step.id, before, after, CHANGES_DIFF_MAX, ch,
 				  &err)) {
-		cp_notice(j, "error", "checkpoint", err ? err : "the checkpoint failed");
+		tell_take_failed(j, err);
 		cp_tell_warnings(j, &warnings);
 		strvec_clear(&warnings);
 		free(err);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "fold.h"
 #include "journal.h"
 #include "runlock.h"
@@ -59,7 +60,40 @@ static void put_cell(struct strbuf *sb, const char *s, int cols, int pad)
 	free(clean);
 }
 
-static void print_run(FILE *out, const char *runs_dir, const char *name)
+/* The stores the listed runs use, each once: its path and how many runs name it. */
+struct stores {
+	struct strvec paths;
+	size_t *runs;
+};
+
+static void note_store(struct stores *st, const char *path)
+{
+	for (size_t i = 0; i < st->paths.n; i++)
+		if (!strcmp(st->paths.v[i], path)) {
+			st->runs[i]++;
+			return;
+		}
+	strvec_push(&st->paths, path);
+	st->runs = xrealloc(st->runs, st->paths.n * sizeof(*st->runs));
+	st->runs[st->paths.n - 1] = 1;
+}
+
+/* "  (checkpoints gone)" for a run whose store is gone or dropped its checkpoints. */
+static void checkpoints_cell(struct strbuf *line, struct stores *st, const char *dir)
+{
+	bool legacy = false;
+	char *store = checkpoint_run_store(dir, &legacy);
+
+	if (!store)
+		return;
+	if (!checkpoint_run_has_store(dir))
+		strbuf_adds(line, "  (checkpoints gone)");
+	else if (!legacy)
+		note_store(st, store);
+	free(store);
+}
+
+static void print_run(FILE *out, const char *runs_dir, const char *name, struct stores *st)
 {
 	char *dir = xasprintf("%s/%s", runs_dir, name);
 	char *path = xasprintf("%s/journal.jsonl", dir);
@@ -94,6 +128,7 @@ static void print_run(FILE *out, const char *runs_dir, const char *name)
 		put_cell(&line, rs.task, TASK_COLS, 0);
 		if (holder)
 			strbuf_addf(&line, "  (pid %ld)", (long)holder);
+		checkpoints_cell(&line, st, dir);
 		free(state);
 		free(age);
 		free(cost);
@@ -109,6 +144,7 @@ bool run_list_print(FILE *out, const char *runs_dir, char **err)
 {
 	DIR *d = opendir(runs_dir);
 	struct strvec names = STRVEC_INIT;
+	struct stores st = {STRVEC_INIT, NULL};
 	struct dirent *de;
 
 	if (!d) {
@@ -129,7 +165,18 @@ bool run_list_print(FILE *out, const char *runs_dir, char **err)
 	fprintf(out, "%-22s %-11s %6s %10s %-9s  %s\n", "RUN", "STATE", "AGE", "COST", "PROVIDER",
 		"TASK");
 	for (size_t i = 0; i < names.n; i++)
-		print_run(out, runs_dir, names.v[i]);
+		print_run(out, runs_dir, names.v[i], &st);
+	/* Each workspace's checkpoint store once, with the disk it takes. */
+	for (size_t i = 0; i < st.paths.n; i++) {
+		char *size = checkpoint_bytes_text(checkpoint_store_bytes(st.paths.v[i]));
+		char *clean = textsan_clean(st.paths.v[i], strlen(st.paths.v[i]), 0);
+		fprintf(out, "%scheckpoint store %s: %s (%zu run%s listed)\n", i ? "" : "\n", clean,
+		        size, st.runs[i], st.runs[i] == 1 ? "" : "s");
+		free(clean);
+		free(size);
+	}
+	strvec_clear(&st.paths);
+	free(st.runs);
 	strvec_clear(&names);
 	return true;
 }
