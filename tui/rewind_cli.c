@@ -20,12 +20,6 @@ static char *clean(const char *s)
 	return textsan_clean(s, strlen(s), 0);
 }
 
-/* What the rewind does to each file (the change is from the target to now). */
-static const char *verb(enum cp_change c)
-{
-	return c == CP_ADDED ? "remove" : c == CP_DELETED ? "bring back" : "put back";
-}
-
 static bool ask_yes(size_t n)
 {
 	char line[16];
@@ -37,12 +31,33 @@ static bool ask_yes(size_t n)
 	return line[0] == 'y' || line[0] == 'Y';
 }
 
+/* The plan, one line a path: "  remove      new.txt", "  keep        cache.tmp: why". */
+static void print_plan(const struct cp_plan *plan)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < plan->n && shown < LIST_MAX; i++, shown++) {
+		const struct cp_plan_ent *e = &plan->v[i];
+		char *p = clean(e->path);
+		if (e->act == CP_ACT_KEEP) {
+			char *w = clean(e->why ? e->why : "");
+			printf("  %-10s  %s: %s\n", cp_act_verb(e->act), p, w);
+			free(w);
+		} else {
+			printf("  %-10s  %s\n", cp_act_verb(e->act), p);
+		}
+		free(p);
+	}
+	if (plan->n > LIST_MAX)
+		printf("  and %zu more\n", plan->n - LIST_MAX);
+}
+
 int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to, const char *workspace,
                     const struct strvec *exclude, bool yes)
 {
 	struct rewind rw;
-	struct strvec restored = STRVEC_INIT, kept = STRVEC_INIT;
-	char *err = NULL, *ref = clean(run_ref), *ws;
+	char *err = NULL, *ref = clean(run_ref), *ws, *sum;
+	size_t acts, kept;
 	int code = 0;
 
 	if (!rewind_prepare(run_dir, to, workspace, false, exclude, &rw, &err)) {
@@ -53,55 +68,62 @@ int rewind_cli_main(const char *run_dir, const char *run_ref, const char *to, co
 		return 1;
 	}
 	ws = clean(rw.workspace);
-	if (!rw.changes.n) {
+	acts = cp_plan_acts(&rw.plan);
+	kept = rw.plan.n - acts;
+	if (!acts) {
 		printf("pevtui: nothing to rewind: the workspace %s is as it was %s (checkpoint "
-		       "%.12s)\n",
-		       ws, rw.what, rw.target);
+		       "%.12s)%s\n",
+		       ws, rw.what, rw.target, kept ? "; these are kept as they are:" : "");
+		print_plan(&rw.plan);
 		goto out;
 	}
 	printf("pevtui: rewinding the workspace %s of run %s %s (checkpoint %.12s): %zu file%s "
-	       "change%s back\n",
-	       ws, rw.run_id, rw.what, rw.target, rw.changes.n, rw.changes.n == 1 ? "" : "s",
-	       rw.changes.n == 1 ? "s" : "");
-	for (size_t i = 0; i < rw.changes.n && i < LIST_MAX; i++) {
-		char *p = clean(rw.changes.v[i].path);
-		printf("  %-10s  %s\n", verb(rw.changes.v[i].change), p);
-		free(p);
-	}
-	if (rw.changes.n > LIST_MAX)
-		printf("  and %zu more\n", rw.changes.n - LIST_MAX);
-	printf("The workspace as it is now is kept as checkpoint %s.\n", rw.undo);
+	       "change%s back",
+	       ws, rw.run_id, rw.what, rw.target, acts, acts == 1 ? "" : "s", acts == 1 ? "s" : "");
+	if (kept)
+		printf(", %zu kept as %s", kept, kept == 1 ? "it is" : "they are");
+	printf("\n");
+	print_plan(&rw.plan);
+	/* Asked first, done after: without a terminal to ask on, nothing is written (not
+	 * even the undo checkpoint). */
 	if (!yes && !isatty(STDIN_FILENO)) {
 		fprintf(stderr, "pevtui: nothing was changed: pass --yes to rewind without being "
 		                "asked\n");
 		code = 1;
 		goto out;
 	}
-	if (!yes && !ask_yes(rw.changes.n)) {
+	if (!yes && !ask_yes(acts)) {
 		printf("pevtui: nothing was changed\n");
 		code = 3;
 		goto out;
 	}
-	if (!rewind_apply(&rw, &restored, &kept, &err)) {
+	if (!rewind_apply(&rw, &err)) {
 		fprintf(stderr, "pevtui: the rewind is incomplete: %s\n", err);
 		code = 1;
+		if (!rw.undo[0])
+			goto out;
 	}
-	for (size_t i = 0; i < kept.n; i++) {
-		char *p = clean(kept.v[i]);
-		printf("pevtui: %s was there before that checkpoint and is not deleted: left as it "
-		       "is\n",
-		       p);
+	for (size_t i = 0, n = 0; i < rw.plan.n && n < LIST_MAX; i++) {
+		const struct cp_plan_ent *e = &rw.plan.v[i];
+		char *p, *w;
+		if (e->act != CP_ACT_KEEP)
+			continue;
+		p = clean(e->path);
+		w = clean(e->why ? e->why : "");
+		printf("pevtui: kept: %s, %s\n", p, w);
 		free(p);
+		free(w);
+		n++;
 	}
+	sum = cp_plan_counts(&rw.plan, true);
 	/* By id: "last" may name another run by the time it is undone. */
-	printf("pevtui: rewound %s: %zu file%s restored. To undo: pevtui --rewind %s:%s\n", rw.what,
-	       restored.n, restored.n == 1 ? "" : "s", strchr(ref, '/') ? ref : rw.run_id, rw.undo);
+	printf("pevtui: rewound %s: %s. To undo: pevtui --rewind %s:%s\n", rw.what, sum,
+	       strchr(ref, '/') ? ref : rw.run_id, rw.undo);
+	free(sum);
 out:
 	free(err);
 	free(ws);
 	free(ref);
-	strvec_clear(&restored);
-	strvec_clear(&kept);
 	rewind_release(&rw);
 	return code;
 }

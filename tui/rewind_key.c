@@ -34,26 +34,30 @@ bool rewind_key_preview(const char *run_dir, const char *workspace, const char *
 		rewind_release(&rw);
 		return false;
 	}
-	if (!rw.changes.n) {
+	size_t acts = cp_plan_acts(&rw.plan), named = 0, kept = rw.plan.n - acts;
+
+	if (!acts) {
 		*err = xasprintf("nothing to rewind: the workspace is as it was %s", rw.what);
 		rewind_release(&rw);
 		return false;
 	}
 	strbuf_init(&q);
-	strbuf_addf(&q, "Rewind the workspace %s? %zu file%s change%s back: ", rw.what,
-	            rw.changes.n, rw.changes.n == 1 ? "" : "s", rw.changes.n == 1 ? "s" : "");
-	for (size_t i = 0; i < rw.changes.n && i < NAMES_MAX; i++) {
-		enum cp_change ch = rw.changes.v[i].change;
-		c = textsan_clean(rw.changes.v[i].path, strlen(rw.changes.v[i].path), 0);
-		strbuf_addf(&q, "%s%s %s", i ? ", " : "",
-		            ch == CP_ADDED     ? "remove"
-		            : ch == CP_DELETED ? "bring back"
-		                               : "put back",
-		            c);
+	strbuf_addf(&q, "Rewind the workspace %s? %zu file%s change%s back: ", rw.what, acts,
+	            acts == 1 ? "" : "s", acts == 1 ? "s" : "");
+	for (size_t i = 0; i < rw.plan.n && named < NAMES_MAX; i++) {
+		const struct cp_plan_ent *e = &rw.plan.v[i];
+		if (e->act == CP_ACT_KEEP)
+			continue;
+		c = textsan_clean(e->path, strlen(e->path), 0);
+		strbuf_addf(&q, "%s%s %s", named ? ", " : "", cp_act_verb(e->act), c);
 		free(c);
+		named++;
 	}
-	if (rw.changes.n > NAMES_MAX)
-		strbuf_addf(&q, " and %zu more", rw.changes.n - NAMES_MAX);
+	if (acts > NAMES_MAX)
+		strbuf_addf(&q, " and %zu more", acts - NAMES_MAX);
+	if (kept)
+		strbuf_addf(&q, " (%zu kept as %s: left out of the checkpoints, or there before)",
+		            kept, kept == 1 ? "it is" : "they are");
 	strbuf_adds(&q, ". A checkpoint of the workspace is taken first: the Step log says how "
 	                "to undo.");
 	o = cJSON_CreateObject();

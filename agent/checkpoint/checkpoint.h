@@ -81,6 +81,7 @@ struct cp_file {
 	bool binary;
 	uint64_t old_size, new_size;
 	unsigned old_mode, new_mode; /* git modes: 0100644, 0100755, 0120000; 0 absent */
+	unsigned old_perm, new_perm; /* a file's permission bits (07777); 0 unknown, absent */
 };
 
 /* What changed between two checkpoints, paths in bytewise order. */
@@ -244,7 +245,67 @@ bool checkpoint_conflict_diff(struct checkpoints *cp, const char *base, const ch
  */
 bool checkpoint_restore_over(struct checkpoints *cp, const char *step_id, const char *base,
                              const char *path, struct strvec *restored, char **err);
-/* ---- rewind (store.c) ---- */
+/* ---- rewind (store.c, meta.c, rewind_plan.c) ---- */
+
+/*
+ * A snapshot of the workspace for a preview: taken as checkpoint_take takes one, but its
+ * objects stay in memory (nothing is written to the store) and the store's state does not
+ * move. The id serves checkpoint_plan and checkpoint_diff on this store handle only.
+ */
+bool checkpoint_take_dry(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], char **err);
+
+/*
+ * From now on, checkpoints are taken by the rules checkpoint `id` was taken by (its
+ * [checkpoints] exclude, max_file and max_total, recorded in it), with the patterns of
+ * `also` (may be NULL) excluded too. A checkpoint from before rules were recorded leaves
+ * the store's rules as they are. false + *err for an unknown id.
+ */
+bool checkpoint_use_rules(struct checkpoints *cp, const char *id, const struct strvec *also,
+                          char **err);
+
+/* The rules checkpoints are taken by now (exclude appended to `exclude`). */
+void checkpoint_rules(struct checkpoints *cp, struct strvec *exclude, uint64_t *max_file,
+                      uint64_t *max_total);
+
+enum cp_act { CP_ACT_REMOVE, CP_ACT_PUT_BACK, CP_ACT_BRING_BACK, CP_ACT_KEEP, CP_ACT__COUNT };
+
+struct cp_plan_ent {
+	char *path;
+	enum cp_act act;
+	char *why;  /* CP_ACT_KEEP: why, as the end of "kept: PATH, …" */
+	bool done;  /* checkpoint_plan_apply wrote it */
+};
+
+/* What a rewind does to each path: proved by the checkpoints, or kept. */
+struct cp_plan {
+	struct cp_plan_ent *v; /* in bytewise path order */
+	size_t n, cap;
+};
+
+/*
+ * The rewind from the workspace as checkpoint `now` holds it back to checkpoint `target`:
+ * a file the target holds is put back (content, link, mode) or brought back; one it
+ * proves absent (its walk saw everything there and left nothing out on the way) is
+ * removed; and a path is kept, with why, when the target left it out (excluded, ignored,
+ * over a limit, unreadable), when `now` left it out (what it holds now is in no
+ * checkpoint), or when it was there before the target was taken. false + *err for an
+ * unknown id.
+ */
+bool checkpoint_plan(struct checkpoints *cp, const char *target, const char *now,
+                     struct cp_plan *out, char **err);
+/* Carries the plan out (every entry but the kept ones); an entry found there before the
+ * target meanwhile becomes kept. false + *err when a path could not be written (the
+ * others are still tried). */
+bool checkpoint_plan_apply(struct checkpoints *cp, const char *target, struct cp_plan *plan,
+                           char **err);
+void cp_plan_release(struct cp_plan *p);
+/* "remove", "put back", "bring back", "keep". */
+const char *cp_act_verb(enum cp_act a);
+/* "1 removed, 1 put back, 2 kept" of the entries (only those done, with `done`; the kept
+ * ones always); "nothing" when none. Caller frees. */
+char *cp_plan_counts(const struct cp_plan *p, bool done);
+/* How many entries act (not kept). */
+size_t cp_plan_acts(const struct cp_plan *p);
 
 /* The full id of the checkpoint `prefix` names (7 to 40 hex digits). false + *err when
  * none does, or more than one. */

@@ -16,6 +16,9 @@
  *   place.c          where a workspace's store lives; the run folder's `store` file
  *   statcache.c      the stat cache kept in the store between runs
  *   prune.c          dropping old runs' checkpoints and what nothing else needs
+ *   meta.c           what a checkpoint records beside its tree: its rules, the paths it
+ *                    left out and why, each file's permission bits
+ *   rewind_plan.c    what a rewind does to each path, proved by the checkpoints
  *
  * Every function here expects the store's mutex held unless it says otherwise.
  */
@@ -36,6 +39,29 @@
 #include "strset.h"
 
 struct pack;
+
+/* ---- meta.c: recorded in each checkpoint's commit message */
+#define CP_PERM_EXEC_TAG 0x10000 /* cp_meta_perm: the file is exec in the tree */
+struct cp_left {
+	char *path; /* a folder's ends in '/' */
+	char *why;  /* "by exclude = *.tmp", "by .gitignore", "for its size (…)", … */
+};
+struct cp_perm {
+	char *path;
+	unsigned perm; /* st_mode & 07777 (| CP_PERM_EXEC_TAG while taking) */
+};
+struct cp_meta {
+	bool has_rules; /* the rules below are the checkpoint's (a store from before: no) */
+	struct strvec exclude;
+	uint64_t max_file, max_total;
+	bool left_known, left_cut; /* cut: more were left out than named */
+	struct cp_left *left;      /* sorted by path once loaded */
+	size_t n_left, cap_left;
+	bool perms_known;
+	unsigned perm_file, perm_exec; /* most files' bits; the others in perms */
+	struct cp_perm *perms;         /* sorted by path once loaded */
+	size_t n_perms, cap_perms;
+};
 
 /* A file's identity when it was last stored: same stat, same content (as git's index). */
 struct cache_ent {
@@ -92,6 +118,11 @@ struct checkpoints {
 	 * run; why, for each later attempt to take one. */
 	char *off;
 	bool ref_warned; /* said once that run_ref could not be written */
+	/* Set while a preview's snapshot is taken: objects go to this in-memory backend of
+	 * `odb`, never to the disk, and nothing of the store's state moves (take.c). */
+	git_odb_backend *dry;
+	bool dry_on;
+	char *last_meta; /* `last`'s rules, left-out paths and modes as its message has them */
 	struct strvec exclude; /* [checkpoints] exclude patterns */
 	unsigned long seq;     /* checkpoints this process took: orders those of one tick */
 	bool last_moved; /* refs/pevtui/last is behind `last` */
@@ -135,7 +166,24 @@ struct snap {
 	 * commit's second for a store from before that field. */
 	struct timespec taken;
 	unsigned long seq; /* its count in the process that took it; 0: a store from before */
+	struct cp_meta meta;
 };
+
+/* meta.c */
+void cp_meta_release(struct cp_meta *m);
+/* While taking: a path left out (why: the phrase after "left out of the checkpoint"). */
+void cp_meta_left(struct cp_meta *m, const char *path, bool dir, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void cp_meta_perm(struct cp_meta *m, const char *path, unsigned perm, bool exec);
+void cp_rules_from(struct cp_meta *m, const struct checkpoints *cp);
+struct cJSON;
+void cp_meta_to_json(const struct cp_meta *m, struct cJSON *o);
+void cp_meta_from_json(struct cp_meta *m, const struct cJSON *o);
+/* Why `path` (or a folder on its way) was left out of the checkpoint; NULL: it was not
+ * (or the checkpoint does not say: !left_known). */
+const char *cp_meta_left_why(const struct cp_meta *m, const char *path);
+/* The permission bits of the file at `path` (its tree mode git_mode); 0: not known. */
+unsigned cp_meta_perm_of(const struct cp_meta *m, const char *path, unsigned git_mode);
 
 /* store.c */
 void cp_git_setup(void); /* libgit2 started, with no git configuration of the machine's */
@@ -184,6 +232,9 @@ void cp_diff_append(struct strbuf *sb, const char *text, size_t len, size_t max,
 int cp_open_parent(int root, const char *path, bool create, const char **name);
 void cp_tree_state(git_tree *tree, const char *path, unsigned *mode, git_oid *oid);
 bool cp_path_ok(const char *p);
+/* Whether the entry at path beneath root last changed before `taken` (it was there when a
+ * checkpoint taken then was: a file that checkpoint lacks is not deleted). */
+bool cp_there_before(int root, const char *path, const struct timespec *taken);
 bool cp_restore_locked(struct checkpoints *cp, const char *id, const struct strvec *paths,
                        const char *expect, struct strvec *restored, struct strvec *conflicts,
                        char **err);

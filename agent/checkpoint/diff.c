@@ -70,6 +70,94 @@ void cp_diff_append(struct strbuf *sb, const char *text, size_t len, size_t max,
 static bool diff_locked(struct checkpoints *cp, const char *step_id, const char *from,
                         const char *to, size_t max_diff, struct cp_changes *out, char **err);
 
+/* ---- permission bits: git's trees keep the exec bit only; the rest is in the meta */
+
+static int file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cp_file *)a)->path, ((const struct cp_file *)b)->path);
+}
+
+struct blob_walk {
+	struct strvec *paths;
+};
+
+static int collect_blob(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct blob_walk *w = payload;
+	git_filemode_t m = git_tree_entry_filemode(e);
+
+	if (m == GIT_FILEMODE_BLOB || m == GIT_FILEMODE_BLOB_EXECUTABLE)
+		strvec_pushf(w->paths, "%s%s", root, git_tree_entry_name(e));
+	return 0;
+}
+
+/* Files whose content and exec bit are the same in both checkpoints but whose permission
+ * bits are not: each a change of its own ("mode 644 -> 600"). And the bits of every
+ * change the tree diff found. */
+static void perm_changes(struct checkpoints *cp, const char *step_id, const struct snap *a,
+                         const struct snap *b, size_t max_diff, struct strbuf *text,
+                         struct cp_changes *out)
+{
+	struct strvec cand = STRVEC_INIT;
+	size_t n_tree = out->n;
+
+	for (size_t i = 0; i < out->n; i++) {
+		struct cp_file *f = &out->v[i];
+		f->old_perm = cp_meta_perm_of(&a->meta, f->path, f->old_mode);
+		f->new_perm = cp_meta_perm_of(&b->meta, f->path, f->new_mode);
+	}
+	if (!a->meta.perms_known || !b->meta.perms_known)
+		return;
+	if (a->meta.perm_file != b->meta.perm_file || a->meta.perm_exec != b->meta.perm_exec) {
+		struct blob_walk w = {&cand};
+		git_tree_walk(b->tree, GIT_TREEWALK_PRE, collect_blob, &w);
+	} else {
+		for (size_t i = 0; i < a->meta.n_perms; i++)
+			strvec_push(&cand, a->meta.perms[i].path);
+		for (size_t i = 0; i < b->meta.n_perms; i++)
+			strvec_push(&cand, b->meta.perms[i].path);
+		strvec_sort(&cand);
+	}
+	for (size_t i = 0; i < cand.n; i++) {
+		unsigned ma, mb, pa, pb;
+		git_oid oa, ob;
+		struct cp_file *f;
+		bool seen = false;
+		char *line;
+
+		if (i && !strcmp(cand.v[i], cand.v[i - 1]))
+			continue;
+		for (size_t k = 0; k < n_tree && !seen; k++)
+			seen = !strcmp(out->v[k].path, cand.v[i]);
+		if (seen || cp_in_vec(&a->left_out, cand.v[i]) || cp_in_vec(&b->left_out, cand.v[i]) ||
+		    (step_id && cp_is_foreign(cp, step_id, cand.v[i])))
+			continue;
+		cp_tree_state(a->tree, cand.v[i], &ma, &oa);
+		cp_tree_state(b->tree, cand.v[i], &mb, &ob);
+		if (!ma || ma != mb || !git_oid_equal(&oa, &ob))
+			continue;
+		pa = cp_meta_perm_of(&a->meta, cand.v[i], ma);
+		pb = cp_meta_perm_of(&b->meta, cand.v[i], mb);
+		if (!pa || !pb || pa == pb)
+			continue;
+		out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof(*out->v));
+		f = &out->v[out->n++];
+		memset(f, 0, sizeof(*f));
+		f->path = xstrdup(cand.v[i]);
+		f->change = CP_MODIFIED;
+		f->old_mode = ma;
+		f->new_mode = mb;
+		f->old_perm = pa;
+		f->new_perm = pb;
+		line = xasprintf("diff --git a/%s b/%s\nmode %o -> %o\n", f->path, f->path, pa, pb);
+		cp_diff_append(text, line, strlen(line), max_diff, &out->diff_cut);
+		free(line);
+	}
+	if (out->n > n_tree)
+		qsort(out->v, out->n, sizeof(*out->v), file_cmp);
+	strvec_clear(&cand);
+}
+
 bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, size_t max_diff,
                      struct cp_changes *out, char **err)
 {
@@ -164,6 +252,7 @@ static bool diff_locked(struct checkpoints *cp, const char *step_id, const char 
 		out->minus += f->minus;
 		git_patch_free(patch);
 	}
+	perm_changes(cp, step_id, &a, &b, max_diff, &text, out);
 	ok = true;
 done:
 	git_diff_free(diff);

@@ -69,8 +69,10 @@ void cp_tree_state(git_tree *tree, const char *path, unsigned *mode, git_oid *oi
 	}
 }
 
-/* Whether path in the workspace now is what `tree` holds (both absent counts). */
-static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char *path)
+/* Whether path in the workspace now is what `tree` holds (both absent counts), with the
+ * permission bits `meta` records (when it does). */
+static bool matches(struct checkpoints *cp, int root, git_tree *tree, const struct cp_meta *meta,
+                    const char *path)
 {
 	unsigned mode;
 	git_oid want, have;
@@ -96,8 +98,9 @@ static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char
 		bool changed;
 		struct stat fst;
 		char *buf = cp_read_file_at(pfd, name, cp->max_file, &len, &fst, &changed);
+		unsigned perm = meta ? cp_meta_perm_of(meta, path, mode) : 0;
 		same = buf && git_odb_hash(&have, buf, len, GIT_OBJECT_BLOB) == 0 &&
-		       git_oid_equal(&have, &want);
+		       git_oid_equal(&have, &want) && (!perm || (st.st_mode & 07777) == perm);
 		free(buf);
 	}
 	close(pfd);
@@ -109,7 +112,7 @@ static bool matches(struct checkpoints *cp, int root, git_tree *tree, const char
  * changed before the walk began. A path the checkpoint lacks can still be an old file (the
  * step edited .gitignore, so an ignored file looked new): such a file is never deleted.
  */
-static bool there_before(int root, const char *path, const struct timespec *taken)
+bool cp_there_before(int root, const char *path, const struct timespec *taken)
 {
 	struct stat st;
 
@@ -154,8 +157,10 @@ static void prune_parents(int root, git_tree *tree, const char *path,
 	free(dir);
 }
 
-/* Writes path as `tree` holds it (or deletes it): a temporary entry renamed into place. */
-static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const char *path,
+/* Writes path as `tree` holds it (or deletes it): a temporary entry renamed into place; a
+ * file with the permission bits `meta` records, when it does. */
+static bool restore_one(struct checkpoints *cp, int root, git_tree *tree,
+                        const struct cp_meta *meta, const char *path,
                         const struct timespec *taken, char **err)
 {
 	unsigned mode;
@@ -204,19 +209,23 @@ static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const 
 		ok = symlinkat(target, pfd, tmp) == 0;
 		free(target);
 	} else {
-		/* The permissions the file has now (a .env kept at 0600 stays so), with the
-		 * checkpoint's exec bit; 0600 or 0700 for a file that is gone. */
+		/* The bits the checkpoint recorded, exactly. A checkpoint from before they
+		 * were recorded: the permissions the file has now (a .env kept at 0600 stays
+		 * so), with the checkpoint's exec bit; 0600 or 0700 for a file that is gone. */
 		struct stat now;
 		bool exec = mode == GIT_FILEMODE_BLOB_EXECUTABLE;
-		mode_t perm = exec ? 0700 : 0600;
-		if (fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(now.st_mode)) {
+		mode_t perm = exec ? 0700 : 0600, want = meta ? cp_meta_perm_of(meta, path, mode) : 0;
+		if (want) {
+			perm = want;
+		} else if (fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		           S_ISREG(now.st_mode)) {
 			perm = now.st_mode & 0777;
 			perm = exec ? perm | ((perm & 0444) >> 2) : perm & ~(mode_t)0111;
 		}
+		/* Written at 0600 and given its bits once whole: never more open than asked,
+		 * and a set-id bit is not cleared by the write. */
 		int fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		                perm);
-		if (fd >= 0 && fchmod(fd, perm) < 0) { /* the umask took some away */
-		}
+		                0600);
 		const char *p = git_blob_rawcontent(blob);
 		size_t left = (size_t)git_blob_rawsize(blob);
 		ok = fd >= 0;
@@ -230,6 +239,8 @@ static bool restore_one(struct checkpoints *cp, int root, git_tree *tree, const 
 				left -= (size_t)w;
 			}
 		}
+		if (ok && fchmod(fd, perm) < 0)
+			ok = false;
 		if (fd >= 0 && close(fd) < 0)
 			ok = false;
 	}
@@ -254,18 +265,19 @@ static bool restore_path(struct checkpoints *cp, int root, struct snap *target, 
 	git_oid oid;
 	struct timespec taken = target->taken;
 
-	if (cp_in_vec(&target->left_out, path) || cp_path_excluded(cp, path))
+	if (cp_in_vec(&target->left_out, path) || cp_path_excluded(cp, path) ||
+	    cp_meta_left_why(&target->meta, path))
 		return true; /* never stored: nothing to restore it to, never deleted */
-	if (matches(cp, root, target->tree, path))
+	if (matches(cp, root, target->tree, &target->meta, path))
 		return true;
 	cp_tree_state(target->tree, path, &mode, &oid);
-	if ((expect && !matches(cp, root, expect->tree, path)) ||
-	    (!mode && there_before(root, path, &taken))) {
+	if ((expect && !matches(cp, root, expect->tree, &expect->meta, path)) ||
+	    (!mode && cp_there_before(root, path, &taken))) {
 		if (conflicts)
 			strvec_push(conflicts, path);
 		return true;
 	}
-	if (!restore_one(cp, root, target->tree, path, &taken, err))
+	if (!restore_one(cp, root, target->tree, &target->meta, path, &taken, err))
 		return false;
 	if (restored)
 		strvec_push(restored, path);

@@ -289,6 +289,7 @@ void checkpoint_close(struct checkpoints *cp)
 	strvec_clear(&cp->writes_any);
 	strvec_clear(&cp->last_skipped);
 	strvec_clear(&cp->last_excluded);
+	free(cp->last_meta);
 	free(cp->ws_path);
 	free(cp->run_rel);
 	free(cp->store_dir);
@@ -333,6 +334,7 @@ void cp_snap_release(struct snap *s)
 	git_commit_free(s->commit);
 	strvec_clear(&s->left_out);
 	strvec_clear(&s->excluded);
+	cp_meta_release(&s->meta);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -372,6 +374,7 @@ bool cp_snap_load(struct checkpoints *cp, const char *id, struct snap *s, char *
 		s->n_excluded = cJSON_IsNumber(n) && n->valuedouble >= (double)s->excluded.n
 		                    ? (size_t)n->valuedouble
 		                    : s->excluded.n;
+		cp_meta_from_json(&s->meta, o);
 		cJSON_Delete(o);
 	}
 	return true;

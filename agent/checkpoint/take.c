@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
 
 #include "pack.h"
 #include "sandbox.h"
@@ -35,6 +37,7 @@ struct take {
 	/* The walk met something the tree lacks (left out, unreadable, an empty folder): a
 	 * restore judges such a path by the checkpoint's time, so this walk's time counts. */
 	bool partial;
+	struct cp_meta meta; /* the rules, every path left out and why, the files' modes */
 	char *err;
 };
 
@@ -116,6 +119,25 @@ static void memo_keep(struct take *t, const char *rel, struct memo_ent *v, size_
 	m->n = n;
 }
 
+/* Stores an object: in the store, or in memory for a preview (checkpoint_take_dry). */
+static bool obj_write(struct checkpoints *cp, git_object_t type, const void *buf, size_t len,
+                      git_oid *oid)
+{
+	if (!cp->dry_on)
+		return pack_add(cp->pack, type, buf, len, oid);
+	pack_hash(type, buf, len, oid);
+	return pack_has(cp->pack, oid) || cp->dry->write(cp->dry, oid, buf, len, type) == 0;
+}
+
+/* The same for an object whose id is known (pack_hash). */
+static bool obj_write_hashed(struct checkpoints *cp, git_object_t type, const void *buf,
+                             size_t len, const git_oid *oid)
+{
+	if (!cp->dry_on)
+		return pack_add_hashed(cp->pack, type, buf, len, oid);
+	return pack_has(cp->pack, oid) || cp->dry->write(cp->dry, oid, buf, len, type) == 0;
+}
+
 /* Stores a tree of entries in tree order (git's format: "MODE NAME\0" and 20 bytes of
  * id for each). */
 static bool write_tree(struct checkpoints *cp, const struct memo_ent *v, size_t n, git_oid *out)
@@ -129,7 +151,7 @@ static bool write_tree(struct checkpoints *cp, const struct memo_ent *v, size_t 
 		strbuf_add(&sb, "", 1);
 		strbuf_add(&sb, (const char *)v[i].oid.id, GIT_OID_RAWSZ);
 	}
-	ok = pack_add(cp->pack, GIT_OBJECT_TREE, sb.buf, sb.len, out);
+	ok = obj_write(cp, GIT_OBJECT_TREE, sb.buf, sb.len, out);
 	strbuf_release(&sb);
 	return ok;
 }
@@ -273,11 +295,14 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	}
 	if (!buf) {
 		warn(t, "%s was left out of the checkpoint: %s", rel, strerror(errno));
+		cp_meta_left(&t->meta, rel, false, "as it could not be read (%s)", strerror(errno));
 		return false;
 	}
 	if (len > cp->max_file) {
 		warn(t, "%s grew past the size limit while it was stored and was left out", rel);
 		strvec_push(&t->skipped, rel);
+		cp_meta_left(&t->meta, rel, false, "for its size (max_file = %llu)",
+		             (unsigned long long)cp->max_file);
 		free(buf);
 		return false;
 	}
@@ -285,7 +310,7 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 	 * needs no write. */
 	pack_hash(GIT_OBJECT_BLOB, buf, len, oid);
 	if (!c || !git_oid_equal(oid, &c->oid)) {
-		if (!pack_add_hashed(cp->pack, GIT_OBJECT_BLOB, buf, len, oid)) {
+		if (!obj_write_hashed(cp, GIT_OBJECT_BLOB, buf, len, oid)) {
 			cp_set_err(&t->err, "checkpoints: cannot store %s: %s", rel,
 			           strerror(errno));
 			free(buf);
@@ -349,13 +374,18 @@ static bool left_out_on_purpose(struct take *t, const char *path, const char *na
                                 bool is_dir, bool ignores)
 {
 	bool out = false;
+	size_t i;
 
-	for (size_t i = 0; i < t->cp->exclude.n && !out; i++)
+	for (i = 0; i < t->cp->exclude.n && !out; i++)
 		out = pattern_matches(t->cp->exclude.v[i], path, name, is_dir);
-	if (!out && ignores) {
+	if (out) {
+		cp_meta_left(&t->meta, path, is_dir, "by exclude = %s", t->cp->exclude.v[i - 1]);
+	} else if (ignores) {
 		char *q = is_dir ? xasprintf("%s/", path) : xstrdup(path);
 		out = is_ignored(t, q);
 		free(q);
+		if (out)
+			cp_meta_left(&t->meta, path, is_dir, "by .gitignore");
 	}
 	if (!out)
 		return false;
@@ -410,6 +440,7 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 			return false;
 		}
 		warn(t, "%s/ could not be read and was left out of the checkpoint", rel);
+		cp_meta_left(&t->meta, rel, true, "as it could not be read (%s)", strerror(errno));
 		return true;
 	}
 	for (size_t i = 0; i < names.n && !ignores; i++)
@@ -438,6 +469,9 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 			if (sfd >= 0) {
 				ok = take_dir(t, sfd, path, ignores, &oid, &sub_empty);
 				close(sfd);
+			} else {
+				cp_meta_left(&t->meta, path, true, "as it could not be read (%s)",
+				             strerror(errno));
 			}
 			if (ok && !sub_empty)
 				mode = GIT_FILEMODE_TREE;
@@ -446,11 +480,14 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 				char target[4096];
 				ssize_t n = readlinkat(dfd, name, target, sizeof(target));
 				if (n >= 0 && (size_t)n < sizeof(target) &&
-				    pack_add(t->cp->pack, GIT_OBJECT_BLOB, target, (size_t)n, &oid))
+				    obj_write(t->cp, GIT_OBJECT_BLOB, target, (size_t)n, &oid))
 					mode = GIT_FILEMODE_LINK;
-				else
+				else {
 					warn(t, "the link %s could not be read and was left out",
 					     path);
+					cp_meta_left(&t->meta, path, false,
+					             "as the link could not be read");
+				}
 			} else if ((uint64_t)st.st_size > t->cp->max_file) {
 				warn(t,
 				     "%s (%lld bytes) is over the %llu-byte limit per file and was "
@@ -458,19 +495,28 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 				     path, (long long)st.st_size,
 				     (unsigned long long)t->cp->max_file);
 				strvec_push(&t->skipped, path);
+				cp_meta_left(&t->meta, path, false, "for its size (max_file = %llu)",
+				             (unsigned long long)t->cp->max_file);
 			} else if (t->total + (uint64_t)st.st_size > t->cp->max_total) {
 				warn(t,
 				     "%s was left out: the checkpoint reached its %llu-byte limit",
 				     path, (unsigned long long)t->cp->max_total);
 				strvec_push(&t->skipped, path);
+				cp_meta_left(&t->meta, path, false,
+				             "as the checkpoint was full (max_total = %llu)",
+				             (unsigned long long)t->cp->max_total);
 			} else if (take_file(t, dfd, name, path, &st, &oid)) {
 				mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
 				                              : GIT_FILEMODE_BLOB;
+				cp_meta_perm(&t->meta, path, st.st_mode & 07777,
+				             mode == GIT_FILEMODE_BLOB_EXECUTABLE);
 			} else if (t->err) {
 				ok = false;
 			}
 		} else {
 			warn(t, "%s is not a file, a link or a folder and was left out", path);
+			cp_meta_left(&t->meta, path, false,
+			             "as it is not a file, a link or a folder");
 		}
 		if (ok && !mode)
 			t->partial = true;
@@ -508,19 +554,15 @@ static bool take_dir(struct take *t, int dfd, const char *rel, bool ignores, git
 	return ok;
 }
 
-/* The commit message: a title, then the paths left out for their size as JSON. */
-/* The message: "pevtui checkpoint", then {"left_out": [...], "taken_s": S, "taken_ns": N,
- * "seq": K, "excluded": [...], "excluded_n": N} (when the walk began, to the nanosecond:
- * there_before compares file times with it; the how-many-th checkpoint of the process that
- * took it, which orders those of one clock tick; the paths left out on purpose). */
-static char *commit_message(const struct take *t, const struct timespec *taken)
+/* What the message says beside the walk's time: {"left_out": [...], "excluded": [...],
+ * "excluded_n": N, "rules": {...}, "left": [[PATH, WHY], ...], "perm": {...}} (the paths
+ * left out for their size; the first CP_EXCLUDED_LISTED left out on purpose; meta.c's
+ * rules, every path left out and why, and the files' modes). Two walks that print the
+ * same meta found the same workspace. */
+static cJSON *meta_object(struct take *t)
 {
 	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "left_out");
-	char *js, *msg;
 
-	cJSON_AddNumberToObject(o, "taken_s", (double)taken->tv_sec);
-	cJSON_AddNumberToObject(o, "taken_ns", (double)taken->tv_nsec);
-	cJSON_AddNumberToObject(o, "seq", (double)++t->cp->seq);
 	for (size_t i = 0; i < t->skipped.n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(t->skipped.v[i]));
 	if (t->n_excluded) {
@@ -529,10 +571,33 @@ static char *commit_message(const struct take *t, const struct timespec *taken)
 			cJSON_AddItemToArray(a, cJSON_CreateString(t->excluded.v[i]));
 		cJSON_AddNumberToObject(o, "excluded_n", (double)t->n_excluded);
 	}
-	js = cJSON_PrintUnformatted(o);
-	msg = xasprintf("pevtui checkpoint\n\n%s\n", js ? js : "{}");
+	cp_rules_from(&t->meta, t->cp);
+	cp_meta_to_json(&t->meta, o);
+	return o;
+}
+
+static char *print_json(const cJSON *o)
+{
+	char *js = cJSON_PrintUnformatted(o), *s = xstrdup(js ? js : "{}");
+
 	cJSON_free(js);
-	cJSON_Delete(o);
+	return s;
+}
+
+/* The message: "pevtui checkpoint", then the meta object with {"taken_s": S, "taken_ns":
+ * N, "seq": K} (when the walk began, to the nanosecond: there_before compares file times
+ * with it; the how-many-th checkpoint of the process that took it, which orders those of
+ * one clock tick). */
+static char *commit_message(struct checkpoints *cp, cJSON *meta, const struct timespec *taken)
+{
+	char *js, *msg;
+
+	cJSON_AddNumberToObject(meta, "taken_s", (double)taken->tv_sec);
+	cJSON_AddNumberToObject(meta, "taken_ns", (double)taken->tv_nsec);
+	cJSON_AddNumberToObject(meta, "seq", (double)(cp->dry_on ? cp->seq + 1 : ++cp->seq));
+	js = print_json(meta);
+	msg = xasprintf("pevtui checkpoint\n\n%s\n", js);
+	free(js);
 	return msg;
 }
 
@@ -561,7 +626,7 @@ static bool write_commit(struct checkpoints *cp, const git_oid *tree, const char
 	            "author pevtui <pevtui@localhost> %lld +0000\n"
 	            "committer pevtui <pevtui@localhost> %lld +0000\n\n%s",
 	            (long long)when, (long long)when, msg);
-	ok = pack_add(cp->pack, GIT_OBJECT_COMMIT, sb.buf, sb.len, out);
+	ok = obj_write(cp, GIT_OBJECT_COMMIT, sb.buf, sb.len, out);
 	strbuf_release(&sb);
 	return ok;
 }
@@ -670,14 +735,16 @@ static bool same_list(const struct strvec *a, const struct strvec *b)
  * empty folder made since the last walk was there before this one, so the older time
  * would have them deleted. With nothing left out, every path older than this walk is in
  * the tree, and the two times judge alike. */
-static bool as_last(const struct checkpoints *cp, const struct take *t, const git_oid *tree)
+static bool as_last(const struct checkpoints *cp, const struct take *t, const git_oid *tree,
+                    const char *meta)
 {
 	const struct tree_memo *root = memo_find(cp, "");
 
 	return cp->last_known && !t->partial && root && git_oid_equal(&root->oid, tree) &&
 	       same_list(&t->skipped, &cp->last_skipped) &&
 	       same_list(&t->excluded, &cp->last_excluded) &&
-	       t->n_excluded == cp->last_n_excluded;
+	       t->n_excluded == cp->last_n_excluded && cp->last_meta &&
+	       !strcmp(cp->last_meta, meta);
 }
 
 /* refs/pevtui/runs/RUN names the run's newest checkpoint (its parents the older ones),
@@ -708,7 +775,8 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 	struct take t = {.cp = cp, .warnings = warnings};
 	struct timespec start, coarse;
 	git_oid tree_id, cid;
-	char *msg = NULL;
+	char *msg = NULL, *meta_js = NULL;
+	cJSON *meta = NULL;
 	bool empty, ok = false, same = false;
 	int fd;
 
@@ -728,9 +796,13 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 	close(fd);
 	if (ok && t.n_trees)
 		qsort(t.trees, t.n_trees, sizeof(*t.trees), memo_cmp);
-	same = ok && as_last(cp, &t, &tree_id);
+	if (ok) {
+		meta = meta_object(&t);
+		meta_js = print_json(meta);
+	}
+	same = ok && as_last(cp, &t, &tree_id, meta_js);
 	if (ok && !same) {
-		msg = commit_message(&t, &coarse);
+		msg = commit_message(cp, meta, &coarse);
 		if (!write_commit(cp, &tree_id, msg, start.tv_sec, &cid)) {
 			cp_set_err(&t.err, "checkpoints: cannot record the checkpoint: %s",
 			           strerror(errno));
@@ -739,14 +811,17 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 	}
 	/* Every object the checkpoint needs is on the disk before its id is handed out
 	 * (and journaled): one pack, synced with its index. */
-	if (ok && !pack_finish(cp->pack)) {
+	if (ok && !cp->dry_on && !pack_finish(cp->pack)) {
 		cp_set_err(&t.err, "checkpoints: cannot store the checkpoint in %s: %s",
 		           cp->store_dir, strerror(errno));
 		ok = false;
 	}
-	if (ok && !same)
+	if (ok && !cp->dry_on && !same)
 		name_run_checkpoint(cp, &cid, warnings);
-	if (ok) {
+	if (ok && cp->dry_on) {
+		/* A preview: the id alone; the store's state stays as the last real one. */
+		git_oid_tostr(out_id, CP_ID_LEN + 1, same ? &cp->last : &cid);
+	} else if (ok) {
 		if (changed && cp->last_known) {
 			struct memos a = {cp->trees, cp->n_trees}, b = {t.trees, t.n_trees};
 			if (!same)
@@ -763,6 +838,9 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 			cp->last_n_excluded = t.n_excluded;
 			t.skipped = (struct strvec)STRVEC_INIT;
 			t.excluded = (struct strvec)STRVEC_INIT;
+			free(cp->last_meta);
+			cp->last_meta = meta_js;
+			meta_js = NULL;
 		}
 		cp->last_known = true;
 		git_oid_tostr(out_id, CP_ID_LEN + 1, &cp->last);
@@ -784,6 +862,9 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 		t.err = NULL;
 	}
 	free(msg);
+	free(meta_js);
+	cJSON_Delete(meta);
+	cp_meta_release(&t.meta);
 	free(t.err);
 	cp_cache_free(t.nv, t.n);
 	cp_memo_free(t.trees, t.n_trees);
@@ -851,6 +932,34 @@ bool checkpoint_take(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct 
 
 	cp_lock(cp);
 	ok = take_locked(cp, out_id, warnings, err, NULL, NULL);
+	cp_unlock(cp);
+	return ok;
+}
+
+bool checkpoint_take_dry(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], char **err)
+{
+	bool ok;
+
+	cp_lock(cp);
+	if (!cp->dry) {
+		git_odb *odb = NULL;
+		bool added = false;
+		if (git_repository_odb(&odb, cp->repo) == 0 && git_mempack_new(&cp->dry) == 0)
+			added = git_odb_add_backend(odb, cp->dry, 1000) == 0;
+		if (!added && cp->dry)
+			cp->dry->free(cp->dry);
+		git_odb_free(odb);
+		if (!added) {
+			cp->dry = NULL;
+			cp_set_err(err, "checkpoints: cannot hold a preview in memory: %s",
+			           cp_git_why());
+			cp_unlock(cp);
+			return false;
+		}
+	}
+	cp->dry_on = true;
+	ok = take_locked(cp, out_id, NULL, err, NULL, NULL);
+	cp->dry_on = false;
 	cp_unlock(cp);
 	return ok;
 }

@@ -489,6 +489,19 @@ static void publish_run_start(struct pev *e, enum event_type type)
 		cJSON_AddNullToObject(policy, "budget_usd");
 	cJSON_AddNumberToObject(policy, "confidence_threshold", e->threshold);
 	cJSON_AddNumberToObject(policy, "chaos", e->chaos);
+	if (e->checkpoints) {
+		/* The rules the run checkpoints by: --resume takes them back (restore.c). */
+		struct strvec ex = STRVEC_INIT;
+		uint64_t max_file, max_total;
+		cJSON *c = cJSON_AddObjectToObject(policy, "checkpoints"), *a;
+		checkpoint_rules(e->checkpoints, &ex, &max_file, &max_total);
+		a = cJSON_AddArrayToObject(c, "exclude");
+		for (size_t i = 0; i < ex.n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(ex.v[i]));
+		cJSON_AddNumberToObject(c, "max_file", (double)max_file);
+		cJSON_AddNumberToObject(c, "max_total", (double)max_total);
+		strvec_clear(&ex);
+	}
 	if (type == EV_RUN_RESUME) {
 		cJSON_AddItemToObject(f, "policy", policy);
 		bus_publish(e->bus, type, f);

@@ -19,25 +19,17 @@
 #define REWIND_TELL_MAX 20 /* paths named in the notice's sentence */
 
 static void publish(struct pev *e, const char *what, const char *target, const char *undo,
-                    const struct strvec *restored, const struct strvec *kept)
+                    const struct cp_plan *plan)
 {
 	cJSON *f;
-	struct strbuf names = STRBUF_INIT;
-	char *msg;
+	char *msg, *sum = rewind_summary(plan, REWIND_TELL_MAX);
 
-	strbuf_init(&names);
-	for (size_t i = 0; i < restored->n && i < REWIND_TELL_MAX; i++)
-		strbuf_addf(&names, "%s%s", i ? ", " : "", restored->v[i]);
-	if (restored->n > REWIND_TELL_MAX)
-		strbuf_addf(&names, " and %zu more", restored->n - REWIND_TELL_MAX);
-	msg = xasprintf("the workspace was rewound %s: %zu file%s restored%s%s%s; undo with "
-	                "pevtui --rewind %s:%s",
-	                what, restored->n, restored->n == 1 ? "" : "s", restored->n ? " (" : "",
-	                restored->n ? names.buf : "", restored->n ? ")" : "", e->run_id, undo);
-	f = rewind_notice(msg, target, undo, restored, kept);
+	msg = xasprintf("the workspace was rewound %s: %s; undo with pevtui --rewind %s:%s", what,
+	                sum, e->run_id, undo);
+	f = rewind_notice(msg, target, undo, plan);
 	bus_publish(e->bus, EV_NOTICE, f);
 	free(msg);
-	strbuf_release(&names);
+	free(sum);
 }
 
 void rewindcmd_apply(struct pev *e, const char *json)
@@ -45,9 +37,8 @@ void rewindcmd_apply(struct pev *e, const char *json)
 	cJSON *o = json ? cJSON_Parse(json) : NULL;
 	const char *target = jsonx_str(o, "checkpoint"), *what = jsonx_str(o, "what");
 	char undo[CP_ID_LEN + 1];
-	struct strvec warnings = STRVEC_INIT, paths = STRVEC_INIT, restored = STRVEC_INIT,
-	              kept = STRVEC_INIT;
-	struct cp_changes ch = {0};
+	struct strvec warnings = STRVEC_INIT;
+	struct cp_plan plan = {0};
 	char *err = NULL;
 
 	if (!e->checkpoints) {
@@ -61,22 +52,16 @@ void rewindcmd_apply(struct pev *e, const char *json)
 	} else if (!target || strlen(target) != CP_ID_LEN) {
 		bus_notice(e->bus, "error", NULL, "cannot rewind: no checkpoint was named");
 	} else if (!checkpoint_take(e->checkpoints, undo, &warnings, &err) ||
-	           !checkpoint_diff(e->checkpoints, target, undo, 0, &ch, &err)) {
+	           !checkpoint_plan(e->checkpoints, target, undo, &plan, &err)) {
 		bus_notice(e->bus, "error", NULL, "cannot rewind: %s; nothing was changed",
 		           err ? err : "the checkpoint failed");
 	} else {
-		for (size_t i = 0; i < ch.n; i++)
-			strvec_push(&paths, ch.v[i].path);
-		if (!checkpoint_restore_paths(e->checkpoints, target, &paths, NULL, &restored,
-		                              &kept, &err))
+		if (!checkpoint_plan_apply(e->checkpoints, target, &plan, &err))
 			bus_notice(e->bus, "error", NULL, "the rewind is incomplete: %s", err);
-		publish(e, what ? what : "to the checkpoint given", target, undo, &restored, &kept);
+		publish(e, what ? what : "to the checkpoint given", target, undo, &plan);
 	}
-	cp_changes_release(&ch);
+	cp_plan_release(&plan);
 	strvec_clear(&warnings);
-	strvec_clear(&paths);
-	strvec_clear(&restored);
-	strvec_clear(&kept);
 	free(err);
 	cJSON_Delete(o);
 }

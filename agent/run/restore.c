@@ -170,6 +170,23 @@ bool restore_settings(struct settings *s, const char *run_start_json, const char
 	if (!restore_numbers(s, pol, given, &took, err))
 		goto out;
 
+	/* The rules the run checkpointed by are the run's: today's config does not change
+	 * what its checkpoints leave out. */
+	g = cJSON_GetObjectItemCaseSensitive(pol, "checkpoints");
+	if (cJSON_IsObject(g)) {
+		const cJSON *k;
+		double d;
+		strvec_clear(&s->checkpoint_exclude);
+		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(g, "exclude"))
+			if (cJSON_IsString(k))
+				strvec_push(&s->checkpoint_exclude, k->valuestring);
+		if (jsonx_num(g, "max_file", &d) && d >= 1 && d <= 2147483647.0)
+			s->checkpoint_max_file = (int)d;
+		if (jsonx_num(g, "max_total", &d) && d >= 1 && d <= 2147483647.0)
+			s->checkpoint_max_total = (int)d;
+		strbuf_adds(&took, ", checkpoint rules");
+	}
+
 	/* --yes approves gates unasked: only the operator, now, can say that. */
 	if (jsonx_bool(pol, "yes", &yes) && yes && !(given & RESTORE_GIVEN(RESTORE_YES)))
 		strbuf_adds(&left, "; not carried over: --yes (give it again to approve gates "
@@ -223,17 +240,22 @@ bool restore_settings(struct settings *s, const char *run_start_json, const char
 		bool same = same_dir(v, own);
 
 		free(own);
-		if (!same) {
+		/* The folder the operator stands in is the run's workspace: that names it. */
+		if (!same && same_dir(v, ".")) {
+			set(&s->workspace, v);
+			strbuf_adds(&took, ", workspace (the current folder)");
+		} else if (!same) {
 			char *sv = shown(v);
 			*err = xasprintf("cannot resume: the journal puts the workspace at %s, "
-					 "outside the run's folder; to resume it there, say so: "
-					 "--workspace %s",
+					 "outside the run's folder; to resume it there, run this in "
+					 "that folder or say so: --workspace %s",
 					 sv, sv);
 			free(sv);
 			goto out;
+		} else {
+			free(s->workspace);
+			s->workspace = NULL; /* RUNDIR/workspace */
 		}
-		free(s->workspace);
-		s->workspace = NULL; /* RUNDIR/workspace */
 	}
 	*said = xasprintf("from the journal: %s%s", took.buf, left.buf);
 	ok = true;

@@ -111,10 +111,16 @@ static char *pick_workspace(const char *run_dir, const char *journal_ws, const c
 		free(own);
 		return xstrdup(given);
 	}
+	/* Standing in the run's workspace names it: `cd proj && pevtui --rewind last`. */
+	if (!same_dir(journal_ws, own) && same_dir(journal_ws, ".")) {
+		free(own);
+		return xstrdup(journal_ws);
+	}
 	if (!same_dir(journal_ws, own)) {
 		char *j = shown(journal_ws);
 		*err = xasprintf("the journal puts the workspace at %s, outside the run's folder; "
-		                 "to rewind it there, say so: --workspace %s",
+		                 "to rewind it there, run this in that folder or say so: "
+		                 "--workspace %s",
 		                 j, j);
 		free(j);
 		free(own);
@@ -246,6 +252,8 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 	rw->cp = checkpoint_open(run_dir, rw->workspace, err);
 	if (!rw->cp)
 		goto out;
+	/* Today's exclude list for a store from before rules were recorded; with the
+	 * target's rules below otherwise. */
 	checkpoint_set_exclude(rw->cp, exclude);
 	if (!to) {
 		from = sc.first_before;
@@ -264,10 +272,10 @@ bool rewind_prepare(const char *run_dir, const char *to, const char *workspace, 
 		rw->what = xstrdup("to the checkpoint given");
 	}
 	{
-		struct strvec warnings = STRVEC_INIT;
-		ok = checkpoint_take(rw->cp, rw->undo, &warnings, err) &&
-		     checkpoint_diff(rw->cp, rw->target, rw->undo, 64 * 1024, &rw->changes, err);
-		strvec_clear(&warnings);
+		char now[CP_ID_LEN + 1];
+		ok = checkpoint_use_rules(rw->cp, rw->target, exclude, err) &&
+		     checkpoint_take_dry(rw->cp, now, err) &&
+		     checkpoint_plan(rw->cp, rw->target, now, &rw->plan, err);
 	}
 out:
 	fold_release(&sc.rs);
@@ -279,9 +287,11 @@ out:
 }
 
 cJSON *rewind_notice(const char *msg, const char *target, const char *undo,
-                     const struct strvec *restored, const struct strvec *kept)
+                     const struct cp_plan *plan)
 {
-	cJSON *f = cJSON_CreateObject(), *a;
+	static const char *const kinds[] = {"removed", "put_back", "brought_back", "kept"};
+	size_t count[CP_ACT__COUNT] = {0};
+	cJSON *f = cJSON_CreateObject(), *a, *w, *c;
 
 	cJSON_AddStringToObject(f, "level", "info");
 	cJSON_AddStringToObject(f, "kind", "rewind");
@@ -289,16 +299,69 @@ cJSON *rewind_notice(const char *msg, const char *target, const char *undo,
 	cJSON_AddStringToObject(f, "checkpoint", target);
 	cJSON_AddStringToObject(f, "undo", undo);
 	a = cJSON_AddArrayToObject(f, "paths");
-	for (size_t i = 0; i < restored->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(restored->v[i]));
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->v[i].done) {
+			cJSON_AddItemToArray(a, cJSON_CreateString(plan->v[i].path));
+			count[plan->v[i].act]++;
+		}
 	a = cJSON_AddArrayToObject(f, "kept");
-	for (size_t i = 0; i < kept->n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(kept->v[i]));
+	w = cJSON_AddArrayToObject(f, "kept_why");
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->v[i].act == CP_ACT_KEEP) {
+			cJSON_AddItemToArray(a, cJSON_CreateString(plan->v[i].path));
+			cJSON_AddItemToArray(w, cJSON_CreateString(plan->v[i].why ? plan->v[i].why
+			                                                          : ""));
+			count[CP_ACT_KEEP]++;
+		}
+	c = cJSON_AddObjectToObject(f, "counts");
+	for (int k = 0; k < CP_ACT__COUNT; k++)
+		cJSON_AddNumberToObject(c, kinds[k], (double)count[k]);
 	return f;
 }
 
+char *rewind_summary(const struct cp_plan *plan, size_t names)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *counts = cp_plan_counts(plan, true);
+	size_t named = 0, kept = 0;
+
+	strbuf_init(&sb);
+	strbuf_adds(&sb, counts);
+	free(counts);
+	for (size_t i = 0; i < plan->n; i++) {
+		char *p;
+		if (!plan->v[i].done)
+			continue;
+		if (named == names) {
+			strbuf_adds(&sb, ", …");
+			break;
+		}
+		p = shown(plan->v[i].path);
+		strbuf_addf(&sb, "%s%s", named++ ? ", " : " (", p);
+		free(p);
+	}
+	if (named)
+		strbuf_adds(&sb, ")");
+	named = 0;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct cp_plan_ent *e = &plan->v[i];
+		if (e->act != CP_ACT_KEEP)
+			continue;
+		kept++;
+		if (named < names) {
+			char *p = shown(e->path);
+			strbuf_addf(&sb, "%s%s, %s", named ? "; " : "; kept: ", p, e->why ? e->why : "");
+			free(p);
+			named++;
+		}
+	}
+	if (kept > named)
+		strbuf_addf(&sb, "; and %zu more kept", kept - named);
+	return strbuf_detach(&sb);
+}
+
 /* The rewind in the run's journal, so replay, resume and the report see it. */
-static void journal_it(struct rewind *rw, const struct strvec *restored, const struct strvec *kept)
+static void journal_it(struct rewind *rw)
 {
 	char *path = xasprintf("%s/journal.jsonl", rw->run_dir), *err = NULL;
 	struct journal_load_info info = {0};
@@ -315,10 +378,13 @@ static void journal_it(struct rewind *rw, const struct strvec *restored, const s
 		free(path);
 		return;
 	}
-	msg = xasprintf("the workspace was rewound %s: %zu file%s restored; undo with pevtui "
-	                "--rewind %s:%s",
-	                rw->what, restored->n, restored->n == 1 ? "" : "s", rw->run_id, rw->undo);
-	f = rewind_notice(msg, rw->target, rw->undo, restored, kept);
+	{
+		char *sum = rewind_summary(&rw->plan, 5);
+		msg = xasprintf("the workspace was rewound %s: %s; undo with pevtui --rewind %s:%s",
+		                rw->what, sum, rw->run_id, rw->undo);
+		free(sum);
+	}
+	f = rewind_notice(msg, rw->target, rw->undo, &rw->plan);
 	ev = event_build(EV_NOTICE, info.last_seq + 1, f);
 	journal_on_event(j, ev);
 	if (journal_error(j))
@@ -329,24 +395,29 @@ static void journal_it(struct rewind *rw, const struct strvec *restored, const s
 	free(path);
 }
 
-bool rewind_apply(struct rewind *rw, struct strvec *restored, struct strvec *kept, char **err)
+bool rewind_apply(struct rewind *rw, char **err)
 {
-	struct strvec paths = STRVEC_INIT;
+	struct strvec warnings = STRVEC_INIT;
 	bool ok;
 
-	for (size_t i = 0; i < rw->changes.n; i++)
-		strvec_push(&paths, rw->changes.v[i].path);
-	ok = checkpoint_restore_paths(rw->cp, rw->target, &paths, NULL, restored, kept, err);
-	strvec_clear(&paths);
+	/* The undo first: nothing is written to the workspace without it. */
+	ok = checkpoint_take(rw->cp, rw->undo, &warnings, err);
+	strvec_clear(&warnings);
+	if (!ok)
+		return false;
+	cp_plan_release(&rw->plan);
+	if (!checkpoint_plan(rw->cp, rw->target, rw->undo, &rw->plan, err))
+		return false;
+	ok = checkpoint_plan_apply(rw->cp, rw->target, &rw->plan, err);
 	if (rw->journal)
-		journal_it(rw, restored, kept);
+		journal_it(rw);
 	return ok;
 }
 
 void rewind_release(struct rewind *rw)
 {
 	checkpoint_close(rw->cp);
-	cp_changes_release(&rw->changes);
+	cp_plan_release(&rw->plan);
 	free(rw->run_dir);
 	free(rw->run_id);
 	free(rw->workspace);

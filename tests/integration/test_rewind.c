@@ -475,7 +475,8 @@ static void test_excluded_untouched(void **state)
 	if (p.status != 0)
 		fprintf(stderr, "%s\n%s\n", p.out, p.err);
 	assert_int_equal(p.status, 0);
-	assert_null(strstr(p.out, "cache"));
+	assert_non_null(strstr(p.out, "kept: cache/, left out of the checkpoint by exclude = cache/"));
+	assert_null(strstr(p.out, "remove      cache"));
 	assert_non_null(strstr(p.out, "remove      new.txt"));
 	cli_proc_free(&p);
 	s = testdir_slurp(file);
@@ -491,12 +492,281 @@ static void test_excluded_untouched(void **state)
 	fx_free(&fx);
 }
 
+/* A one-step run whose step runs `command` in the workspace (config: --config's text,
+ * or NULL). */
+static void run_one(struct fx *fx, const char *command, const char *config)
+{
+	struct strbuf sc = STRBUF_INIT;
+	struct cli_proc p;
+	char *cfg = NULL, *cmd_json;
+	cJSON *js = cJSON_CreateString(command);
+
+	cmd_json = cJSON_PrintUnformatted(js);
+	cJSON_Delete(js);
+	strbuf_init(&sc);
+	strbuf_addf(&sc,
+	            "{\"task\": \"One step\",\n"
+	            " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [\n"
+	            "   {\"step_id\": \"work\", \"name\": \"Work\", \"description\": \"Work.\",\n"
+	            "    \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
+	            "    \"expected_outputs\": [], \"estimated_complexity\": \"low\"}]}],\n"
+	            " \"executor\": {\"work\": [{\"rounds\": [{\"text\": \"Working.\", "
+	            "\"tool_calls\": [{\"name\": \"run_shell\", \"input\": {\"command\": %s}}]}],\n"
+	            "    \"final\": {\"reasoning\": \"done\", \"actions_taken\": [\"run_shell\"],\n"
+	            "      \"step_output\": {\"findings\": \"done\", \"artifacts\": [],\n"
+	            "        \"meets_criteria\": true}, \"confidence\": 0.9}}]}}\n",
+	            cmd_json);
+	free(cmd_json);
+	free(cli_put(fx->dir, "script.json", sc.buf));
+	strbuf_release(&sc);
+	if (config)
+		cfg = cli_put(fx->dir, "config", config);
+	if (cfg)
+		p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", fx->script,
+		            "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace", fx->ws,
+		            "--config", cfg, "One step", NULL);
+	else
+		p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script", fx->script,
+		            "--sim-delay", "0", "--runs-dir", fx->runs, "--workspace", fx->ws,
+		            "One step", NULL);
+	cli_expect_status(&p, 0);
+	cli_proc_free(&p);
+	free(cfg);
+	fx->run = cli_only_run(fx->runs);
+}
+
+static void fx_dirs(struct fx *fx)
+{
+	fx->dir = cli_tmpdir();
+	fx->runs = xasprintf("%s/runs", fx->dir);
+	fx->ws = xasprintf("%s/ws", fx->dir);
+	fx->script = xasprintf("%s/script.json", fx->dir);
+	assert_int_equal(mkdir(fx->ws, 0755), 0);
+}
+
+static unsigned perm_of(const char *ws, const char *rel)
+{
+	char *p = xasprintf("%s/%s", ws, rel);
+	struct stat st;
+
+	assert_int_equal(lstat(p, &st), 0);
+	free(p);
+	return st.st_mode & 07777;
+}
+
+/* Issue 25: the run's rules travel with it. A run given `exclude = *.tmp` appends to an
+ * untracked cache.tmp that was there before; `--rewind last` typed without the config
+ * keeps it (and says so) while it removes what the run created. */
+static void test_run_rules_travel(void **state)
+{
+	struct fx fx = {0};
+	struct cli_proc p;
+	char *s;
+
+	(void)state;
+	fx_dirs(&fx);
+	seed(fx.ws);
+	put(fx.ws, "cache.tmp", "old cache\n", 0644);
+	run_one(&fx, "echo more >> cache.tmp; echo new > new.txt",
+	        "[checkpoints]\nexclude = *.tmp\n");
+	p = rewind_cmd(&fx, "last", true);
+	cli_expect_status(&p, 0);
+	assert_non_null(strstr(p.out, "remove      new.txt"));
+	assert_null(strstr(p.out, "remove      cache.tmp"));
+	assert_non_null(
+	    strstr(p.out, "kept: cache.tmp, left out of the checkpoint by exclude = *.tmp"));
+	assert_non_null(strstr(p.out, "1 removed, 1 kept"));
+	cli_proc_free(&p);
+	s = cli_slurp_in(fx.ws, "cache.tmp");
+	assert_non_null(s);
+	assert_string_equal(s, "old cache\nmore\n");
+	free(s);
+	s = xasprintf("%s/new.txt", fx.ws);
+	assert_int_equal(access(s, F_OK), -1);
+	free(s);
+	fx_free(&fx);
+}
+
+/* Issue 25: modes come back exactly. A 0644 file the step deletes, a 0644 file it chmods
+ * to 600, a 0640 one it rewrites, a 0750 script it makes 0700: every one as before. */
+static void test_modes_exact(void **state)
+{
+	struct fx fx = {0};
+	struct cli_proc p;
+
+	(void)state;
+	fx_dirs(&fx);
+	put(fx.ws, "deleted.txt", "bye\n", 0644);
+	put(fx.ws, "chmodded.txt", "same\n", 0644);
+	put(fx.ws, "private.txt", "secret\n", 0640);
+	put(fx.ws, "run.sh", "#!/bin/sh\n", 0750);
+	run_one(&fx, "rm deleted.txt; chmod 600 chmodded.txt; echo more >> private.txt; "
+	             "chmod 700 run.sh", NULL);
+	assert_int_equal(perm_of(fx.ws, "chmodded.txt"), 0600);
+	p = rewind_cmd(&fx, "last", true);
+	cli_expect_status(&p, 0);
+	assert_non_null(strstr(p.out, "put back    chmodded.txt"));
+	assert_non_null(strstr(p.out, "3 put back, 1 brought back"));
+	cli_proc_free(&p);
+	assert_int_equal(perm_of(fx.ws, "deleted.txt"), 0644);
+	assert_int_equal(perm_of(fx.ws, "chmodded.txt"), 0644);
+	assert_int_equal(perm_of(fx.ws, "private.txt"), 0640);
+	assert_int_equal(perm_of(fx.ws, "run.sh"), 0750);
+	fx_free(&fx);
+}
+
+static size_t count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *p;
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (lstat(p, &st) == 0)
+			n += S_ISDIR(st.st_mode) ? count_files(p) : 1;
+		free(p);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Issue 29, item 7: without a terminal and without --yes, the rewind says what it would
+ * do and writes nothing at all — not even the undo checkpoint — and one line says to pass
+ * --yes; with --yes it counts what it did by kind. */
+static void test_preview_writes_nothing(void **state)
+{
+	struct fx fx = {0};
+	struct cli_proc p;
+	char *objects;
+	size_t before;
+
+	(void)state;
+	fx_dirs(&fx);
+	put(fx.ws, "kept.txt", "keep\n", 0644);
+	put(fx.ws, "gone.txt", "bye\n", 0644);
+	run_one(&fx, "echo more >> kept.txt; rm gone.txt; echo new > new.txt", NULL);
+	objects = xasprintf("%s/pevtui/stores", cli_data_home()); /* every store */
+	before = count_files(objects);
+	assert_true(before > 0);
+	for (int i = 0; i < 2; i++) {
+		p = rewind_cmd(&fx, "last", false);
+		assert_int_equal(p.status, 1);
+		assert_non_null(strstr(p.out, "remove      new.txt"));
+		assert_null(strstr(p.out, "kept as checkpoint"));
+		assert_string_equal(p.err, "pevtui: nothing was changed: pass --yes to rewind "
+		                           "without being asked\n");
+		cli_proc_free(&p);
+		assert_int_equal(count_files(objects), before);
+	}
+	p = rewind_cmd(&fx, "last", true);
+	cli_expect_status(&p, 0);
+	assert_non_null(strstr(p.out, "1 removed, 1 put back, 1 brought back. To undo"));
+	cli_proc_free(&p);
+	free(objects);
+	fx_free(&fx);
+}
+
+/* Issue 25: the README's example, as written — standing in the workspace, runs in the
+ * default folder, `pevtui --rewind last --yes` (no --workspace), then the undo command it
+ * prints, typed as printed. */
+static void test_readme_example(void **state)
+{
+	struct fx fx = {0};
+	struct cli_proc p;
+	char *data, *env_data, *bin, *cwd, *undo, *s;
+	const char *env[2];
+	char *id, *line;
+
+	(void)state;
+	fx_dirs(&fx);
+	data = xasprintf("%s/data", fx.dir);
+	env_data = xasprintf("XDG_DATA_HOME=%s", data);
+	env[0] = env_data;
+	env[1] = NULL;
+	bin = realpath(getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui", NULL);
+	assert_non_null(bin);
+	assert_int_equal(setenv("PEVTUI", bin, 1), 0);
+	put(fx.ws, "notes.txt", "notes\n", 0644);
+	free(cli_put(fx.dir, "script.json",
+	             "{\"task\": \"t\", \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [\n"
+	             " {\"step_id\": \"w\", \"name\": \"W\", \"description\": \"W.\",\n"
+	             "  \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
+	             "  \"expected_outputs\": [], \"estimated_complexity\": \"low\"}]}],\n"
+	             " \"executor\": {\"w\": [{\"rounds\": [{\"text\": \"W.\", \"tool_calls\": "
+	             "[{\"name\": \"run_shell\", \"input\": {\"command\": \"echo more >> "
+	             "notes.txt; echo log > log.txt\"}}]}],\n"
+	             "  \"final\": {\"reasoning\": \"done\", \"actions_taken\": [\"run_shell\"],\n"
+	             "   \"step_output\": {\"findings\": \"done\", \"artifacts\": [],\n"
+	             "   \"meets_criteria\": true}, \"confidence\": 0.9}}]}}\n"));
+	p = cli_run(env, "--headless", "--yes", "--provider", "sim", "--script", fx.script,
+	            "--sim-delay", "0", "--workspace", fx.ws, "t", NULL);
+	cli_expect_status(&p, 0);
+	cli_proc_free(&p);
+	s = xasprintf("%s/pevtui/runs", data);
+	fx.run = cli_only_run(s);
+	free(s);
+	id = strrchr(fx.run, '/') + 1;
+
+	cwd = getcwd(NULL, 0);
+	assert_int_equal(chdir(fx.ws), 0);
+	p = cli_run(env, "--rewind", "last", "--yes", NULL);
+	cli_expect_status(&p, 0);
+	line = xasprintf("pevtui: rewinding the workspace %s of run %s to before the run "
+	                 "(checkpoint ",
+	                 fx.ws, id);
+	assert_non_null(strstr(p.out, line));
+	free(line);
+	assert_non_null(strstr(p.out, "): 2 files change back\n  remove      log.txt\n"
+	                              "  put back    notes.txt\n"));
+	line = xasprintf("pevtui: rewound to before the run: 1 removed, 1 put back. To undo: "
+	                 "pevtui --rewind %s:",
+	                 id);
+	assert_non_null(strstr(p.out, line));
+	free(line);
+	undo = undo_ref(p.out);
+	cli_proc_free(&p);
+	s = cli_slurp_in(fx.ws, "notes.txt");
+	assert_string_equal(s, "notes\n");
+	free(s);
+	p = cli_run(env, "--rewind", undo, "--yes", NULL);
+	cli_expect_status(&p, 0);
+	assert_non_null(strstr(p.out, "1 brought back, 1 put back") ||
+	                        strstr(p.out, "1 put back, 1 brought back")
+	                    ? "ok"
+	                    : NULL);
+	cli_proc_free(&p);
+	assert_int_equal(chdir(cwd), 0);
+	s = cli_slurp_in(fx.ws, "notes.txt");
+	assert_string_equal(s, "notes\nmore\n");
+	free(s);
+	s = cli_slurp_in(fx.ws, "log.txt");
+	assert_string_equal(s, "log\n");
+	free(s);
+	free(undo);
+	free(cwd);
+	free(bin);
+	free(env_data);
+	free(data);
+	fx_free(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_whole_run),
 	    cmocka_unit_test(test_one_step),
 	    cmocka_unit_test(test_excluded_untouched),
+	    cmocka_unit_test(test_run_rules_travel),
+	    cmocka_unit_test(test_modes_exact),
+	    cmocka_unit_test(test_preview_writes_nothing),
+	    cmocka_unit_test(test_readme_example),
 	    cmocka_unit_test(test_unknown),
 	    cmocka_unit_test(test_live_run_refused),
 	};

@@ -32,7 +32,7 @@ wait_count '"kind":"rewind"' 1
 [ "$(cat "$TMPD/ws/mine.txt")" = "the operator's" ] || fail "mine.txt was not put back"
 [ -f "$TMPD/ws/notes.txt" ] && fail "notes.txt is still there"
 grep -q '"type":"operator.command".*"command":"rewind"' "$j" || fail "no rewind command journaled"
-grep -q '"kind":"rewind","message":"the workspace was rewound to before the run: 2 files restored.*undo with pevtui --rewind' "$j" ||
+grep -q '"kind":"rewind","message":"the workspace was rewound to before the run: 1 removed, 1 put back.*undo with pevtui --rewind' "$j" ||
 	fail "the rewind notice does not say what was restored and how to undo it"
 
 # Resumed, log runs; then on the step log: to before it — log.txt goes, nothing else.
@@ -50,7 +50,7 @@ wait_count '"kind":"rewind"' 2
 [ "$(cat "$TMPD/ws/mine.txt")" = "the operator's" ] || fail "mine.txt changed again"
 # The run's log (the goal line) says what was done and how to undo it.
 keys 1 g
-wait_for "rewound to before step log: 1 file restored"
+wait_for "rewound to before step log: 1 removed \\(log.txt\\)"
 expect "undo with pevtui --rewind"
 keys q
 wait_for "PEVTUI-EXIT=0" 10
