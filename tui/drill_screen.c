@@ -314,7 +314,7 @@ static char *kept_output(const struct drill_source *src, const char *result_json
 	char *rel = json_field(result_json, "output_file"), *err = NULL, *out = NULL;
 
 	if (rel && src->run_dir)
-		out = attempts_read_beneath(src->run_dir, rel, ATTEMPTS_MAX_FILE, len, cut, &err);
+		out = attempts_read(src->run_dir, rel, ATTEMPTS_MAX_FILE, len, cut, &err);
 	free(err);
 	free(rel);
 	return out;
@@ -553,8 +553,7 @@ static char *kept_copy(const struct drill_source *src, const char *step_id, int 
 	char *rel = attempts_artifact_path(step_id, n, path), *data;
 
 	*why = NULL;
-	data = src->run_dir ? attempts_read_beneath(src->run_dir, rel, ATTEMPTS_MAX_FILE, len,
-						    NULL, why)
+	data = src->run_dir ? attempts_read(src->run_dir, rel, ATTEMPTS_MAX_FILE, len, NULL, why)
 			    : NULL;
 	free(rel);
 	return data;

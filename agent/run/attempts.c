@@ -1,11 +1,12 @@
-/* attempts — copies of each attempt's artifacts and tool outputs in the run folder. */
+/* attempts — copies of each attempt's artifacts and tool outputs in the run folder's
+ * attempts.pack. */
 #include "config.h"
 
 #include "attempts.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +37,34 @@ char *attempts_id_component(const char *id)
 	return strbuf_detach(&sb);
 }
 
+/*
+ * RUN_DIR/attempts.pack, one append-only file per run: one record per copy,
+ *
+ *     "attempt-file NAMELEN DATALEN\n" NAME "\n" DATA "\n"
+ *
+ * NAME being the path the copy had in the older layout ("attempts/STEP/N/tool-K.txt",
+ * "attempts/STEP/N/files/PATH"), so that the journal names it as before. Each record is
+ * written with one pwrite at the end of the last whole one, so a record is either whole
+ * or the file's last, torn one (a crash mid-write), which readers leave out and the next
+ * writer cuts off before it appends. The record headers are the pack's index: a reader
+ * walks them (one pread each, the data skipped) to find a name, the last record of a
+ * name counting.
+ */
+#define PACK_NAME "attempts.pack"
+#define PACK_MAGIC "attempt-file "
+#define HEAD_MAX 64
+#define NAME_MAX_LEN 8192
+
 struct attempts {
 	int run_fd;
-	atomic_int dir_fd; /* RUN_DIR/attempts once made and opened, else -1 */
+	pthread_mutex_t lock; /* the workers append one at a time */
+	int pack_fd;          /* RUN_DIR/attempts.pack once opened, else -1 */
+	off_t end;            /* the end of its last whole record */
 };
 
 struct attempts_dir {
 	struct attempts *a;
-	char *rel;       /* "attempts/STEP/N", as the journal names its files */
-	char *step;      /* STEP, one component */
-	const char *num; /* N, the end of rel */
-	int fd;          /* the folder, once made and opened, else -1 */
-	int files_fd;    /* its files/, likewise */
+	char *rel; /* "attempts/STEP/N", the prefix of the attempt's records' names */
 };
 
 static char *attempt_rel(const char *step_id, int attempt)
@@ -66,14 +83,92 @@ char *attempts_artifact_path(const char *step_id, int attempt, const char *path)
 	return p;
 }
 
-/* Makes the folder `name` beneath dfd unless it is there, and opens it: one component,
- * made before it is opened because it is new more often than not. A symbolic link in
- * its place is refused by O_NOFOLLOW. -1 with errno. */
-static int make_dir_at(int dfd, const char *name)
+/* The pack beneath dfd, for appending (made when it is not there) or reading: never
+ * through a symbolic link (O_NOFOLLOW), never a FIFO or anything else that is not a
+ * regular file (O_NONBLOCK keeps a FIFO from hanging the open, fstat refuses it). -1. */
+static int open_pack(int dfd, bool append)
 {
-	if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST)
+	int fd = openat(dfd, PACK_NAME,
+			(append ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			0600);
+	struct stat st;
+
+	if (fd < 0)
 		return -1;
-	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct rec {
+	size_t name_len, data_len;
+	off_t name_at, data_at, next;
+};
+
+/* Decimal digits up to `stop`, at most max; advances *p past stop. */
+static bool parse_size(const char **p, char stop, size_t max, size_t *out)
+{
+	const char *s = *p;
+	size_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (size_t)(*s - '0');
+		if (v > max)
+			return false;
+	}
+	if (*s != stop)
+		return false;
+	*p = s + 1;
+	*out = v;
+	return true;
+}
+
+static bool byte_is(int fd, off_t at, char want)
+{
+	char c;
+
+	return pread(fd, &c, 1, at) == 1 && c == want;
+}
+
+/* The whole record at `at` of a pack of `size` bytes; false at its end, or at a torn or
+ * damaged record (everything from there on is left out). */
+static bool rec_at(int fd, off_t at, off_t size, struct rec *r)
+{
+	char head[HEAD_MAX + 1];
+	const char *p = head + strlen(PACK_MAGIC), *nl;
+	ssize_t n = size - at < HEAD_MAX ? (ssize_t)(size - at) : HEAD_MAX;
+
+	if (n <= (ssize_t)strlen(PACK_MAGIC) || pread(fd, head, (size_t)n, at) != n)
+		return false;
+	head[n] = '\0';
+	nl = memchr(head, '\n', (size_t)n);
+	if (!nl || strncmp(head, PACK_MAGIC, strlen(PACK_MAGIC)) ||
+	    !parse_size(&p, ' ', NAME_MAX_LEN, &r->name_len) ||
+	    !parse_size(&p, '\n', ATTEMPTS_MAX_FILE, &r->data_len) || p != nl + 1)
+		return false;
+	r->name_at = at + (nl + 1 - head);
+	r->data_at = r->name_at + (off_t)r->name_len + 1;
+	r->next = r->data_at + (off_t)r->data_len + 1;
+	return r->next <= size && byte_is(fd, r->data_at - 1, '\n') &&
+	       byte_is(fd, r->next - 1, '\n');
+}
+
+/* The end of the pack's last whole record. */
+static off_t whole_end(int fd)
+{
+	struct stat st;
+	struct rec r;
+	off_t at = 0;
+
+	if (fstat(fd, &st))
+		return 0;
+	while (rec_at(fd, at, st.st_size, &r))
+		at = r.next;
+	return at;
 }
 
 struct attempts *attempts_open(const char *run_dir, char **err)
@@ -88,7 +183,8 @@ struct attempts *attempts_open(const char *run_dir, char **err)
 	}
 	a = xcalloc(1, sizeof(*a));
 	a->run_fd = fd;
-	atomic_init(&a->dir_fd, -1);
+	a->pack_fd = -1;
+	pthread_mutex_init(&a->lock, NULL);
 	return a;
 }
 
@@ -96,27 +192,72 @@ void attempts_close(struct attempts *a)
 {
 	if (!a)
 		return;
-	if (atomic_load(&a->dir_fd) >= 0)
-		close(atomic_load(&a->dir_fd));
+	if (a->pack_fd >= 0)
+		close(a->pack_fd);
 	close(a->run_fd);
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
 
-/* RUN_DIR/attempts, made and opened by whichever worker needs it first. */
-static int attempts_root(struct attempts *a)
+/* The pack, open for appending at a->end (under a->lock). Opened on the first record; a
+ * torn record a crash left at its end is cut off first. Removed while the run goes on, it
+ * is made again (within a removed run folder it cannot be: nothing more is kept). */
+static bool pack_ready(struct attempts *a)
 {
-	int fd = atomic_load(&a->dir_fd), none = -1;
+	struct stat st;
 
-	if (fd >= 0)
-		return fd;
-	fd = make_dir_at(a->run_fd, "attempts");
-	if (fd < 0)
-		return -1;
-	if (!atomic_compare_exchange_strong(&a->dir_fd, &none, fd)) {
-		close(fd); /* another worker was first: `none` is its descriptor */
-		return none;
+	if (a->pack_fd >= 0 && (fstat(a->pack_fd, &st) || st.st_nlink == 0)) {
+		close(a->pack_fd);
+		a->pack_fd = -1;
 	}
-	return fd;
+	if (a->pack_fd >= 0)
+		return true;
+	a->pack_fd = open_pack(a->run_fd, true);
+	if (a->pack_fd < 0)
+		return false;
+	a->end = whole_end(a->pack_fd);
+	if (fstat(a->pack_fd, &st) == 0 && st.st_size > a->end &&
+	    ftruncate(a->pack_fd, a->end) != 0) {
+		close(a->pack_fd);
+		a->pack_fd = -1;
+		return false;
+	}
+	return true;
+}
+
+/* Appends the record NAME = DATA with one write; false when it is not whole in the pack. */
+static bool pack_append(struct attempts *a, const char *name, const char *data, size_t len)
+{
+	struct strbuf sb;
+	size_t done = 0;
+	bool ok;
+
+	strbuf_init(&sb);
+	strbuf_addf(&sb, PACK_MAGIC "%zu %zu\n", strlen(name), len);
+	strbuf_adds(&sb, name);
+	strbuf_addc(&sb, '\n');
+	strbuf_add(&sb, data, len);
+	strbuf_addc(&sb, '\n');
+	pthread_mutex_lock(&a->lock);
+	ok = pack_ready(a);
+	while (ok && done < sb.len) {
+		ssize_t n = pwrite(a->pack_fd, sb.buf + done, sb.len - done, a->end + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			ok = false;
+		else
+			done += (size_t)n;
+	}
+	if (ok) {
+		a->end += (off_t)sb.len;
+	} else if (a->pack_fd >= 0 && ftruncate(a->pack_fd, a->end) != 0) {
+		/* the torn record stays the last: readers leave it out, the next open cuts it */
+	}
+	pthread_mutex_unlock(&a->lock);
+	strbuf_release(&sb);
+	return ok;
 }
 
 struct attempts_dir *attempts_dir_new(struct attempts *a, const char *step_id, int attempt)
@@ -127,11 +268,7 @@ struct attempts_dir *attempts_dir_new(struct attempts *a, const char *step_id, i
 		return NULL;
 	d = xcalloc(1, sizeof(*d));
 	d->a = a;
-	d->step = attempts_id_component(step_id);
-	d->rel = xasprintf("attempts/%s/%d", d->step, attempt);
-	d->num = strrchr(d->rel, '/') + 1;
-	d->fd = -1;
-	d->files_fd = -1;
+	d->rel = attempt_rel(step_id, attempt);
 	return d;
 }
 
@@ -139,49 +276,8 @@ void attempts_dir_free(struct attempts_dir *d)
 {
 	if (!d)
 		return;
-	if (d->files_fd >= 0)
-		close(d->files_fd);
-	if (d->fd >= 0)
-		close(d->fd);
 	free(d->rel);
-	free(d->step);
 	free(d);
-}
-
-/* Makes and opens the attempt's folder on first use; false when it cannot be. */
-static bool dir_ready(struct attempts_dir *d)
-{
-	int root, step;
-
-	if (d->fd >= 0)
-		return true;
-	root = attempts_root(d->a);
-	if (root < 0)
-		return false;
-	step = make_dir_at(root, d->step);
-	if (step < 0 && errno == ENOENT) {
-		/* attempts/ was removed since it was opened: made again for this attempt. The
-		 * shared descriptor stays as it is, since another worker may be using it. */
-		int fresh = make_dir_at(d->a->run_fd, "attempts");
-
-		if (fresh >= 0) {
-			step = make_dir_at(fresh, d->step);
-			close(fresh);
-		}
-	}
-	if (step < 0)
-		return false;
-	d->fd = make_dir_at(step, d->num);
-	close(step);
-	return d->fd >= 0;
-}
-
-/* Writes n bytes to fd and closes it; false if either failed. */
-static bool write_close(int fd, const char *buf, size_t n)
-{
-	bool ok = fd_write_all(fd, buf, n) == 0;
-
-	return close(fd) == 0 && ok;
 }
 
 /* Reads up to max bytes of an open regular file, `st` being what fstat said of it. */
@@ -228,7 +324,7 @@ int attempts_keep_artifacts(struct attempts_dir *d, int ws_fd, const struct strv
 	if (!d || ws_fd < 0 || !paths)
 		return 0;
 	for (size_t i = 0; i < paths->n; i++) {
-		char *err = NULL, *data;
+		char *err = NULL, *data, *name;
 		size_t len = 0;
 		bool cut = false;
 		struct stat st;
@@ -249,15 +345,10 @@ int attempts_keep_artifacts(struct attempts_dir *d, int ws_fd, const struct strv
 			free(data);
 			continue;
 		}
-		if (d->files_fd < 0 && dir_ready(d))
-			d->files_fd = make_dir_at(d->fd, "files");
-		/* The path is the model's: beneath files/ as beneath the workspace. */
-		fd = d->files_fd < 0 ? -1
-				     : sandbox_open(d->files_fd, paths->v[i],
-						    O_WRONLY | O_CREAT | O_TRUNC, 0600, true, &err);
-		free(err);
-		if (fd >= 0)
-			kept += write_close(fd, data, len);
+		/* The path is the model's, checked above: a record's name, never opened. */
+		name = xasprintf("%s/files/%s", d->rel, paths->v[i]);
+		kept += pack_append(d->a, name, data, len);
+		free(name);
 		free(data);
 	}
 	return kept;
@@ -265,34 +356,22 @@ int attempts_keep_artifacts(struct attempts_dir *d, int ws_fd, const struct strv
 
 char *attempts_keep_output(struct attempts_dir *d, int k, const char *text, size_t len)
 {
-	struct stat st;
-	char name[32];
-	int fd;
+	char *name;
 
-	if (!d || !text || !dir_ready(d))
+	if (!d || !text)
 		return NULL;
 	if (len > ATTEMPTS_MAX_FILE) {
 		len = ATTEMPTS_MAX_FILE; /* on a UTF-8 boundary */
 		while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
 			len--;
 	}
-	/* Beside files/, not in a folder of their own: one inode fewer per attempt. Older
-	 * runs' tools/K.txt stay readable: tool.result's output_file names the path. The
-	 * name is ours and one component: O_NOFOLLOW refuses a link, O_NONBLOCK keeps a
-	 * FIFO put in its place from hanging the worker, and the fstat refuses a FIFO that
-	 * has a reader (or any other file that is not a regular one). */
-	snprintf(name, sizeof(name), "tool-%d.txt", k + 1);
-	fd = openat(d->fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		    0600);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return NULL;
-	}
-	if (!write_close(fd, text, len))
-		return NULL;
-	return xasprintf("%s/%s", d->rel, name);
+	/* Named as in the older layout, where it was a file beside files/ (and before that
+	 * tools/K.txt): tool.result's output_file names it. */
+	name = xasprintf("%s/tool-%d.txt", d->rel, k + 1);
+	if (pack_append(d->a, name, text, len))
+		return name;
+	free(name);
+	return NULL;
 }
 
 char *attempts_read_beneath(const char *root_dir, const char *rel, size_t max, size_t *len,
@@ -321,4 +400,62 @@ char *attempts_read_beneath(const char *root_dir, const char *rel, size_t max, s
 	data = slurp(fd, &st, max, len, cut, err);
 	close(fd);
 	return data;
+}
+
+/* The last whole record named `rel` in the pack beneath root, read up to max bytes;
+ * NULL when the pack has none (or there is no pack). */
+static char *pack_read(int root, const char *rel, size_t max, size_t *len, bool *cut)
+{
+	size_t want = strlen(rel);
+	int fd = open_pack(root, false);
+	struct rec r, found = {0};
+	bool have = false;
+	struct stat st;
+	char *name, *data = NULL;
+	off_t at = 0;
+
+	if (fd < 0)
+		return NULL;
+	name = xmalloc(want + 1);
+	if (fstat(fd, &st) == 0)
+		for (; rec_at(fd, at, st.st_size, &r); at = r.next)
+			if (r.name_len == want &&
+			    pread(fd, name, want, r.name_at) == (ssize_t)want &&
+			    !memcmp(name, rel, want)) {
+				found = r;
+				have = true;
+			}
+	if (have) {
+		size_t n = found.data_len < max ? found.data_len : max;
+
+		data = xmalloc(n + 1);
+		if (pread(fd, data, n, found.data_at) == (ssize_t)n) {
+			data[n] = '\0';
+			*len = n;
+			if (cut)
+				*cut = found.data_len > max;
+		} else {
+			free(data);
+			data = NULL;
+		}
+	}
+	free(name);
+	close(fd);
+	return data;
+}
+
+char *attempts_read(const char *run_dir, const char *rel, size_t max, size_t *len, bool *cut,
+		    char **err)
+{
+	char *data = NULL;
+	int root;
+
+	*err = NULL;
+	root = run_dir && rel ? open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (root >= 0) {
+		data = pack_read(root, rel, max, len, cut);
+		close(root);
+	}
+	/* Runs written by older versions kept each copy as a file of that name. */
+	return data ? data : attempts_read_beneath(run_dir, rel, max, len, cut, err);
 }

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "attempts.h"
 #include "cli.h"
 #include "testdir.h"
 #include "xalloc.h"
@@ -206,6 +207,34 @@ static bool is_notice(const cJSON *ev, const char *kind)
 	return !strcmp(str(ev, "type"), "notice") && !strcmp(str(ev, "kind"), kind);
 }
 
+/* What the journal names exists after a crash: each tool.result's output_file is whole in
+ * the run's attempts.pack, read as the cockpit reads it. Returns how many were named. */
+static int outputs_kept(const char *run)
+{
+	cJSON *j = cli_load_journal(run), *ev;
+	int named = 0;
+
+	cJSON_ArrayForEach(ev, j)
+	{
+		const char *file = str(ev, "output_file");
+		char *err = NULL, *data;
+		size_t len = 0;
+
+		if (strcmp(str(ev, "type"), "tool.result") || !*file)
+			continue;
+		named++;
+		data = attempts_read(run, file, ATTEMPTS_MAX_FILE, &len, NULL, &err);
+		if (!data)
+			fprintf(stderr, "%s: %s\n", file, err);
+		assert_non_null(data);
+		assert_true(len == (size_t)num(ev, "bytes") || len == ATTEMPTS_MAX_FILE);
+		free(data);
+		free(err);
+	}
+	cJSON_Delete(j);
+	return named;
+}
+
 /*
  * Killed twice, each time after the attempt's `echo line >> notes.txt` ran: on each resume
  * the cut attempt's change is journaled (step.changes, cut) and put back before the step's
@@ -231,6 +260,7 @@ static void test_cut_attempt_is_restored(void **state)
 	s = ws_file(&fx, "notes.txt");
 	assert_string_equal(s, "line\n");
 	free(s);
+	assert_int_equal(outputs_kept(fx.run), 1);
 	/* The journal names the checkpoint before the attempt ahead of its first tool call,
 	 * and nothing after it. */
 	j = cli_load_journal(fx.run);
@@ -254,6 +284,7 @@ static void test_cut_attempt_is_restored(void **state)
 	s = ws_file(&fx, "notes.txt");
 	assert_string_equal(s, "line\n");
 	free(s);
+	assert_int_equal(outputs_kept(fx.run), 2);
 
 	p = resume(&fx);
 	assert_int_equal(p.status, 0);
@@ -262,6 +293,7 @@ static void test_cut_attempt_is_restored(void **state)
 	assert_string_equal(s, "line\n"); /* one line, not three */
 	free(s);
 	cli_proc_free(&p);
+	assert_int_equal(outputs_kept(fx.run), 3);
 
 	j = cli_load_journal(fx.run);
 	cJSON_ArrayForEach(ev, j)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The drill-down's p opens the requests a role was sent for the entry's attempt, and o
 # hands one whole to $PAGER: from a run's requests.jsonl, and from a run kept by an older
-# pevtui (one file per request in requests/, tool outputs in attempts/STEP/N/tools/K.txt:
-# a fixture made here from the first run).
+# pevtui (one file per request in requests/, tool outputs in attempts/STEP/N/tools/K.txt
+# rather than attempts.pack: a fixture made here from the first run).
 . "$(dirname "$0")/lib.sh"
 
 # wait_paged PATTERN — polls the pager's copy until grep -E finds PATTERN in it.
@@ -62,12 +62,15 @@ jq -r '[.seq, .role, (.step_id // "~"), .attempt] | @tsv' "$rundir/requests.json
 			"$rundir/requests.jsonl" >"$rundir/requests/$name"
 	done
 rm "$rundir/requests.jsonl" "$TMPD/paged"
-for f in "$rundir"/attempts/*/*/tool-*.txt; do
-	k=$(basename "$f" .txt)
-	mkdir -p "$(dirname "$f")/tools"
-	{ printf 'OLD OUTPUT '; cat "$f"; } >"$(dirname "$f")/tools/${k#tool-}.txt"
-	rm "$f"
-done
+jq -r 'select(.type == "tool.result" and .output_file) | [.output_file, .summary] | @tsv' \
+	"$rundir/journal.jsonl" |
+	while IFS="$(printf '\t')" read -r f summary; do
+		k=$(basename "$f" .txt)
+		mkdir -p "$rundir/$(dirname "$f")/tools"
+		printf 'OLD OUTPUT %s\n' "$summary" >"$rundir/$(dirname "$f")/tools/${k#tool-}.txt"
+	done
+[ -d "$rundir/attempts" ] || fail "the journal named no tool output"
+rm "$rundir/attempts.pack"
 sed -i 's#\("output_file":"attempts/[^"]*\)/tool-\([0-9]*\)\.txt"#\1/tools/\2.txt"#g' \
 	"$rundir/journal.jsonl"
 tmux -L "$SOCK" kill-server >/dev/null 2>&1
