@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "bus.h"
+#include "jsonx.h"
 #include "mcp_hub.h"
 #include "tool.h"
 #include "xalloc.h"
@@ -270,10 +271,28 @@ void mcpcalls_remember(struct pev *e, const char *tool)
 	free(same);
 }
 
+/* tool.result's `structured`: the result's structuredContent, whole, as the server sent it
+ * (the model reads it in the text unless a text block said the same); one larger than a
+ * tool output may be is only measured. */
+static void add_structured(cJSON *f, const char *structured)
+{
+	cJSON *sc;
+
+	if (!structured)
+		return;
+	if (strlen(structured) > TOOL_MAX_OUTPUT) {
+		cJSON_AddNumberToObject(f, "structured_bytes", (double)strlen(structured));
+		return;
+	}
+	sc = jsonx_parse_for_event(structured);
+	if (sc)
+		cJSON_AddItemToObject(f, "structured", sc);
+}
+
 bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct strbuf *out, cJSON *f)
 {
 	struct pev *e = j->e;
-	char *server = NULL, *tool = NULL, *ann = NULL, *desc = NULL, *args;
+	char *server = NULL, *tool = NULL, *ann = NULL, *desc = NULL, *args, *structured = NULL;
 	const char *pattern = NULL, *how;
 	struct timespec t0;
 	enum mcp_status st;
@@ -335,9 +354,12 @@ bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct st
 	cJSON_AddBoolToObject(f, "ran", true);
 	args = cJSON_PrintUnformatted(input);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	st = mcp_hub_call(e->mcp, server, tool, args, &j->cancel, e->ws_fd, TOOL_MAX_OUTPUT, out);
+	st = mcp_hub_call(e->mcp, server, tool, args, &j->cancel, e->ws_fd, TOOL_MAX_OUTPUT, out,
+	                  &structured);
 	cJSON_AddNumberToObject(f, "duration_ms", (double)since_ms(&t0));
 	cJSON_AddStringToObject(f, "mcp_status", status_name(st));
+	add_structured(f, structured);
+	free(structured);
 	free(args);
 	free(server);
 	free(tool);

@@ -23,6 +23,7 @@
 #include "mcp_http.h"
 #include "mcp_proc.h"
 #include "mcp_result.h"
+#include "mcp_schema.h"
 #include "textsan.h"
 #include "xalloc.h"
 
@@ -62,6 +63,7 @@ void mcp_tools_release(struct mcp_tools *t)
 		free(t->v[i].description);
 		free(t->v[i].schema_json);
 		free(t->v[i].annotations_json);
+		free(t->v[i].output_schema_json);
 	}
 	free(t->v);
 	memset(t, 0, sizeof(*t));
@@ -495,6 +497,8 @@ static bool list_tools(struct mcp_client *c, char **err)
 			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "inputSchema"));
 			mt->annotations_json =
 			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "annotations"));
+			mt->output_schema_json =
+			    print_or_null(cJSON_GetObjectItemCaseSensitive(t, "outputSchema"));
 		}
 		next = cJSON_GetObjectItemCaseSensitive(res, "nextCursor");
 		if (cJSON_IsString(next) && *next->valuestring)
@@ -665,6 +669,7 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out)
 		out->v[out->n].description = xstrdup(t->description);
 		out->v[out->n].schema_json = xstrdup(t->schema_json);
 		out->v[out->n].annotations_json = xstrdup(t->annotations_json);
+		out->v[out->n].output_schema_json = xstrdup(t->output_schema_json);
 		out->n++;
 	}
 	pthread_mutex_unlock(&c->tools_mu);
@@ -682,9 +687,47 @@ bool mcp_client_ping(struct mcp_client *c, char **err)
 	return ok;
 }
 
+/* The outputSchema tool `name` declared (a tree; caller deletes), NULL when none. */
+static cJSON *output_schema(struct mcp_client *c, const char *name)
+{
+	cJSON *schema = NULL;
+
+	pthread_mutex_lock(&c->tools_mu);
+	for (size_t i = 0; i < c->tools.n && !schema; i++)
+		if (!strcmp(c->tools.v[i].name, name) && c->tools.v[i].output_schema_json)
+			schema = cJSON_Parse(c->tools.v[i].output_schema_json);
+	pthread_mutex_unlock(&c->tools_mu);
+	return schema;
+}
+
+/* A result of a tool that declared an outputSchema: it must carry structuredContent that
+ * matches. false + *why (caller frees). */
+static bool result_fits(struct mcp_client *c, const char *name, const cJSON *res, char **why)
+{
+	cJSON *schema = output_schema(c, name);
+	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
+	char *w = NULL;
+	bool ok = true;
+
+	if (schema && !sc) {
+		*why = xasprintf("the result of %s has no structuredContent, though the tool "
+		                 "declared an outputSchema",
+		                 name);
+		ok = false;
+	} else if (schema && !mcp_schema_check(schema, sc, &w)) {
+		*why = xasprintf("the result of %s does not match the outputSchema the tool "
+		                 "declared (%s)",
+		                 name, w);
+		free(w);
+		ok = false;
+	}
+	cJSON_Delete(schema);
+	return ok;
+}
+
 enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
                                 const atomic_bool *cancel, int ws_fd, size_t max_bytes,
-                                struct strbuf *out)
+                                struct strbuf *out, char **structured)
 {
 	cJSON *p, *args = cJSON_Parse(args_json ? args_json : "{}"), *res = NULL;
 	enum mcp_status st;
@@ -692,6 +735,8 @@ enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const ch
 	bool is_error = false;
 
 	strbuf_reset(out);
+	if (structured)
+		*structured = NULL;
 	pthread_mutex_lock(&c->mu);
 	if (!ensure_running(c, &err)) {
 		strbuf_adds(out, err);
@@ -708,7 +753,16 @@ enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const ch
 	st = request(c, "tools/call", p, cancel, &res, &err);
 	if (st == MCP_OK) {
 		const cJSON *ie = cJSON_GetObjectItemCaseSensitive(res, "isError");
+		const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
+		char *why = NULL;
 		is_error = cJSON_IsTrue(ie);
+		if (!is_error && !result_fits(c, name, res, &why)) {
+			is_error = true;
+			strbuf_addf(out, "%s; the result as sent:\n", why);
+			free(why);
+		}
+		if (structured && sc)
+			*structured = cJSON_PrintUnformatted(sc);
 		mcp_result_render(res, conf_of(c)->name, name, &c->files, ws_fd, out);
 		if (!out->len)
 			strbuf_adds(out, is_error ? "(the tool failed and said nothing)"

@@ -26,6 +26,7 @@ struct mcp_tool {
 	char *description;
 	char *schema_json;      /* inputSchema */
 	char *annotations_json; /* readOnlyHint, destructiveHint, …: shown, never trusted */
+	char *output_schema_json; /* outputSchema: a result must match it */
 };
 
 struct mcp_tools {
@@ -67,13 +68,16 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out);
 /*
  * Calls tool `name` with `args_json` (an object). The result, as text the model reads, in
  * *out: text content joined, other content saved beneath the workspace (ws_fd) as
- * mcp-files/… and named, structuredContent as JSON when no text says it, cleaned of
- * terminal controls and cut at `max_bytes`. On MCP_FAILED / MCP_CANCELLED *out holds a
- * sentence.
+ * mcp-files/… and named, structuredContent as JSON unless a text block is the same JSON,
+ * cleaned of terminal controls and cut at `max_bytes`. On MCP_FAILED / MCP_CANCELLED
+ * *out holds a sentence. When the tool declared an outputSchema, a result without
+ * structuredContent or one that does not match it is MCP_TOOL_ERROR, *out saying why
+ * before the result. `structured` (may be NULL): the structuredContent as JSON text
+ * (caller frees), NULL when there was none.
  */
 enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
                                 const atomic_bool *cancel, int ws_fd, size_t max_bytes,
-                                struct strbuf *out);
+                                struct strbuf *out, char **structured);
 /* A ping round trip; false + *err. */
 bool mcp_client_ping(struct mcp_client *c, char **err);
 

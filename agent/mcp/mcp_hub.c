@@ -354,16 +354,18 @@ bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool, co
 
 enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *tool,
                              const char *args_json, const atomic_bool *cancel, int ws_fd,
-                             size_t max_bytes, struct strbuf *out)
+                             size_t max_bytes, struct strbuf *out, char **structured)
 {
 	struct mcp_client *c = client_named(h, server);
 
 	if (!c) {
 		strbuf_reset(out);
 		strbuf_addf(out, "no MCP server named %s", server ? server : "?");
+		if (structured)
+			*structured = NULL;
 		return MCP_FAILED;
 	}
-	return mcp_client_call(c, tool, args_json, cancel, ws_fd, max_bytes, out);
+	return mcp_client_call(c, tool, args_json, cancel, ws_fd, max_bytes, out, structured);
 }
 
 char *mcp_hub_describe(struct mcp_hub *h, int wait)

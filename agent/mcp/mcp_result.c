@@ -1,6 +1,6 @@
 /* mcp_result — a tools/call result as text the model reads: text content joined, images,
  * audio and binary resources saved beneath the workspace (mcp-files/SERVER-TOOL-N.EXT, names
- * pevtui makes) and named, structuredContent as JSON when no text says it; then cleaned of
+ * pevtui makes) and named, structuredContent as JSON unless a text block is the same JSON; then cleaned of
  * terminal controls and bounded. */
 #include "config.h"
 
@@ -115,12 +115,27 @@ static void save_blob(const char *server, unsigned long *files, int ws_fd, const
 	strbuf_release(&data);
 }
 
+/* Whether text block `t` is the same JSON as structuredContent (the spec's advice to
+ * servers: send it serialized in a text block too). */
+static bool carries(const char *t, const cJSON *structured)
+{
+	cJSON *j;
+	bool same;
+
+	if (!structured)
+		return false;
+	j = cJSON_Parse(t);
+	same = j && cJSON_Compare(j, structured, true);
+	cJSON_Delete(j);
+	return same;
+}
+
 void mcp_result_render(const cJSON *res, const char *server, const char *tool, unsigned long *files,
                        int ws_fd, struct strbuf *out)
 {
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(res, "content"), *it;
 	const cJSON *structured = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
-	bool text_seen = false;
+	bool said = false; /* a text block carries structuredContent's JSON already */
 
 	cJSON_ArrayForEach(it, (cJSON_IsArray(content) ? content : NULL))
 	{
@@ -137,7 +152,7 @@ void mcp_result_render(const cJSON *res, const char *server, const char *tool, u
 			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "text"));
 			if (t) {
 				strbuf_adds(out, t);
-				text_seen = true;
+				said = said || carries(t, structured);
 			}
 		} else if (!strcmp(type, "image") || !strcmp(type, "audio")) {
 			save_blob(
@@ -156,7 +171,6 @@ void mcp_result_render(const cJSON *res, const char *server, const char *tool, u
 			if (t) {
 				strbuf_adds(out, t);
 				strbuf_addc(out, '\n');
-				text_seen = true;
 			} else if (blob) {
 				save_blob(server, files, ws_fd, tool, "resource",
 				          cJSON_GetStringValue(
@@ -171,8 +185,10 @@ void mcp_result_render(const cJSON *res, const char *server, const char *tool, u
 			strbuf_addf(out, "[content of an unknown kind: %.40s]\n", type);
 		}
 	}
-	if (structured && !text_seen) {
+	if (structured && !said) {
 		char *j = cJSON_PrintUnformatted(structured);
+		if (out->len && out->buf[out->len - 1] != '\n')
+			strbuf_addc(out, '\n');
 		strbuf_adds(out, j);
 		free(j);
 	}

@@ -1,7 +1,7 @@
 /* mcp_result — a tools/call result as text the model reads: text content joined, images,
  * audio and binary resources saved beneath the workspace (mcp-files/SERVER-TOOL-N.EXT, names
- * pevtui makes) and named, structuredContent as JSON when no text says it; then cleaned of
- * terminal controls and bounded. */
+ * pevtui makes) and named, structuredContent as JSON unless a text block is the same
+ * JSON; then cleaned of terminal controls and bounded. */
 #ifndef PEVTUI_MCP_RESULT_H
 #define PEVTUI_MCP_RESULT_H
 

@@ -168,6 +168,13 @@ static void test_a_run_calls_the_tools(void **state)
 
 	ev = nth(events, "tool.result", "t__structured", 0);
 	assert_string_equal(jsonx_str(ev, "summary"), "{\"total\":42}");
+	{
+		/* the journal keeps the structured result whole, as JSON */
+		const cJSON *sc = cJSON_GetObjectItemCaseSensitive(ev, "structured");
+		const cJSON *total = cJSON_GetObjectItemCaseSensitive(sc, "total");
+		assert_true(cJSON_IsNumber(total));
+		assert_int_equal((int)total->valuedouble, 42);
+	}
 	/* pevtui's key never reaches a server. */
 	ev = nth(events, "tool.result", "t__env", 0);
 	assert_string_equal(jsonx_str(ev, "summary"), "(unset)");

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 		struct strbuf out = STRBUF_INIT;
 		strbuf_init(&out);
 		enum mcp_status st =
-		    mcp_client_call(c, tools.v[i].name, args, NULL, ws_fd, 64 * 1024, &out);
+		    mcp_client_call(c, tools.v[i].name, args, NULL, ws_fd, 64 * 1024, &out, NULL);
 		printf("tool %s %s: %s\n", tools.v[i].name, args, out.buf);
 		if (st == MCP_FAILED || st == MCP_CANCELLED) {
 			fprintf(stderr, "conformance_client: %s failed: %s\n", tools.v[i].name, out.buf);

@@ -59,7 +59,8 @@ static const char *const tools[][2] = {
     {"big", "Returns 200 KB of text."},
     {"hostile", "Returns text full of terminal escape sequences."},
     {"change", "Adds the tool extra and says the list changed."},
-    {"structured", "Returns structuredContent only."},
+    {"structured", "Returns structuredContent {total} (an outputSchema), with text when "
+                   "given text, total when given total."},
     {"env", "Returns the value of the environment variable named."},
     {"read_note", "Reads a note (allowed without the gate in the tests)."},
     {"pid", "Returns the server's process id."},
@@ -124,6 +125,15 @@ static void list(const cJSON *id, const cJSON *params)
 		if (i < (int)N_TOOLS && !strcmp(tools[i][0], "read_note")) {
 			cJSON *a = cJSON_AddObjectToObject(t, "annotations");
 			cJSON_AddBoolToObject(a, "readOnlyHint", true);
+		}
+		if (i < (int)N_TOOLS && !strcmp(tools[i][0], "structured")) {
+			cJSON *o = cJSON_AddObjectToObject(t, "outputSchema"), *p, *q;
+			cJSON_AddStringToObject(o, "type", "object");
+			p = cJSON_AddObjectToObject(o, "properties");
+			q = cJSON_AddObjectToObject(p, "total");
+			cJSON_AddStringToObject(q, "type", "number");
+			cJSON_AddItemToObject(o, "required", cJSON_CreateStringArray(
+			                                         (const char *const[]){"total"}, 1));
 		}
 		if (i < (int)N_TOOLS && !strcmp(tools[i][0], "crash")) {
 			cJSON *a = cJSON_AddObjectToObject(t, "annotations");
@@ -194,10 +204,15 @@ static void call(const cJSON *id, const cJSON *params)
 		send_out(n);
 		text_result(r, "changed", false);
 	} else if (!strcmp(name, "structured")) {
-		cJSON *res = cJSON_AddObjectToObject(r, "result");
+		const char *t =
+		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "text"));
+		const cJSON *total = cJSON_GetObjectItemCaseSensitive(args, "total");
+		cJSON *res = t ? text_result(r, t, false) : cJSON_AddObjectToObject(r, "result");
 		cJSON *s = cJSON_AddObjectToObject(res, "structuredContent");
-		cJSON_AddArrayToObject(res, "content");
-		cJSON_AddNumberToObject(s, "total", 42);
+		if (!t)
+			cJSON_AddArrayToObject(res, "content");
+		cJSON_AddItemToObject(s, "total",
+		                      total ? cJSON_Duplicate(total, 1) : cJSON_CreateNumber(42));
 	} else if (!strcmp(name, "env")) {
 		const char *v =
 		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));

@@ -85,7 +85,7 @@ static struct mcp_client *started(struct fx *fx)
 static enum mcp_status call(struct fx *fx, struct mcp_client *c, const char *tool, const char *args,
                             struct strbuf *out)
 {
-	return mcp_client_call(c, tool, args, NULL, fx->ws_fd, TOOL_MAX_OUTPUT, out);
+	return mcp_client_call(c, tool, args, NULL, fx->ws_fd, TOOL_MAX_OUTPUT, out, NULL);
 }
 
 static void test_lists_every_page(void **state)
@@ -172,6 +172,24 @@ static void test_results_of_every_kind(void **state)
 
 	assert_int_equal(call(fx, c, "structured", "{}", &out), MCP_OK);
 	assert_string_equal(out.buf, "{\"total\":42}");
+	/* Beside a short text, structuredContent is kept; a text block that is the same JSON
+	 * says it already. */
+	assert_int_equal(call(fx, c, "structured", "{\"text\":\"short\"}", &out), MCP_OK);
+	assert_string_equal(out.buf, "short\n{\"total\":42}");
+	assert_int_equal(call(fx, c, "structured", "{\"text\":\"{\\\"total\\\": 42}\"}", &out),
+	                 MCP_OK);
+	assert_string_equal(out.buf, "{\"total\": 42}");
+	{
+		char *sc = NULL;
+		assert_int_equal(mcp_client_call(c, "structured", "{\"total\":\"many\"}", NULL,
+		                                 fx->ws_fd, TOOL_MAX_OUTPUT, &out, &sc),
+		                 MCP_TOOL_ERROR);
+		assert_non_null(strstr(out.buf, "the result of structured does not match the "
+		                                "outputSchema the tool declared (at $.total: "
+		                                "expected type \"number\", got string)"));
+		assert_string_equal(sc, "{\"total\":\"many\"}");
+		free(sc);
+	}
 
 	assert_int_equal(call(fx, c, "big", "{}", &out), MCP_OK);
 	assert_true(out.len < TOOL_MAX_OUTPUT + 200);
@@ -251,7 +269,7 @@ static void test_timeout_and_cancel(void **state)
 	assert_string_equal(out.buf, "still here");
 
 	atomic_init(&cancel, true);
-	assert_int_equal(mcp_client_call(c, "slow", "{\"ms\":10}", &cancel, fx->ws_fd, 0, &out),
+	assert_int_equal(mcp_client_call(c, "slow", "{\"ms\":10}", &cancel, fx->ws_fd, 0, &out, NULL),
 	                 MCP_CANCELLED);
 	assert_non_null(strstr(out.buf, "was cancelled"));
 	strbuf_release(&out);
@@ -339,7 +357,7 @@ static void test_hub_offer_lookup_allow(void **state)
 	assert_false(mcp_hub_lookup(h, "read_file", &srv, &tool, NULL, NULL));
 	strbuf_init(&out);
 	assert_int_equal(
-	    mcp_hub_call(h, "t", "echo", "{\"text\":\"via hub\"}", NULL, fx->ws_fd, 0, &out),
+	    mcp_hub_call(h, "t", "echo", "{\"text\":\"via hub\"}", NULL, fx->ws_fd, 0, &out, NULL),
 	    MCP_OK);
 	assert_string_equal(out.buf, "via hub");
 	list = mcp_hub_describe(h, 5000);
