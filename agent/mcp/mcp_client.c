@@ -53,6 +53,10 @@ struct mcp_client {
 	pthread_t listener;
 	bool listening;
 	atomic_bool listen_stop;
+	/* the request waiting for its answer over HTTP (a server may send it on the GET
+	 * stream instead of the request's own): set and read under wait_mu */
+	pthread_mutex_t wait_mu;
+	struct http_wait *waiting;
 	unsigned long files; /* non-text results saved, for their names */
 };
 
@@ -86,7 +90,8 @@ struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char
 	c->proc.to_fd = c->proc.from_fd = -1;
 	c->next_id = 1;
 	strbuf_init(&c->rbuf);
-	if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->tools_mu, NULL))
+	if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->tools_mu, NULL) ||
+	    pthread_mutex_init(&c->wait_mu, NULL))
 		fatal("cannot initialise an MCP client lock");
 	return c;
 }
@@ -263,18 +268,33 @@ enum wait_end { W_GOT, W_TIMEOUT, W_CANCELLED, W_DEAD, W_TOO_BIG };
 struct http_wait {
 	struct mcp_client *c;
 	long want;
-	cJSON *resp;
+	cJSON *resp;      /* under c->wait_mu */
+	atomic_bool got; /* resp was put here by the GET stream's reader */
 };
+
+/* Keeps the response `r` (taken) for the request waiting for it; false when none is. */
+static bool hand_over(struct mcp_client *c, cJSON *r, bool from_listener)
+{
+	bool taken = false;
+
+	pthread_mutex_lock(&c->wait_mu);
+	if (c->waiting && !c->waiting->resp) {
+		c->waiting->resp = r;
+		if (from_listener)
+			atomic_store(&c->waiting->got, true);
+		taken = true;
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+	return taken;
+}
 
 static bool take_msg(void *ctx, const char *text)
 {
 	struct http_wait *w = ctx;
 	cJSON *r = handle_line(w->c, text, w->want);
 
-	if (r) {
-		cJSON_Delete(w->resp);
-		w->resp = r;
-	}
+	if (r && !hand_over(w->c, r, false))
+		cJSON_Delete(r); /* answered already, by the GET stream */
 	return r != NULL;
 }
 
@@ -283,12 +303,21 @@ static enum wait_end http_round(struct mcp_client *c, cJSON *m, long want,
 {
 	char *text = cJSON_PrintUnformatted(m);
 	struct http_wait w = {.c = c, .want = want};
-	struct mcp_http_reader r = {
-	    .on_msg = take_msg, .ctx = &w, .stop = cancel, .max_ms = timeout_ms(c)};
+	struct mcp_http_reader r = {.on_msg = take_msg,
+	                            .ctx = &w,
+	                            .stop = cancel,
+	                            .answered = &w.got,
+	                            .max_ms = timeout_ms(c)};
 	enum mcp_http_end end;
 	bool gone = false;
 
+	pthread_mutex_lock(&c->wait_mu);
+	c->waiting = &w;
+	pthread_mutex_unlock(&c->wait_mu);
 	end = mcp_http_post(c->http, text, &r, &gone, why);
+	pthread_mutex_lock(&c->wait_mu);
+	c->waiting = NULL;
+	pthread_mutex_unlock(&c->wait_mu);
 	free(text);
 	if (gone)
 		c->http_up = false; /* initialize again on the next call */
@@ -515,10 +544,21 @@ static bool list_tools(struct mcp_client *c, char **err)
 
 /* ---- the standalone GET stream -------------------------------------------------------- */
 
-/* A message the server sent on its own: handled as any (notifications, its requests). */
+/* A message the server sent on its own: handled as any (notifications, its requests); a
+ * response goes to the request waiting for it. */
 static bool listened(void *ctx, const char *text)
 {
-	cJSON_Delete(handle_line(ctx, text, -1));
+	struct mcp_client *c = ctx;
+	cJSON *r;
+	long want = -1;
+
+	pthread_mutex_lock(&c->wait_mu);
+	if (c->waiting)
+		want = c->waiting->want;
+	pthread_mutex_unlock(&c->wait_mu);
+	r = handle_line(c, text, want);
+	if (r && !hand_over(c, r, true))
+		cJSON_Delete(r);
 	return false;
 }
 
@@ -635,6 +675,7 @@ void mcp_client_free(struct mcp_client *c)
 	kill_server(c, true);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->tools_mu);
+	pthread_mutex_destroy(&c->wait_mu);
 	mcp_conf_release(&c->one);
 	mcp_tools_release(&c->tools);
 	strbuf_release(&c->rbuf);

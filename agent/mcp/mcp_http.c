@@ -293,6 +293,14 @@ static bool stopped(const struct xfer *x)
 	return x->r->stop && atomic_load(x->r->stop);
 }
 
+/* The answer came by another stream: done as if read here. */
+static bool answered(struct xfer *x)
+{
+	if (x->r->answered && atomic_load(x->r->answered))
+		x->done = true;
+	return x->done;
+}
+
 /* Takes the stream's position from the parser of the connection that just ended. */
 static void keep_position(struct xfer *x)
 {
@@ -370,7 +378,7 @@ static CURLcode transfer(struct xfer *x)
 			told = true;
 			tell_open(x, k->easy);
 		}
-		if (!running || x->done || x->too_big)
+		if (!running || answered(x) || x->too_big)
 			break;
 		if (stopped(x)) {
 			x->cancelled = true;
@@ -441,6 +449,8 @@ static enum mcp_http_end pause_ms(struct xfer *x, long ms)
 
 	for (;;) {
 		long left = until - now_ms();
+		if (answered(x))
+			return MCP_HTTP_OK;
 		if (stopped(x))
 			return MCP_HTTP_CANCELLED;
 		if (x->deadline && now_ms() >= x->deadline)

@@ -42,6 +42,9 @@ struct mcp_http_reader {
 	void (*on_open)(void *ctx, long status);
 	void *ctx;
 	const atomic_bool *stop; /* set: the transfer ends (MCP_HTTP_CANCELLED); may be NULL */
+	/* set: what on_msg waited for came another way (a response the server put on its GET
+	 * stream): the transfer ends as if on_msg had it; may be NULL */
+	const atomic_bool *answered;
 	/* The longest wait for the answer, in ms, not counting time spent inside on_msg (an
 	 * operator answering a server's question); 0: no limit. */
 	long max_ms;

@@ -10,7 +10,8 @@
  * `retry: 300`; a GET with Last-Event-ID then carries the answer, and "got GET
  * Last-Event-ID: ID after MS ms" is logged), --listen (a GET without Last-Event-ID opens
  * the standalone stream, which says at once that the tools changed; without it GET is
- * 405),
+ * 405), --stray (both, but the answer goes on the standalone stream, as the conformance
+ * suite's sse-retry server may do, and a GET with Last-Event-ID gets an empty stream),
  * --flood BYTES (writes BYTES of stderr, in lines, before it serves: a chatty server),
  * --hold PATH (reads PATH, a FIFO, to its end before it serves: a server that starts only
  * when the test says so — the test opens the FIFO for writing and closes it). */
@@ -37,7 +38,7 @@ static const char *version = NULL;
 static int page = 3;
 static int extra = 0; /* "change" adds a tool */
 /* HTTP mode: what a request's answer holds (each message a line), under `mu`. */
-static bool http_mode, sse_always, resume_mode, listen_mode;
+static bool http_mode, sse_always, resume_mode, listen_mode, stray_mode;
 static char outbox[1 << 20];
 static size_t outbox_len;
 static int outbox_n;
@@ -290,6 +291,17 @@ static ssize_t listen_read(void *cls, uint64_t pos, char *buf, size_t max)
 	for (int i = 0; i < 10 && !stopping; i++) {
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&mu);
+		if (stray_mode && pending_len) {
+			char *ev = as_events(pending, pending_len, 100 + *step, "");
+			n = snprintf(buf, max, "%s", ev);
+			fprintf(stderr, "sent the answer on the GET stream\n");
+			pending_len = 0;
+			free(ev);
+			pthread_mutex_unlock(&mu);
+			return n;
+		}
+		pthread_mutex_unlock(&mu);
 	}
 	if (stopping || *step > 600)
 		return MHD_CONTENT_READER_END_OF_STREAM;
@@ -317,6 +329,11 @@ static enum MHD_Result on_get(struct MHD_Connection *c, const char *sid)
 	if (!sid || strcmp(sid, session)) {
 		pthread_mutex_unlock(&mu);
 		return reply_text(c, sid ? 404 : 400, "text/plain", "no such session", 15, false);
+	}
+	if (leid && stray_mode) {
+		pthread_mutex_unlock(&mu);
+		fprintf(stderr, "got GET Last-Event-ID: %s, sent nothing\n", leid);
+		return reply_text(c, 200, "text/event-stream", "retry: 300\n\n", 12, false);
 	}
 	if (leid && resume_mode && pending_len) {
 		char *ev = as_events(pending, pending_len, 2, "");
@@ -510,6 +527,8 @@ int main(int argc, char **argv)
 			resume_mode = true;
 		else if (!strcmp(argv[i], "--listen"))
 			listen_mode = true;
+		else if (!strcmp(argv[i], "--stray"))
+			stray_mode = resume_mode = listen_mode = true;
 		else if (!strcmp(argv[i], "--flood") && i + 1 < argc)
 			flood(atol(argv[++i]));
 		else if (!strcmp(argv[i], "--hold") && i + 1 < argc)

@@ -566,6 +566,24 @@ static void test_http_resume(void **state)
 	http_stop(&s);
 }
 
+/* An answer the server sends on the standalone GET stream instead of the request's own
+ * (resumed, empty) stream is taken there. */
+static void test_http_answer_on_get_stream(void **state)
+{
+	struct fx *fx = *state;
+	struct http_srv s = http_start("--stray", fx->log);
+	struct mcp_client *c = http_client(fx, s.url, "10");
+	struct strbuf out = STRBUF_INIT;
+
+	strbuf_init(&out);
+	assert_int_equal(call(fx, c, "echo", "{\"text\":\"strayed\"}", &out), MCP_OK);
+	assert_string_equal(out.buf, "strayed");
+	assert_true(log_says(fx, "sent the answer on the GET stream"));
+	mcp_client_free(c);
+	strbuf_release(&out);
+	http_stop(&s);
+}
+
 /* The standalone GET stream: a notice the server sends there is heard; a server without
  * one answers 405 and nothing else changes. */
 static void test_http_listen(void **state)
@@ -706,6 +724,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_sse_and_session, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_resume, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_listen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_answer_on_get_stream, setup, teardown),
 	    cmocka_unit_test(test_config_forms),
 	};
 	signal(SIGPIPE, SIG_IGN);
