@@ -32,6 +32,7 @@ static const char *const revisions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", MCP_P
 
 #define SLICE_MS 50  /* how often a wait looks at the cancel flag */
 #define STARTS_MAX 2 /* the first start and one restart */
+#define LISTEN_WAIT_S 2 /* for the server's answer to the GET stream, at start */
 
 struct mcp_client {
 	struct mcp_conf one; /* this server's definition, v[0] */
@@ -57,6 +58,8 @@ struct mcp_client {
 	 * stream instead of the request's own): set and read under wait_mu */
 	pthread_mutex_t wait_mu;
 	struct http_wait *waiting;
+	pthread_cond_t listen_cv; /* listen_told: the GET stream was answered (or ended) */
+	bool listen_told;
 	unsigned long files; /* non-text results saved, for their names */
 };
 
@@ -91,7 +94,7 @@ struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char
 	c->next_id = 1;
 	strbuf_init(&c->rbuf);
 	if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->tools_mu, NULL) ||
-	    pthread_mutex_init(&c->wait_mu, NULL))
+	    pthread_mutex_init(&c->wait_mu, NULL) || pthread_cond_init(&c->listen_cv, NULL))
 		fatal("cannot initialise an MCP client lock");
 	return c;
 }
@@ -562,27 +565,52 @@ static bool listened(void *ctx, const char *text)
 	return false;
 }
 
+static void listen_told(void *ctx, long status)
+{
+	struct mcp_client *c = ctx;
+
+	(void)status;
+	pthread_mutex_lock(&c->wait_mu);
+	c->listen_told = true;
+	pthread_cond_signal(&c->listen_cv);
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
 static void *listen_main(void *arg)
 {
 	struct mcp_client *c = arg;
-	struct mcp_http_reader r = {.on_msg = listened, .ctx = c, .stop = &c->listen_stop};
+	struct mcp_http_reader r = {
+	    .on_msg = listened, .on_open = listen_told, .ctx = c, .stop = &c->listen_stop};
 	char *err = NULL;
 
 	/* The server may have none (405) or end it for good: then messages come only with
 	 * answers, which is fine. Why it ended is not the operator's concern. */
 	mcp_http_listen(c->http, &r, &err);
+	listen_told(c, 0);
 	free(err);
 	return NULL;
 }
 
-/* Opens the standalone GET stream after initialize (HTTP only). */
+/* Opens the standalone GET stream after initialize (HTTP only), and waits (a little) for
+ * the server's answer to it: what the server sends there then has a reader before the
+ * next request, and the requests go in the order a server expects. */
 static void start_listener(struct mcp_client *c)
 {
+	struct timespec until;
+
 	stop_listener(c);
 	atomic_store(&c->listen_stop, false);
+	c->listen_told = false;
 	if (pthread_create(&c->listener, NULL, listen_main, c))
 		return; /* no thread: the server's own messages come only with answers */
 	c->listening = true;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += LISTEN_WAIT_S;
+	pthread_mutex_lock(&c->wait_mu);
+	while (!c->listen_told)
+		if (pthread_cond_timedwait(&c->listen_cv, &c->wait_mu, &until))
+			break;
+	pthread_mutex_unlock(&c->wait_mu);
 }
 
 static bool initialize(struct mcp_client *c, char **err)
@@ -676,6 +704,7 @@ void mcp_client_free(struct mcp_client *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->tools_mu);
 	pthread_mutex_destroy(&c->wait_mu);
+	pthread_cond_destroy(&c->listen_cv);
 	mcp_conf_release(&c->one);
 	mcp_tools_release(&c->tools);
 	strbuf_release(&c->rbuf);

@@ -217,6 +217,8 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *arg)
 		const char *sp = memchr(buf, ' ', n);
 		x->sse = false;
 		x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+	} else if ((n == 2 && buf[0] == '\r') || (n == 1 && buf[0] == '\n')) {
+		x->opened = x->status >= 200; /* the headers are in (a 1xx is not the answer) */
 	} else if ((v = header_value(buf, n, "Content-Type"))) {
 		x->sse = strncasecmp(v, "text/event-stream", 17) == 0;
 		free(v);
