@@ -142,7 +142,9 @@ static void judge_runs(struct prune *p, const char *name)
 			when = (double)git_commit_time(c);
 		free(file);
 		git_commit_free(c);
-		if (id && when > 0 && now - when <= p->o->older_than_s) {
+		/* Newer than asked (strictly: "--older-than 0s" drops a checkpoint of this very
+		 * second too). */
+		if (id && when > 0 && now - when < p->o->older_than_s) {
 			keep_run(p, id);
 			p->runs_kept++;
 		} else {
