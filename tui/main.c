@@ -50,6 +50,7 @@
 #include "secrets.h"
 #include "settings.h"
 #include "strbuf.h"
+#include "oauth_login.h"
 #include "tool_list.h"
 #include "xalloc.h"
 
@@ -58,7 +59,7 @@
 enum mode {
 	MODE_RUN, MODE_RESUME, MODE_REPLAY, MODE_LIST, MODE_DIFF, MODE_REWIND, MODE_LIST_TOOLS,
 	MODE_PRUNE,
-	MODE_ATTACH, MODE_ATTACH_STDIO, MODE_BOARD
+	MODE_ATTACH, MODE_ATTACH_STDIO, MODE_BOARD, MODE_MCP_LOGIN, MODE_MCP_LOGOUT
 };
 
 /* Long options without a short form. */
@@ -71,7 +72,7 @@ enum {
 	OPT_NO_MOUSE,
 	OPT_DIFF,
 	OPT_REWIND,
-	OPT_MCP, OPT_LIST_TOOLS,
+	OPT_MCP, OPT_LIST_TOOLS, OPT_MCP_LOGIN, OPT_MCP_LOGOUT,
 	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD,
 	OPT_PRUNE, OPT_OLDER_THAN, OPT_DRY_RUN,
 };
@@ -114,6 +115,8 @@ static const struct option long_options[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"mcp", required_argument, NULL, OPT_MCP},
 	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
+	{"mcp-login", required_argument, NULL, OPT_MCP_LOGIN},
+	{"mcp-logout", required_argument, NULL, OPT_MCP_LOGOUT},
 	{"attach", required_argument, NULL, OPT_ATTACH},
 	{"detach", no_argument, NULL, OPT_DETACH},
 	{"attach-stdio", required_argument, NULL, OPT_ATTACH_STDIO},
@@ -175,6 +178,9 @@ static void usage(FILE *out)
 	      "                          stores, and what nothing else needs (--dry-run: say)\n"
 	      "      --list-tools        list the tools the executor would be offered, built-in\n"
 	      "                          and MCP, with their server and gate policy\n"
+	      "      --mcp-login NAME    sign in to remote MCP server NAME (OAuth, in a browser;\n"
+	      "                          over SSH paste the address it ends on); runs reuse it\n"
+	      "      --mcp-logout NAME   forget the sign-in of MCP server NAME\n"
 	      "  -d, --detach            start the run in the background (no terminal); gates\n"
 	      "                          wait for an operator who attaches\n"
 	      "      --attach RUN        the cockpit on a live run (id, start of one, last);\n"
@@ -324,6 +330,11 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			set_str(&cli->run_ref, optarg);
 			break;
 		case OPT_LIST_TOOLS: cli->mode = MODE_LIST_TOOLS; break;
+		case OPT_MCP_LOGIN:
+		case OPT_MCP_LOGOUT:
+			cli->mode = c == OPT_MCP_LOGIN ? MODE_MCP_LOGIN : MODE_MCP_LOGOUT;
+			set_str(&cli->run_ref, optarg);
+			break;
 		case OPT_MCP: {
 			char *merr = NULL;
 			if (!mcp_conf_add_flag(&s->mcp, optarg, &merr))
@@ -1141,12 +1152,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pevtui: warning: %s\n", cost_load_error());
 
 	/* Only what starts servers reads a project's .mcp.json (and may ask about it). */
-	if (cli.mode == MODE_RUN || cli.mode == MODE_RESUME || cli.mode == MODE_LIST_TOOLS)
+	if (cli.mode == MODE_RUN || cli.mode == MODE_RESUME || cli.mode == MODE_LIST_TOOLS ||
+	    cli.mode == MODE_MCP_LOGIN || cli.mode == MODE_MCP_LOGOUT)
 		mcp_project_files(&s);
 	switch (cli.mode) {
 	case MODE_LIST_TOOLS:
 		code = tool_list_print(stdout, &s);
 		break;
+	case MODE_MCP_LOGIN:
+	case MODE_MCP_LOGOUT: {
+		char cwd[4096];
+		code = oauth_login_main(&s.mcp, cli.run_ref, cli.mode == MODE_MCP_LOGOUT,
+		                        s.workspace ? s.workspace : getcwd(cwd, sizeof(cwd)) ? cwd : ".",
+		                        stdout, stderr);
+		break;
+	}
 	case MODE_LIST:
 		if (!run_list_print(stdout, s.runs_dir, &err))
 			die("%s", err);

@@ -21,6 +21,8 @@
 #include "fdio.h"
 #include "mcp_config.h"
 #include "mcp_http.h"
+#include "oauth_login.h"
+#include "oauth_session.h"
 #include "mcp_proc.h"
 #include "mcp_result.h"
 #include "mcp_schema.h"
@@ -163,8 +165,10 @@ static bool spawn(struct mcp_client *c, char **err)
 
 	c->starts++;
 	if (s->url && !s->command) {
-		if (!c->http)
+		if (!c->http) {
 			c->http = mcp_http_new(s->url, &s->headers);
+			mcp_http_set_auth(c->http, oauth_session_for(s, oauth_login_prompt(s)));
+		}
 		return true;
 	}
 	return mcp_proc_start(&c->proc, s, c->log_path, c->workspace, err);

@@ -23,6 +23,9 @@ static void server_release(struct mcp_server_conf *s)
 	free(s->cwd);
 	free(s->url);
 	strvec_clear(&s->headers);
+	free(s->client_id);
+	free(s->client_secret);
+	free(s->client_metadata_url);
 	strvec_clear(&s->allow);
 	memset(s, 0, sizeof(*s));
 }
@@ -58,6 +61,10 @@ void mcp_conf_copy(struct mcp_conf *to, const struct mcp_conf *from)
 		t->cwd = xstrdup(f->cwd);
 		t->url = xstrdup(f->url);
 		vec_copy(&t->headers, &f->headers);
+		t->client_id = xstrdup(f->client_id);
+		t->client_secret = xstrdup(f->client_secret);
+		t->client_metadata_url = xstrdup(f->client_metadata_url);
+		t->sign_in = f->sign_in;
 		t->enabled = f->enabled;
 		t->timeout_s = f->timeout_s;
 		vec_copy(&t->allow, &f->allow);
@@ -255,6 +262,17 @@ bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, c
 	} else if (!strcmp(key, "url")) {
 		free(s->url);
 		s->url = *value ? xstrdup(value) : NULL;
+	} else if (!strcmp(key, "client_id") || !strcmp(key, "client_secret")) {
+		char **slot = key[7] == 'i' ? &s->client_id : &s->client_secret;
+		free(*slot);
+		*slot = *value ? xstrdup(value) : NULL;
+	} else if (!strcmp(key, "client_metadata_url")) {
+		if (*value && strncmp(value, "https://", 8)) {
+			*err = xstrdup("client_metadata_url must be an https:// URL");
+			return false;
+		}
+		free(s->client_metadata_url);
+		s->client_metadata_url = *value ? xstrdup(value) : NULL;
 	} else if (!strcmp(key, "enabled")) {
 		if (!parse_bool(value, &s->enabled)) {
 			*err = xstrdup("enabled must be yes or no");
@@ -273,7 +291,8 @@ bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, c
 		s->timeout_s = (int)t;
 	} else {
 		*err = xstrdup("unknown key; [mcp.NAME] takes command, args, env, cwd, url, "
-		               "headers, enabled, timeout and allow");
+		               "headers, enabled, timeout, allow, client_id, client_secret and "
+		               "client_metadata_url");
 		return false;
 	}
 	return true;

@@ -21,6 +21,13 @@ struct mcp_server_conf {
 	char *cwd;             /* NULL: the workspace */
 	char *url;             /* Streamable HTTP, used when there is no command */
 	struct strvec headers; /* "Name: value" */
+	/* OAuth sign-in (oauth_flow.h): a client registered for pevtui by hand, or the URL of
+	 * a Client ID Metadata Document; NULL: dynamic registration. */
+	char *client_id;
+	char *client_secret;
+	char *client_metadata_url;
+	bool sign_in; /* not from the config: the browser sign-in may happen now
+	               * (--mcp-login); in a run a server that needs it fails and says so */
 	bool enabled;          /* default yes */
 	int timeout_s;         /* per call and for start-up; default MCP_TIMEOUT_S */
 	struct strvec allow;   /* tool-name globs that skip the mcp gate */
@@ -45,7 +52,7 @@ const char *mcp_conf_name_problem(const char *name);
 
 /*
  * One key of a [mcp.NAME] config section (command, args, env, cwd, url, headers, enabled,
- * timeout, allow). Lists are a JSON array (["-y", "pkg"]) or comma-separated; env and
+ * timeout, allow, client_id, client_secret, client_metadata_url). Lists are a JSON array (["-y", "pkg"]) or comma-separated; env and
  * headers a JSON object or "K=V, K2=V2". false + *err (a sentence; caller frees).
  */
 bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, const char *value,

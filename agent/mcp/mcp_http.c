@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 
 #include "mcp_client.h"
+#include "oauth_session.h"
 #include "sse.h"
 #include "textsan.h"
 #include "xalloc.h"
@@ -40,6 +41,7 @@ struct mcp_http {
 	char *protocol;     /* MCP-Protocol-Version */
 	struct conn *idle;
 	int n_idle;
+	struct oauth_session *auth; /* NULL: no sign-in (stdio, or a fixed Authorization) */
 };
 
 /* One transfer (and, for a POST, the GETs that resume its stream). */
@@ -64,6 +66,10 @@ struct xfer {
 	unsigned long events; /* messages read, over all connections */
 	/* the clock: the deadline moves by the time spent inside on_msg */
 	long deadline; /* absolute, now_ms(); 0: none */
+	/* sign-in: the token the request went with, the server's challenge, the outcome */
+	unsigned auth_gen;
+	char *www_auth;
+	char *auth_err;
 };
 
 static long now_ms(void)
@@ -71,6 +77,12 @@ static long now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void mcp_http_set_auth(struct mcp_http *h, struct oauth_session *s)
+{
+	oauth_session_free(h->auth);
+	h->auth = s;
 }
 
 struct mcp_http *mcp_http_new(const char *url, const struct strvec *headers)
@@ -157,7 +169,7 @@ static void put_conn(struct mcp_http *h, struct conn *k)
 
 /* ---- one transfer ------------------------------------------------------------------- */
 
-static struct curl_slist *header_list(struct mcp_http *h, const struct xfer *x)
+static struct curl_slist *header_list(struct mcp_http *h, struct xfer *x)
 {
 	struct curl_slist *l = NULL;
 	char *line;
@@ -187,6 +199,11 @@ static struct curl_slist *header_list(struct mcp_http *h, const struct xfer *x)
 	pthread_mutex_unlock(&h->mu);
 	for (size_t i = 0; i < h->headers.n; i++)
 		l = curl_slist_append(l, h->headers.v[i]);
+	if (h->auth && (line = oauth_session_header(h->auth, &x->auth_gen))) {
+		l = curl_slist_append(l, line);
+		memset(line, 0, strlen(line)); /* the token lives on in the session only */
+		free(line);
+	}
 	return l;
 }
 
@@ -217,8 +234,13 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *arg)
 		const char *sp = memchr(buf, ' ', n);
 		x->sse = false;
 		x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+		free(x->www_auth);
+		x->www_auth = NULL;
 	} else if ((n == 2 && buf[0] == '\r') || (n == 1 && buf[0] == '\n')) {
 		x->opened = x->status >= 200; /* the headers are in (a 1xx is not the answer) */
+	} else if ((v = header_value(buf, n, "WWW-Authenticate"))) {
+		free(x->www_auth);
+		x->www_auth = v;
 	} else if ((v = header_value(buf, n, "Content-Type"))) {
 		x->sse = strncasecmp(v, "text/event-stream", 17) == 0;
 		free(v);
@@ -405,6 +427,26 @@ static CURLcode transfer(struct xfer *x)
 	return rc;
 }
 
+/* transfer(), sent again when the server refuses the token (401, or 403 with
+ * insufficient_scope) and the session could do something about it: another request's new
+ * token, a refresh, a sign-in. Otherwise x->auth_err says why not. */
+static CURLcode transfer_signed(struct xfer *x)
+{
+	int signins = 0;
+
+	for (int round = 0;; round++) {
+		CURLcode rc = transfer(x);
+		if (!x->h->auth || rc != CURLE_OK || x->done || (x->status != 401 && x->status != 403))
+			return rc;
+		free(x->auth_err);
+		x->auth_err = NULL;
+		if (round >= 2 * OAUTH_SIGNINS_MAX + 2 ||
+		    !oauth_session_challenged(x->h->auth, x->auth_gen, x->status, x->www_auth,
+		                              &signins, &x->auth_err))
+			return rc;
+	}
+}
+
 /* The first line of an error page, cleaned and short (caller frees). */
 static char *page_line(const struct strbuf *body)
 {
@@ -429,6 +471,11 @@ static enum mcp_http_end judge(struct xfer *x, CURLcode rc, bool had_session, bo
 	}
 	if (rc != CURLE_OK) {
 		*err = xasprintf("%s", curl_easy_strerror(rc));
+		return MCP_HTTP_FAILED;
+	}
+	if (x->status >= 400 && x->auth_err) {
+		*err = x->auth_err;
+		x->auth_err = NULL;
 		return MCP_HTTP_FAILED;
 	}
 	if (x->status >= 400) {
@@ -476,6 +523,8 @@ static void xfer_release(struct xfer *x)
 	sse_free(x->parser);
 	strbuf_release(&x->body_buf);
 	free(x->last_id);
+	free(x->www_auth);
+	free(x->auth_err);
 }
 
 enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body,
@@ -490,7 +539,7 @@ enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body,
 	strbuf_init(&x.body_buf);
 	if (r->max_ms > 0)
 		x.deadline = now_ms() + r->max_ms;
-	end = judge(&x, transfer(&x), had_session, gone, err);
+	end = judge(&x, transfer_signed(&x), had_session, gone, err);
 	if (end == MCP_HTTP_OK && !x.done && !x.sse && x.body_buf.len)
 		deliver(&x, x.body_buf.buf); /* a JSON answer */
 	/* A stream that ended before the answer: resumed where it stopped. */
@@ -501,7 +550,7 @@ enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body,
 		end = pause_ms(&x, retry_wait(&x));
 		if (end == MCP_HTTP_OK) {
 			x.method = "GET";
-			end = judge(&x, transfer(&x), had_session, gone, err);
+			end = judge(&x, transfer_signed(&x), had_session, gone, err);
 			if (end == MCP_HTTP_OK && !x.sse && !x.done) {
 				*err = xstrdup("its stream ended before the answer, and the GET that "
 				               "resumes it did not answer with a stream");
@@ -532,7 +581,7 @@ enum mcp_http_end mcp_http_listen(struct mcp_http *h, const struct mcp_http_read
 	for (;;) {
 		unsigned long before = x.events;
 		bool gone = false;
-		CURLcode rc = transfer(&x);
+		CURLcode rc = transfer_signed(&x);
 
 		if (x.status == 405) {
 			end = MCP_HTTP_NONE;
@@ -591,5 +640,6 @@ void mcp_http_free(struct mcp_http *h)
 	strvec_clear(&h->headers);
 	free(h->session);
 	free(h->protocol);
+	oauth_session_free(h->auth);
 	free(h);
 }

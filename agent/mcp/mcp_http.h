@@ -17,6 +17,11 @@ struct mcp_http;
 
 /* `url` and `headers` ("Name: value") are copied. */
 struct mcp_http *mcp_http_new(const char *url, const struct strvec *headers);
+struct oauth_session;
+/* Sign-in for this server (oauth_session.h; taken, freed with h; NULL: none): its bearer
+ * token goes with every request, and a 401 or 403 insufficient_scope is handed to it
+ * before the request is sent again or fails with its sentence. */
+void mcp_http_set_auth(struct mcp_http *h, struct oauth_session *s);
 /* Ends the session (DELETE, when the server gave one) and frees. NULL is fine. No transfer
  * may be running (stop the listener first). */
 void mcp_http_free(struct mcp_http *h);

@@ -3,7 +3,12 @@
  * server URL last, MCP_CONFORMANCE_SCENARIO naming the scenario. It is pevtui's own MCP
  * client (mcp_client.c over mcp_http.c): connect and initialize, list the tools, call
  * each one with arguments made from its input schema, print what came back, and exit 0
- * when every step worked (1 otherwise, with the reason on stderr). */
+ * when every step worked (1 otherwise, with the reason on stderr).
+ * Sign-in is allowed, as with `pevtui --mcp-login`: MCP_CONFORMANCE_CONTEXT's client_id
+ * and client_secret (auth/pre-registration) are the configured client, the suite's
+ * Client ID Metadata Document URL is configured, and the "browser" is this program run as
+ * `conformance_client --follow URL`: it GETs the authorization URL and follows the
+ * suite's redirect to pevtui's listener on 127.0.0.1. */
 #include "config.h"
 
 #include <cjson/cJSON.h>
@@ -13,9 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "strbuf.h"
+#include "xalloc.h"
 
 /* A value for one property of an input schema: the schema's default when it has one,
  * else something of its type (the suite's tools add numbers or take nothing). */
@@ -62,8 +70,50 @@ static char *sample_args(const char *schema_json)
 	return text;
 }
 
+/* The suite's client metadata document: what its auth/basic-cimd scenario expects. */
+#define CONFORMANCE_CIMD_URL "https://conformance-test.local/client-metadata.json"
+
+static size_t discard(char *buf, size_t size, size_t n, void *arg)
+{
+	(void)buf;
+	(void)arg;
+	return size * n;
+}
+
+/* The browser: GET url, following redirects (the suite approves at once). */
+static int follow(const char *url)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		return 1;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	CURLcode rc = curl_easy_perform(c);
+	curl_easy_cleanup(c);
+	return rc == CURLE_OK ? 0 : 1;
+}
+
+/* The configured client of auth/pre-registration, from MCP_CONFORMANCE_CONTEXT. */
+static bool set_context_client(struct mcp_conf *conf, char **err)
+{
+	cJSON *ctx = cJSON_Parse(getenv("MCP_CONFORMANCE_CONTEXT") ? getenv("MCP_CONFORMANCE_CONTEXT")
+	                                                           : "");
+	const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctx, "client_id"));
+	const char *secret =
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctx, "client_secret"));
+	bool ok = (!id || mcp_conf_set_key(conf, "conformance", "client_id", id, err)) &&
+	          (!secret || mcp_conf_set_key(conf, "conformance", "client_secret", secret, err));
+	cJSON_Delete(ctx);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--follow"))
+		return follow(argv[2]);
 	if (argc < 2) {
 		fprintf(stderr, "usage: conformance_client SERVER-URL\n");
 		return 2;
@@ -80,9 +130,21 @@ int main(int argc, char **argv)
 	struct mcp_conf conf = {0};
 	struct mcp_client *c = NULL;
 	if (!mcp_conf_set_key(&conf, "conformance", "url", url, &err) ||
-	    !mcp_conf_check(&conf, &err)) {
+	    !mcp_conf_set_key(&conf, "conformance", "client_metadata_url", CONFORMANCE_CIMD_URL,
+	                      &err) ||
+	    !set_context_client(&conf, &err) || !mcp_conf_check(&conf, &err)) {
 		fprintf(stderr, "conformance_client: %s\n", err);
 		goto out;
+	}
+	conf.v[0].sign_in = true;
+	/* The browser step: this program again, unless the caller chose one. */
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0 && !getenv("BROWSER")) {
+		self[n] = '\0';
+		char *browser = xasprintf("%s --follow", self);
+		setenv("BROWSER", browser, 1);
+		free(browser);
 	}
 	c = mcp_client_new(&conf.v[0], NULL, ws);
 	if (!mcp_client_start(c, &err)) {
