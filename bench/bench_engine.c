@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 	u0 = user_seconds();
 	s0 = sys_seconds();
 	w0 = wall_seconds();
-	e = pev_new(&s, roles, bus, g, run_dir, false, &err);
+	e = pev_new(&s, roles, bus, g, run_dir, PEV_OPEN_NEW, &err);
 	if (!e)
 		fatal("%s", err);
 	pev_start(e);

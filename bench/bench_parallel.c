@@ -144,7 +144,7 @@ static double run_once(const char *dir, const char *script, int parallel)
 	s.gates = 0;
 	s.parallel = parallel;
 	t0 = now_s();
-	e = pev_new(&s, roles, bus, g, run_dir, false, &err);
+	e = pev_new(&s, roles, bus, g, run_dir, PEV_OPEN_NEW, &err);
 	if (!e)
 		fatal("%s", err);
 	pev_start(e);

@@ -366,7 +366,7 @@ static void continue_run(const struct settings *s, struct provider **roles, cons
 	struct gatekeeper *g = gatekeeper_new(bus, 0, GATE_MODE_YES);
 	struct after a = {0, NULL, 0};
 	char *err = NULL;
-	struct pev *e = pev_new(s, roles, bus, g, run_dir, true, &err);
+	struct pev *e = pev_new(s, roles, bus, g, run_dir, PEV_OPEN_RESUME, &err);
 	int code;
 
 	if (!e)
@@ -422,7 +422,7 @@ int main(void)
 		struct pev *e;
 		double t0 = wall_ms();
 
-		e = pev_new(&s, roles, bus, g, run_dir, true, &err);
+		e = pev_new(&s, roles, bus, g, run_dir, PEV_OPEN_RESUME, &err);
 		rebuild_ms[k] = wall_ms() - t0;
 		if (!e)
 			fatal("bench_resume: the journal does not rebuild: %s", err);

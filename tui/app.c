@@ -326,6 +326,19 @@ static bool run_live(const struct app *a)
 	return a->view->state != VR_FINISHED;
 }
 
+/* Posts a command to the engine; when it cannot take it (gone: an attached cockpit's
+ * connection closed, or the engine left its loop), the status line says so instead of
+ * the caller's "sent". */
+static bool post(struct app *a, enum pev_cmd cmd, const char *step_id, const char *json)
+{
+	if (pev_post(a->engine, cmd, step_id, json))
+		return true;
+	set_message(a, "not sent: the engine of run %s is gone (the run ended or stopped); "
+		       "pevtui --resume %s opens it again",
+		    pev_run_id(a->engine), pev_run_id(a->engine));
+	return false;
+}
+
 /* ---- confirmations ---- */
 
 static void ask(struct app *a, const char *question, confirm_fn on_yes)
@@ -354,9 +367,8 @@ static void do_reject_gate(struct app *a)
 
 static void do_abort(struct app *a)
 {
-	if (a->engine)
-		pev_post(a->engine, PEV_CMD_ABORT, NULL, NULL);
-	set_message(a, "aborting the run");
+	if (a->engine && post(a, PEV_CMD_ABORT, NULL, NULL))
+		set_message(a, "aborting the run");
 }
 
 /* ---- editing ---- */
@@ -512,14 +524,17 @@ static void submit_form(struct app *a)
 		return;
 	}
 	g = head_gate(a);
-	if (a->form_use == FORM_GATE_PLAN_STEP || a->form_use == FORM_GATE_STEP)
-		/* An edit is not an answer: the same gate comes back with the new text. */
-		set_message(a, "step %s edited; the gate shows it, changes marked: a approves",
-			    a->form_step_id);
-	else
-		set_message(a, "step %s edited", a->form_step_id);
+	/* When it cannot be sent, the status line says why (post). */
+	if (post(a, PEV_CMD_EDIT, a->form_step_id, json)) {
+		if (a->form_use == FORM_GATE_PLAN_STEP || a->form_use == FORM_GATE_STEP)
+			/* An edit is not an answer: the same gate comes back with the new text. */
+			set_message(a, "step %s edited; the gate shows it, changes marked: a "
+				       "approves",
+				    a->form_step_id);
+		else
+			set_message(a, "step %s edited", a->form_step_id);
+	}
 	(void)g;
-	pev_post(a->engine, PEV_CMD_EDIT, a->form_step_id, json);
 	free(json);
 	close_form(a);
 }
@@ -558,14 +573,13 @@ static void edit_external(struct app *a, const char *json, bool is_plan, struct 
 	(void)gid;
 	if (g && is_plan) {
 		/* The proposal waiting at the gate changes; the gate stays open. */
-		pev_post(a->engine, PEV_CMD_EDIT_PLAN, NULL, out);
-		set_message(a, "plan edited; the gate shows it, changes marked: a approves");
+		if (post(a, PEV_CMD_EDIT_PLAN, NULL, out))
+			set_message(a, "plan edited; the gate shows it, changes marked: a approves");
 	} else if (g) {
-		pev_post(a->engine, PEV_CMD_EDIT, g->step_id, out);
-		set_message(a, "step %s edited; the gate shows it, changes marked: a approves",
-			    g->step_id);
-	} else {
-		pev_post(a->engine, PEV_CMD_EDIT, step_id, out);
+		if (post(a, PEV_CMD_EDIT, g->step_id, out))
+			set_message(a, "step %s edited; the gate shows it, changes marked: a approves",
+				    g->step_id);
+	} else if (post(a, PEV_CMD_EDIT, step_id, out)) {
 		set_message(a, "step %s edited", step_id);
 	}
 	free(out);
@@ -731,8 +745,8 @@ static void act_skip(struct app *a)
 	}
 	if (!can_command(a, s, "skip"))
 		return;
-	pev_post(a->engine, PEV_CMD_SKIP, s->f->id, NULL);
-	set_message(a, "skipping step %s", s->id);
+	if (post(a, PEV_CMD_SKIP, s->f->id, NULL))
+		set_message(a, "skipping step %s", s->id);
 }
 
 static void act_reject(struct app *a)
@@ -751,9 +765,8 @@ static void act_reject(struct app *a)
 
 static void do_rerun(struct app *a)
 {
-	if (a->rerun_id)
-		pev_post(a->engine, PEV_CMD_RERUN_FORCE, a->rerun_id, NULL);
-	set_message(a, "re-run sent");
+	if (a->rerun_id && post(a, PEV_CMD_RERUN_FORCE, a->rerun_id, NULL))
+		set_message(a, "re-run sent");
 }
 
 /* Step i and every step that depends on it, transitively, in plan order: what a re-run
@@ -809,9 +822,8 @@ static void act_rerun(struct app *a)
 
 static void do_rewind(struct app *a)
 {
-	if (a->rewind_json)
-		pev_post(a->engine, PEV_CMD_REWIND, NULL, a->rewind_json);
-	set_message(a, "rewind sent");
+	if (a->rewind_json && post(a, PEV_CMD_REWIND, NULL, a->rewind_json))
+		set_message(a, "rewind sent");
 }
 
 /* u: the workspace back to before the selected step (the goal line: before the run). It
@@ -872,18 +884,21 @@ static void act_pause(struct app *a)
 	}
 	switch (pause_action(a)) {
 	case VP_PAUSE:
-		pev_post(a->engine, PEV_CMD_PAUSE, NULL, NULL);
+		if (!post(a, PEV_CMD_PAUSE, NULL, NULL))
+			break;
 		a->expect_paused = 1;
 		set_message(a, "pause sent");
 		break;
 	case VP_CANCEL:
-		pev_post(a->engine, PEV_CMD_CANCEL_RUNNING, NULL, NULL);
+		if (!post(a, PEV_CMD_CANCEL_RUNNING, NULL, NULL))
+			break;
 		a->expect_paused = 1;
 		a->cancel_sent = true;
 		set_message(a, "cancel sent");
 		break;
 	case VP_RESUME:
-		pev_post(a->engine, PEV_CMD_RESUME, NULL, NULL);
+		if (!post(a, PEV_CMD_RESUME, NULL, NULL))
+			break;
 		a->expect_paused = 0;
 		a->cancel_sent = false;
 		set_message(a, "resume sent");

@@ -13,10 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bus.h"
-#include "events.h"
+#include "ctl_server.h"
 #include "fdio.h"
-#include "journal.h"
 #include "pev.h"
 #include "secrets.h"
 #include "xalloc.h"
@@ -188,25 +186,10 @@ void detach_release(const char *message)
 	release_fd = -1;
 }
 
-/* Bus subscriber: a detached run leaves its loop at run.end (nobody reopens it there). */
-static void quit_at_end(void *ctx, const struct event *ev)
-{
-	if (ev->type == EV_RUN_END)
-		pev_post(ctx, PEV_CMD_QUIT, NULL, NULL);
-}
-
-static bool last_is_end(void *ctx, const struct event *ev)
-{
-	*(bool *)ctx = ev->type == EV_RUN_END;
-	return true;
-}
-
-void detach_cockpit(struct pev *e, struct bus *bus, const char *run_dir)
+void detach_cockpit(struct pev *e, struct ctl_server *ctl, const char *run_dir)
 {
 	const char *id = pev_run_id(e);
-	char *path = xasprintf("%s/journal.jsonl", run_dir), *err = NULL, *msg;
-	struct journal_load_info info = {0};
-	bool ended = false;
+	char *msg;
 
 	msg = xasprintf("pevtui: detached; run %s goes on (pid %ld, log %s/engine.log).\n"
 	                "pevtui: attach again with: pevtui --attach %s",
@@ -222,12 +205,6 @@ void detach_cockpit(struct pev *e, struct bus *bus, const char *run_dir)
 	fprintf(stderr, "%s\n", msg);
 	detach_release(msg);
 	free(msg);
-	/* Subscribed before the journal is read: a run.end published in between is seen by
-	 * one or the other (a second quit is harmless). */
-	bus_subscribe(bus, quit_at_end, e);
-	if (!journal_load(path, last_is_end, &ended, &info, &err))
-		free(err);
-	if (ended)
-		pev_post(e, PEV_CMD_QUIT, NULL, NULL);
-	free(path);
+	/* A run that has ended already leaves now, unless a cockpit is attached. */
+	pev_linger_while(e, ctl_server_watched, ctl);
 }

@@ -6,7 +6,7 @@
 #ifndef PEVTUI_DETACH_H
 #define PEVTUI_DETACH_H
 
-struct bus;
+struct ctl_server;
 struct pev;
 
 /*
@@ -33,9 +33,10 @@ void detach_release(const char *message);
  * The cockpit has ended its screen (D, or the terminal went away): the rest of the run
  * happens without one. Redirects as detach_daemon_start does, leaves the terminal's
  * session, releases the waiter with a message naming `pevtui --attach`, and has the
- * engine leave its loop once the run has ended (a detached run does not linger). `bus`
- * and `e` are borrowed and outlive the run.
+ * engine stay at run.end only while a cockpit is attached over `ctl` (NULL: none can
+ * be; pev_linger_while), so that an attached cockpit can reopen the finished run. `e` and
+ * `ctl` are borrowed and outlive the run.
  */
-void detach_cockpit(struct pev *e, struct bus *bus, const char *run_dir);
+void detach_cockpit(struct pev *e, struct ctl_server *ctl, const char *run_dir);
 
 #endif

@@ -853,7 +853,11 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 		seed_workspace(prov, ws);
 		free(ws);
 	}
-	e = pev_new(s, roles, bus, gates, run_dir, mode == MODE_RESUME, &err);
+	/* A cockpit's --resume opens a finished run too, at its end: an edit or a re-run
+	 * reopens it. Without a screen there is nobody to ask for one. */
+	e = pev_new(s, roles, bus, gates, run_dir,
+		    mode != MODE_RESUME ? PEV_OPEN_NEW : app ? PEV_OPEN_FINISHED : PEV_OPEN_RESUME,
+		    &err);
 	if (!e) {
 		app_free(app);
 		die("%s", err);
@@ -875,6 +879,9 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 		signal_engine = e;
 		ctl = serve_run(run_dir, e, bus, gates);
+		/* A daemon's run stays at its end while a cockpit is attached to reopen it. */
+		if (detach)
+			pev_linger_while(e, ctl_server_watched, ctl);
 		pev_start(e);
 		if (pthread_create(&sig_thread, NULL, signal_thread, NULL))
 			fatal("cannot start the signal thread");
@@ -903,7 +910,7 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 			/* The screen goes, the run goes on (detach.h). */
 			app_free(app);
 			app = NULL;
-			detach_cockpit(e, bus, run_dir);
+			detach_cockpit(e, ctl, run_dir);
 		} else {
 			pev_post(e, PEV_CMD_QUIT, NULL, NULL);
 		}
@@ -1208,7 +1215,14 @@ int main(int argc, char **argv)
 		break;
 	}
 	case MODE_RESUME: {
-		char *dir = resolve_run(&s, cli.run_ref);
+		char *dir = resolve_run(&s, cli.run_ref), *finished;
+		/* Only a cockpit can reopen a finished run (with r or e): without one it is
+		 * refused before anything else is said (pev_new would refuse it later). */
+		if (s.headless || cli.detach || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+			finished = pev_finished_refusal(dir);
+			if (finished)
+				die("%s", finished);
+		}
 		settings_from_journal(&s, dir, cli.given);
 		code = run(&s, cli.mode, dir, cli.detach);
 		free(dir);

@@ -164,6 +164,8 @@ enum msg_kind {
 	MSG_SHELL_ASK,      /* a step job asks the shell, mcp or rewind gate (job->ask_kind) */
 	MSG_BUDGET_BLOCKED, /* a call's reservation did not fit under the cap */
 	MSG_JOURNAL_FAILED, /* the journal cannot be written (json: why) */
+	MSG_LINGER,         /* pev_linger_while (watched, watched_ctx) */
+	MSG_WATCHERS,       /* pev_watchers_changed */
 };
 
 struct msg {
@@ -175,6 +177,8 @@ struct msg {
 	enum gate_decision decision;
 	struct job *job;
 	double amount;
+	bool (*watched)(void *ctx); /* MSG_LINGER */
+	void *watched_ctx;
 	struct msg *next;
 };
 
@@ -203,6 +207,8 @@ struct pev {
 	int shell_timeout_s;
 	size_t http_max_bytes;
 	bool demo, yes, linger;
+	bool (*watched)(void *ctx); /* pev_linger_while: linger only while this says so */
+	void *watched_ctx;
 	int parallel;
 	unsigned gate_mask;
 	enum gate_mode gate_mode;
@@ -212,6 +218,7 @@ struct pev {
 	int ws_fd;
 	struct journal *journal;
 	bool resume;
+	enum pev_open open;
 	unsigned long chaos_seed;
 
 	/* engine state (engine thread only) */
@@ -249,6 +256,7 @@ struct pev {
 	bool stop_loop;          /* leave the event loop */
 	bool final_done;         /* resume: run.final is in the journal already */
 	bool reopen_on_start;    /* resume of a run whose last segment ended */
+	bool open_at_end;        /* PEV_OPEN_FINISHED of a finished run: start at run.end */
 	unsigned long cmd_seq;   /* seq of the operator.command being applied, 0 none */
 	char *resume_summary;    /* what was kept and what starts over */
 
@@ -279,6 +287,7 @@ struct pev {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct msg *inbox, **inbox_tail;
+	bool closed;              /* the loop has ended or will: pev_post refuses (under lock) */
 	unsigned long *open_ids;  /* gate ids that pev_answer may answer (under lock) */
 	size_t n_open_ids, cap_open_ids;
 	atomic_bool aborting;     /* abort or quit posted: workers stop asking */

@@ -60,6 +60,21 @@ void engine_post(struct pev *e, struct msg *m)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* The loop ends after this message: from now on pev_post refuses (engine thread). */
+static void stop_loop(struct pev *e)
+{
+	e->stop_loop = true;
+	pthread_mutex_lock(&e->lock);
+	e->closed = true;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Whether the run stays open at run.end: a cockpit's, or a detached one while watched. */
+static bool lingers(const struct pev *e)
+{
+	return e->linger && (!e->watched || e->watched(e->watched_ctx));
+}
+
 static struct msg *take(struct pev *e)
 {
 	struct msg *m;
@@ -75,14 +90,18 @@ static struct msg *take(struct pev *e)
 	return m;
 }
 
-void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json)
+bool pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json)
 {
 	struct msg *m;
 
-	if (e->remote_post) {
-		e->remote_post(e->remote_ctx, cmd, step_id, json);
-		return;
+	if (e->remote_post)
+		return e->remote_post(e->remote_ctx, cmd, step_id, json);
+	pthread_mutex_lock(&e->lock);
+	if (e->closed) {
+		pthread_mutex_unlock(&e->lock);
+		return false;
 	}
+	pthread_mutex_unlock(&e->lock);
 	m = xcalloc(1, sizeof(*m));
 	m->kind = MSG_CMD;
 	m->cmd = cmd;
@@ -92,6 +111,7 @@ void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
 	if (cmd == PEV_CMD_ABORT || cmd == PEV_CMD_QUIT)
 		atomic_store(&e->aborting, true);
 	engine_post(e, m);
+	return true;
 }
 
 bool pev_answer(struct pev *e, unsigned long gate_id, enum gate_decision d, const char *json)
@@ -150,6 +170,7 @@ static void journal_failed(struct pev *e, const char *why)
 				 why, e->run_id);
 
 	e->linger = false;
+	e->watched = NULL;
 	atomic_store(&e->aborting, true);
 	engine_end(e, PEV_EXIT_ERROR, "%s", reason);
 	/* Already ending or ended: the failure still decides how it ends. */
@@ -157,7 +178,7 @@ static void journal_failed(struct pev *e, const char *why)
 	free(e->end_reason);
 	e->end_reason = reason;
 	if (e->phase == PH_ENDED)
-		e->stop_loop = true;
+		stop_loop(e);
 }
 
 static void journal_failure_cb(void *ctx, const char *error)
@@ -190,13 +211,13 @@ static void maybe_finish_ending(struct pev *e)
 	if (e->phase != PH_ENDING || e->n_jobs > 0)
 		return;
 	if (e->quit) {
-		e->stop_loop = true;
+		stop_loop(e);
 		return;
 	}
 	/* The loop stops at run.end: the servers end first, so that their stop is in the
 	 * run's record before its end and nothing follows run.end. (A lingering cockpit's
 	 * servers stay up for a re-run; they end with the loop, unannounced: mcp_calls.c.) */
-	if (!e->linger)
+	if (!lingers(e))
 		mcpcalls_stop(e);
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "status", exit_status_name(e->exit_code));
@@ -218,8 +239,8 @@ static void maybe_finish_ending(struct pev *e)
 		e->report_path = xasprintf("%s/report.md", e->run_dir);
 	else
 		e->report_error = err;
-	if (!e->linger)
-		e->stop_loop = true;
+	if (!lingers(e))
+		stop_loop(e);
 }
 
 void engine_end(struct pev *e, enum pev_exit code, const char *fmt, ...)
@@ -363,6 +384,13 @@ static void apply_command(struct pev *e, struct msg *m)
 	bool at_gate = e->phase == PH_PLAN_GATE || e->phase == PH_REPLAN_GATE;
 	double b;
 
+	if (m->cmd == PEV_CMD_QUIT && e->phase == PH_ENDED) {
+		/* Nothing to stop: the run has its end in the journal already, and a quit
+		 * after it is no part of the run's record. */
+		e->quit = true;
+		stop_loop(e);
+		return;
+	}
 	publish_command(e, cmd_names[m->cmd], m->step_id, 0,
 			m->cmd == PEV_CMD_EDIT || m->cmd == PEV_CMD_EDIT_PLAN ||
 					m->cmd == PEV_CMD_BUDGET || m->cmd == PEV_CMD_REWIND
@@ -376,10 +404,6 @@ static void apply_command(struct pev *e, struct msg *m)
 		break;
 	case PEV_CMD_QUIT:
 		e->quit = true;
-		if (e->phase == PH_ENDED) {
-			e->stop_loop = true;
-			break;
-		}
 		engine_end(e, PEV_EXIT_ABORTED, "the operator quit; the run can be resumed");
 		break;
 	case PEV_CMD_PAUSE:
@@ -523,6 +547,14 @@ static void publish_run_start(struct pev *e, enum event_type type)
 
 static void start(struct pev *e)
 {
+	if (e->open_at_end) {
+		/* A finished run, opened to be reopened: it waits at its end for an edit or a
+		 * re-run, and says nothing until one comes (the journal stays as it was). */
+		e->phase = PH_ENDED;
+		if (!lingers(e))
+			stop_loop(e);
+		return;
+	}
 	if (!e->resume) {
 		publish_run_start(e, EV_RUN_START);
 		planning_start(e);
@@ -558,6 +590,21 @@ void engine_step(struct pev *e, struct msg *m)
 	case MSG_CMD: apply_command(e, m); break;
 	case MSG_ANSWER: apply_answer(e, m); break;
 	case MSG_JOURNAL_FAILED: journal_failed(e, m->json); break;
+	case MSG_LINGER:
+		/* A journal that failed ended the lingering for good (journal_failed). */
+		if (!journal_error(e->journal)) {
+			e->linger = true;
+			e->watched = m->watched;
+			e->watched_ctx = m->watched_ctx;
+		}
+		/* At run.end already, nobody may be watching. */
+		if (e->phase == PH_ENDED && !lingers(e))
+			stop_loop(e);
+		break;
+	case MSG_WATCHERS:
+		if (e->phase == PH_ENDED && !lingers(e))
+			stop_loop(e);
+		break;
 	case MSG_JOB_DONE: {
 		struct job *j = m->job;
 		e->n_jobs--;
@@ -649,6 +696,7 @@ static void *engine_main(void *arg)
 		engine_step(e, m);
 		engine_msg_free(m);
 	}
+	stop_loop(e); /* pev_post refuses from here on, whatever ended the loop */
 	pool_stop(e);
 	mcpcalls_stop(e); /* no step calls a tool any more: every server ends with the run */
 	return NULL;
@@ -670,8 +718,8 @@ static char *make_run_id(void)
 }
 
 struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__COUNT],
-		    struct bus *bus, struct gatekeeper *gates, const char *run_dir, bool resume,
-		    char **err)
+		    struct bus *bus, struct gatekeeper *gates, const char *run_dir,
+		    enum pev_open open, char **err)
 {
 	struct pev *e = xcalloc(1, sizeof(*e));
 	const char *slash;
@@ -708,7 +756,8 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	slash = strrchr(e->run_dir, '/');
 	e->run_id = xstrdup(slash ? slash + 1 : e->run_dir);
 	e->workspace = s->workspace ? xstrdup(s->workspace) : xasprintf("%s/workspace", run_dir);
-	e->resume = resume;
+	e->resume = open != PEV_OPEN_NEW;
+	e->open = open;
 	e->ws_fd = -1;
 	e->lock_fd = -1;
 	e->next_gate_id = 1;
@@ -767,7 +816,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	/* The report takes what the journal takes: the journal's past (resume), then, from
 	 * the same moment as the journal, every event published. */
 	e->report = report_live_new();
-	if (resume && !rebuild_from_journal(e, err))
+	if (e->resume && !rebuild_from_journal(e, err))
 		goto fail;
 	e->journal = journal_open(run_dir, err);
 	if (!e->journal)
@@ -785,6 +834,24 @@ fail:
 void pev_set_linger(struct pev *e, bool linger)
 {
 	e->linger = linger;
+}
+
+void pev_linger_while(struct pev *e, bool (*watched)(void *ctx), void *ctx)
+{
+	struct msg *m = xcalloc(1, sizeof(*m));
+
+	m->kind = MSG_LINGER;
+	m->watched = watched;
+	m->watched_ctx = ctx;
+	engine_post(e, m);
+}
+
+void pev_watchers_changed(struct pev *e)
+{
+	struct msg *m = xcalloc(1, sizeof(*m));
+
+	m->kind = MSG_WATCHERS;
+	engine_post(e, m);
 }
 
 void pev_start(struct pev *e)

@@ -15,17 +15,33 @@ enum pev_exit { PEV_EXIT_OK = 0, PEV_EXIT_ERROR = 1, PEV_EXIT_PARTIAL = 2, PEV_E
 
 struct pev;
 
+/* How pev_new opens run_dir. */
+enum pev_open {
+	PEV_OPEN_NEW,      /* a new run */
+	PEV_OPEN_RESUME,   /* the state rebuilt from run_dir/journal.jsonl, and the run goes on;
+			    * a run that finished (passed, partial) is refused: nothing to do */
+	PEV_OPEN_FINISHED, /* the same, but a finished run is opened at its end, to be
+			    * reopened by an edit or a re-run (a cockpit's --resume): nothing
+			    * is journaled until one comes, and quitting leaves it as it was */
+};
+
 /*
  * Prepares a run. `s` is copied; `providers[role]` are borrowed (the same provider may
  * serve several roles) and must outlive the run; `bus` and `gates` are borrowed.
  * `run_dir` is the run's directory (journal, plan.json, report.md, default workspace).
- * When `resume` is true the engine rebuilds its state from run_dir/journal.jsonl first.
- * NULL + *err on a setup failure (workspace, journal).
+ * NULL + *err on a setup failure (workspace, journal) or a refused resume.
  */
 struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__COUNT],
-		    struct bus *bus, struct gatekeeper *gates, const char *run_dir, bool resume,
-		    char **err);
+		    struct bus *bus, struct gatekeeper *gates, const char *run_dir,
+		    enum pev_open open, char **err);
 void pev_free(struct pev *e);
+/*
+ * When run_dir's journal ends with a run that finished (passed, partial): the one-line
+ * sentence a front end without a cockpit refuses to resume it with, naming --replay and
+ * the cockpit (caller frees). NULL otherwise: unfinished, aborted, error, or a journal
+ * that cannot be read (pev_new says what is wrong with it).
+ */
+char *pev_finished_refusal(const char *run_dir);
 
 /* Starts the engine thread (the event loop) and its workers. */
 void pev_start(struct pev *e);
@@ -34,6 +50,16 @@ enum pev_exit pev_join(struct pev *e);
 /* Interactive runs stay open after run.end, so an edit or a re-run can reopen them, until
  * PEV_CMD_QUIT. Headless runs (the default) leave the loop at run.end. Before pev_start. */
 void pev_set_linger(struct pev *e, bool linger);
+/*
+ * A detached run stays open after run.end only while someone watches it: while
+ * `watched(ctx)` (any thread) says a cockpit is attached. It leaves the loop at a run.end
+ * nobody watches, and when the last watcher goes after run.end (call pev_watchers_changed
+ * then). Any thread, also while the engine runs (a cockpit that detaches); `ctx` is
+ * borrowed and outlives the loop.
+ */
+void pev_linger_while(struct pev *e, bool (*watched)(void *ctx), void *ctx);
+/* The watchers of pev_linger_while may be gone (any thread). */
+void pev_watchers_changed(struct pev *e);
 
 /* Operator commands (any thread). Each is a message to the engine's inbox, taken in
  * order, journaled as an operator.command event, then applied; none of them waits. */
@@ -55,7 +81,11 @@ enum pev_cmd {
 			  * goes back to that checkpoint (a checkpoint of it is taken first);
 			  * only while the run is paused or ended and no step job is in flight */
 };
-void pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
+/* true when the command is on its way: in the engine's inbox (or, for pev_new_remote,
+ * written to the engine's socket); false when it cannot be delivered because the engine
+ * has left its loop or decided to (the run ended and nobody reopened it, a quit) or the
+ * connection is gone. PEV_CMD_QUIT after run.end only ends the loop: it is not journaled. */
+bool pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *json);
 
 /*
  * Answers the open gate `gate_id` (any thread). `json` (copied, may be NULL) goes with

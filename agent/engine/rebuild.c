@@ -16,6 +16,7 @@
 #include "bus.h"
 #include "events.h"
 #include "journal.h"
+#include "jsonx.h"
 #include "report_live.h"
 #include "series_rebuild.h"
 #include "xalloc.h"
@@ -108,6 +109,55 @@ static char *summary(const struct strvec *kept, const struct strvec *again, bool
 	return strbuf_detach(&sb);
 }
 
+/* Passed or partial: a run with nothing left to do unless the operator reopens it. */
+static bool finished_status(const char *status)
+{
+	return status && (!strcmp(status, "passed") || !strcmp(status, "partial"));
+}
+
+static char *finished_refusal(const char *run_id, const char *status)
+{
+	return xasprintf("run %s already finished (%s): browse it with pevtui --replay %s, or "
+			 "reopen it in the cockpit (pevtui --resume %s at a terminal, then r "
+			 "re-runs a step, e edits one)",
+			 run_id, status, run_id, run_id);
+}
+
+/* The status of the journal's last run.end, NULL when a run.reopen (or nothing) follows. */
+static bool last_end(void *ctx, const struct event *ev)
+{
+	char **status = ctx;
+
+	if (ev->type == EV_RUN_END || ev->type == EV_RUN_REOPEN) {
+		cJSON *o = ev->type == EV_RUN_END ? cJSON_Parse(ev->json) : NULL;
+		const char *s = jsonx_str(o, "status");
+		free(*status);
+		*status = s ? xstrdup(s) : NULL;
+		cJSON_Delete(o);
+	}
+	return true;
+}
+
+char *pev_finished_refusal(const char *run_dir)
+{
+	char *path = xasprintf("%s/journal.jsonl", run_dir), *status = NULL, *err = NULL;
+	struct journal_load_info info = {0};
+	const char *slash;
+	char *why = NULL, *id = xstrdup(run_dir);
+
+	for (size_t n = strlen(id); n > 1 && id[n - 1] == '/'; n--)
+		id[n - 1] = '\0';
+	slash = strrchr(id, '/');
+	if (!journal_load(path, last_end, &status, &info, &err))
+		free(err); /* pev_new says what is wrong with it */
+	else if (finished_status(status))
+		why = finished_refusal(slash ? slash + 1 : id, status);
+	free(status);
+	free(path);
+	free(id);
+	return why;
+}
+
 bool rebuild_from_journal(struct pev *e, char **err)
 {
 	char *path = xasprintf("%s/journal.jsonl", e->run_dir);
@@ -116,14 +166,13 @@ bool rebuild_from_journal(struct pev *e, char **err)
 	struct strvec kept = STRVEC_INIT, again = STRVEC_INIT;
 	struct visit_ctx vc = {&rs, e->checkpoints ? series_rebuild_new(e->checkpoints) : NULL,
 			       e->report};
-	bool ok;
+	bool ok, finished;
 
 	fold_init(&rs);
 	ok = journal_load(path, visit, &vc, &info, err);
-	if (ok && rs.ended && rs.end_status &&
-	    (!strcmp(rs.end_status, "passed") || !strcmp(rs.end_status, "partial"))) {
-		*err = xasprintf("run %s already finished (%s); use --replay to browse it",
-				 e->run_id, rs.end_status);
+	finished = ok && rs.ended && finished_status(rs.end_status);
+	if (finished && e->open != PEV_OPEN_FINISHED) {
+		*err = finished_refusal(e->run_id, rs.end_status);
 		ok = false;
 	}
 	if (ok && info.torn_tail && !journal_repair(path, &info, err))
@@ -191,7 +240,12 @@ bool rebuild_from_journal(struct pev *e, char **err)
 		e->final_done = true;
 		e->exit_code = rs.partial ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
 	}
-	e->reopen_on_start = rs.ended;
+	/* A finished run opened to be reopened waits at its end (start in loop.c); one that
+	 * ended otherwise (aborted, error) goes on at once, in a new segment. */
+	e->open_at_end = finished;
+	if (finished)
+		e->exit_code = !strcmp(rs.end_status, "partial") ? PEV_EXIT_PARTIAL : PEV_EXIT_OK;
+	e->reopen_on_start = rs.ended && !finished;
 	/* Until that run.reopen the run is ended: its servers' start outcomes, which come
 	 * from threads that start beside the engine's, wait for it (mcp_calls.c). */
 	e->mcp_ended = rs.ended;

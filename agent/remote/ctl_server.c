@@ -290,8 +290,12 @@ static void do_line(struct ctl_server *s, struct conn *c, const char *line, size
 		}
 		break;
 	case CTL_COMMAND:
-		pev_post(s->e, cmd.cmd, cmd.step_id, cmd.json);
-		reply(s, c, ctl_reply_ok(cmd.id));
+		if (pev_post(s->e, cmd.cmd, cmd.step_id, cmd.json))
+			reply(s, c, ctl_reply_ok(cmd.id));
+		else
+			reply(s, c, ctl_reply_error(cmd.id, "the run's engine is leaving (the run "
+			                                    "ended and nobody reopened it): the "
+			                                    "command was not delivered"));
 		break;
 	}
 	ctl_cmd_release(&cmd);
@@ -428,20 +432,30 @@ static void do_accept(struct ctl_server *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Closes dead clients (lock held). */
-static void reap(struct ctl_server *s)
+/* A client that said hello (its replay may still be on its way) and is not gone. */
+static bool watching(const struct conn *c)
 {
+	return (c->hello || c->holding) && !c->dead;
+}
+
+/* Closes dead clients (lock held). True when one of them watched (had said hello). */
+static bool reap(struct ctl_server *s)
+{
+	bool watcher_gone = false;
+
 	for (struct conn **pp = &s->conns; *pp;) {
 		struct conn *c = *pp;
 
 		if (c->dead) {
 			*pp = c->next;
 			s->n_conns--;
+			watcher_gone |= c->hello || c->holding;
 			conn_free(c);
 		} else {
 			pp = &c->next;
 		}
 	}
+	return watcher_gone;
 }
 
 static void *serve(void *arg)
@@ -454,17 +468,22 @@ static void *serve(void *arg)
 	for (;;) {
 		size_t n = 2;
 		char buf[256];
-		bool listening = false;
+		bool listening = false, watched = false, watcher_gone;
 
 		pthread_mutex_lock(&s->lock);
 		if (s->stop) {
 			pthread_mutex_unlock(&s->lock);
 			break;
 		}
-		reap(s);
-		for (struct conn *c = s->conns; c && !listening; c = c->next)
-			listening = c->hello;
+		watcher_gone = reap(s);
+		for (struct conn *c = s->conns; c; c = c->next) {
+			listening |= c->hello;
+			watched |= watching(c);
+		}
 		pthread_mutex_unlock(&s->lock);
+		/* A detached run that ended may be waiting only for its last cockpit. */
+		if (watcher_gone && !watched)
+			pev_watchers_changed(s->e);
 		follow_deltas(s, listening);
 		pthread_mutex_lock(&s->lock);
 		fds = xgrow(fds, &cap, s->n_conns + 2, sizeof(*fds));
@@ -576,6 +595,20 @@ size_t ctl_server_clients(struct ctl_server *s)
 	n = s->n_conns;
 	pthread_mutex_unlock(&s->lock);
 	return n;
+}
+
+bool ctl_server_watched(void *server)
+{
+	struct ctl_server *s = server;
+	bool watched = false;
+
+	if (!s)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	for (struct conn *c = s->conns; c && !watched; c = c->next)
+		watched = watching(c);
+	pthread_mutex_unlock(&s->lock);
+	return watched;
 }
 
 void ctl_server_free(struct ctl_server *s)

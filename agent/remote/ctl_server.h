@@ -4,6 +4,7 @@
 #ifndef PEVTUI_CTL_SERVER_H
 #define PEVTUI_CTL_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct bus;
@@ -31,5 +32,11 @@ struct ctl_server *ctl_server_start(const char *run_dir, const char *run_id, str
 void ctl_server_free(struct ctl_server *s);
 /* Clients connected now (tests, the board). */
 size_t ctl_server_clients(struct ctl_server *s);
+/*
+ * Whether a cockpit watches the run: a client that said hello is connected (`server` is a
+ * struct ctl_server *, or NULL: nobody). Any thread. For pev_linger_while: when the last
+ * such client goes, the server calls pev_watchers_changed on its engine.
+ */
+bool ctl_server_watched(void *server);
 
 #endif

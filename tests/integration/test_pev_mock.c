@@ -206,7 +206,7 @@ static void whole_run(bool anthropic, const struct role_script roles[3],
 	free(cmd);
 	gates = gatekeeper_new(bus, s.gates, GATE_MODE_YES);
 	bus_subscribe(bus, on_event, &seen);
-	e = pev_new(&s, per_role, bus, gates, run_dir, false, &err);
+	e = pev_new(&s, per_role, bus, gates, run_dir, PEV_OPEN_NEW, &err);
 	if (!e)
 		fail_msg("pev_new: %s", err);
 	pev_start(e);

@@ -167,7 +167,7 @@ static bool engine_start(struct drv *d, bool resume, char **err)
 	d->gk = gatekeeper_new(d->bus, d->s.gates, GATE_MODE_OPERATOR);
 	for (int i = 0; i < ROLE__COUNT; i++)
 		roles[i] = d->prov;
-	d->e = pev_new(&d->s, roles, d->bus, d->gk, d->run_dir, resume, err);
+	d->e = pev_new(&d->s, roles, d->bus, d->gk, d->run_dir, resume ? PEV_OPEN_RESUME : PEV_OPEN_NEW, err);
 	if (!d->e) {
 		gatekeeper_free(d->gk);
 		bus_free(d->bus);

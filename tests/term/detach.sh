@@ -21,6 +21,9 @@ tmux -L "$SOCK" send-keys -t again a
 wait_in again "Gate: High-complexity step" 60
 tmux -L "$SOCK" send-keys -t again a
 wait_in again "finished — passed" 60
+# It stays at its end while the cockpit is attached, and leaves with it.
+tmux -L "$SOCK" send-keys -t again q
+wait_in again "again-EXIT=0" 10
 wait_state passed
 grep -q '"type":"run.end","status":"passed"' "$rundir/journal.jsonl" ||
 	grep -q '"status":"passed","exit_code":0' "$rundir/journal.jsonl" || fail "no run.end"

@@ -22,9 +22,9 @@ start 100 30 --attach last
 wait_for "Gate: High-complexity step" 30
 keys a
 wait_for "finished — passed" 60
-wait_state passed
 keys q
 wait_for "PEVTUI-EXIT=0" 10
+wait_state passed
 
 # A run whose engine was killed: attach says so and offers --resume.
 tmux -L "$SOCK" kill-server >/dev/null 2>&1

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,10 @@ struct run {
 	void (*hook)(struct run *r, const cJSON *ev);
 	/* Called once the engine stopped, before the journal is read. */
 	void (*joined)(struct run *r);
+	/* Called right after pev_start (the engine thread runs). */
+	void (*started)(struct run *r);
+	/* With `watch`, the run lingers only while *watch (pev_linger_while). */
+	atomic_bool *watch;
 	int hook_state;
 	unsigned long held_gate; /* a gate the hook holds open for a while */
 };
@@ -339,8 +344,14 @@ static void check_report(const struct run *r)
 	free(path);
 }
 
-/* Runs (or resumes) the scripted run; mode is how unanswered gates are handled. */
-static int run_go(struct run *r, enum gate_mode mode, bool resume)
+static bool watched_cb(void *ctx)
+{
+	return atomic_load((atomic_bool *)ctx);
+}
+
+/* Runs (or resumes: PEV_OPEN_RESUME or true, PEV_OPEN_FINISHED) the scripted run; mode is
+ * how unanswered gates are handled. */
+static int run_go(struct run *r, enum gate_mode mode, enum pev_open open)
 {
 	char *path = xasprintf("%s/script.json", r->dir), *err = NULL, *text;
 	struct provider *roles[ROLE__COUNT];
@@ -379,12 +390,16 @@ static int run_go(struct run *r, enum gate_mode mode, bool resume)
 	r->gates = gatekeeper_new(r->bus, r->s.gates, mode);
 	for (int i = 0; i < ROLE__COUNT; i++)
 		roles[i] = &r->rec->base;
-	r->e = pev_new(&r->s, roles, r->bus, r->gates, r->run_dir, resume, &err);
+	r->e = pev_new(&r->s, roles, r->bus, r->gates, r->run_dir, open, &err);
 	if (!r->e)
 		fail_msg("pev_new: %s", err);
 	bus_subscribe(r->bus, answer_gates, r);
 	pev_set_linger(r->e, r->linger);
+	if (r->watch)
+		pev_linger_while(r->e, watched_cb, r->watch);
 	pev_start(r->e);
+	if (r->started)
+		r->started(r);
 	r->exit_code = pev_join(r->e);
 	if (r->joined)
 		r->joined(r);
@@ -1029,9 +1044,16 @@ static void test_resume_refuses_finished_run(void **state)
 	g = gatekeeper_new(bus, 0, GATE_MODE_YES);
 	for (int i = 0; i < ROLE__COUNT; i++)
 		roles[i] = &r.rec->base;
-	e = pev_new(&r.s, roles, bus, g, r.run_dir, true, &err);
+	e = pev_new(&r.s, roles, bus, g, r.run_dir, PEV_OPEN_RESUME, &err);
 	assert_null(e);
-	assert_non_null(strstr(err, "already finished"));
+	/* Without a cockpit nobody can reopen it: one line that says where to go instead. */
+	assert_non_null(strstr(err, "already finished (passed): browse it with pevtui --replay run1"));
+	assert_non_null(strstr(err, "reopen it in the cockpit"));
+	assert_null(strchr(err, '\n'));
+	free(err);
+	err = pev_finished_refusal(r.run_dir);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "already finished (passed)"));
 	free(err);
 	gatekeeper_free(g);
 	bus_free(bus);
@@ -1060,7 +1082,7 @@ static void test_second_engine_on_a_run_folder_is_refused(void **state)
 	g = gatekeeper_new(bus, 0, GATE_MODE_YES);
 	for (int i = 0; i < ROLE__COUNT; i++)
 		roles[i] = &r.rec->base;
-	e = pev_new(&r.s, roles, bus, g, r.run_dir, true, &err);
+	e = pev_new(&r.s, roles, bus, g, r.run_dir, PEV_OPEN_RESUME, &err);
 	assert_null(e);
 	want = xasprintf("the run run1 is in use by pid %ld", (long)getpid());
 	assert_non_null(strstr(err, want));
@@ -1073,7 +1095,7 @@ static void test_second_engine_on_a_run_folder_is_refused(void **state)
 	/* Released with the first engine: now the resume is taken. */
 	pev_free(r.e);
 	r.e = NULL;
-	e = pev_new(&r.s, roles, bus, g, r.run_dir, true, &err);
+	e = pev_new(&r.s, roles, bus, g, r.run_dir, PEV_OPEN_RESUME, &err);
 	if (!e)
 		fail_msg("pev_new after release: %s", err);
 	pev_free(e);
@@ -1650,12 +1672,138 @@ static void assert_nothing_after_run_end(const struct run *r)
 		if (ended && !is(ev, "operator.command", NULL) && !is(ev, "run.reopen", NULL))
 			fail_msg("%s (%s) was journaled after run.end", jsonx_str(ev, "type"),
 				 jsonx_str(ev, "message") ? jsonx_str(ev, "message") : "");
+		/* A quit after the end ends the loop, not the run: it is no part of the record. */
+		if (ended && is(ev, "operator.command", NULL) &&
+		    !strcmp(jsonx_str(ev, "command"), "quit"))
+			fail_msg("operator.command quit was journaled after run.end");
 		if (is(ev, "run.end", NULL))
 			ended = true;
 		if (is(ev, "run.reopen", NULL))
 			ended = false;
 	}
 	assert_true(ended);
+}
+
+/* The cockpit's --resume of a finished run opens it at its end: nothing is journaled
+ * until a command reopens it, and a quit leaves the journal byte for byte as it was. */
+static void quit_at_once(struct run *r)
+{
+	assert_true(pev_post(r->e, PEV_CMD_QUIT, NULL, NULL));
+}
+
+static void test_finished_run_opens_at_its_end(void **state)
+{
+	struct run r;
+	char *path, *before, *after;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, PEV_OPEN_NEW), PEV_EXIT_OK);
+	run_end_go(&r);
+	path = xasprintf("%s/journal.jsonl", r.run_dir);
+	before = testdir_slurp(path);
+	r.linger = true;
+	r.started = quit_at_once;
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, PEV_OPEN_FINISHED), PEV_EXIT_OK);
+	after = testdir_slurp(path);
+	assert_string_equal(before, after);
+	/* The loop is over: nothing more can be delivered, and the poster is told. */
+	assert_false(pev_post(r.e, PEV_CMD_RERUN, "a", NULL));
+	free(before);
+	free(after);
+	free(path);
+	run_free(&r);
+}
+
+/* ... and a re-run reopens it: run.reopen names the command, the step runs again, and the
+ * new segment ends with its own run.end (after which the quit is not journaled). */
+static void rerun_at_once(struct run *r)
+{
+	assert_true(pev_post(r->e, PEV_CMD_RERUN_FORCE, "a", NULL));
+}
+
+static void quit_at_end(struct run *r, const cJSON *ev)
+{
+	if (is(ev, "run.end", NULL))
+		pev_post(r->e, PEV_CMD_QUIT, NULL, NULL);
+}
+
+static void test_finished_run_reopened_by_rerun(void **state)
+{
+	struct run r;
+	const cJSON *reopen, *cmd;
+
+	(void)state;
+	run_init(&r, script_new());
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_YES, PEV_OPEN_NEW), PEV_EXIT_OK);
+	run_end_go(&r);
+	r.linger = true;
+	r.started = rerun_at_once;
+	r.hook = quit_at_end;
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, PEV_OPEN_FINISHED), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "run.end", NULL), 2);
+	assert_int_equal(count(&r, "run.reopen", NULL), 1);
+	assert_int_equal(count(&r, "step.start", "a"), 2);
+	reopen = nth(&r, "run.reopen", NULL, 0);
+	assert_string_equal(jsonx_str(reopen, "reason"), "rerun");
+	cmd = last(&r, "operator.command");
+	assert_string_equal(jsonx_str(cmd, "command"), "rerun");
+	assert_true(jsonx_num(reopen, "by_seq", &(double){0}));
+	assert_nothing_after_run_end(&r);
+	run_free(&r);
+}
+
+/* A detached run stays at its end while a cockpit watches: a re-run from it reopens the
+ * run; when the last watcher goes the engine leaves, journaling nothing for it. */
+static atomic_bool watching_now;
+
+static void watched_rerun_then_leave(struct run *r, const cJSON *ev)
+{
+	if (!is(ev, "run.end", NULL))
+		return;
+	if (r->hook_state++ == 0) {
+		assert_true(pev_post(r->e, PEV_CMD_RERUN_FORCE, "a", NULL));
+	} else {
+		atomic_store(&watching_now, false);
+		pev_watchers_changed(r->e);
+	}
+}
+
+static void test_detached_run_lingers_while_watched(void **state)
+{
+	struct run r;
+
+	(void)state;
+	atomic_store(&watching_now, true);
+	run_init(&r, script_new());
+	r.watch = &watching_now;
+	r.hook = watched_rerun_then_leave;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, PEV_OPEN_NEW), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "run.end", NULL), 2);
+	assert_int_equal(count(&r, "run.reopen", NULL), 1);
+	assert_int_equal(count(&r, "step.start", "a"), 2);
+	assert_nothing_after_run_end(&r);
+	assert_false(pev_post(r.e, PEV_CMD_RERUN, "a", NULL));
+	run_free(&r);
+}
+
+/* Nobody watching at run.end: the detached run leaves there, as a headless one does. */
+static void test_detached_run_unwatched_leaves_at_end(void **state)
+{
+	struct run r;
+
+	(void)state;
+	atomic_store(&watching_now, false);
+	run_init(&r, script_new());
+	r.watch = &watching_now;
+	script_plan(r.script, plan_of(step("a", NULL, NULL, NULL), NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, PEV_OPEN_NEW), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "run.end", NULL), 1);
+	assert_nothing_after_run_end(&r);
+	run_free(&r);
 }
 
 static const cJSON *mcp_notice(const struct run *r, const char *state)
@@ -2463,6 +2611,10 @@ int main(void)
 		cmocka_unit_test(test_gate_holds_only_its_step),
 		cmocka_unit_test(test_edit_at_gate_invalidates_dependents),
 		cmocka_unit_test(test_forced_rerun_reopens_finished_run),
+		cmocka_unit_test(test_finished_run_opens_at_its_end),
+		cmocka_unit_test(test_finished_run_reopened_by_rerun),
+		cmocka_unit_test(test_detached_run_lingers_while_watched),
+		cmocka_unit_test(test_detached_run_unwatched_leaves_at_end),
 		cmocka_unit_test(test_quit_after_rerun_forgets_the_report),
 		cmocka_unit_test(test_server_up_after_run_end_is_not_journaled),
 		cmocka_unit_test(test_rerun_uses_server_up_after_run_end),
