@@ -17,6 +17,7 @@
 #include "board.h"
 #include "events.h"
 #include "jsonx.h"
+#include "checkpoint.h"
 #include "run_list.h"
 #include "settings.h"
 #include "strbuf.h"
@@ -24,6 +25,7 @@
 #include "xalloc.h"
 
 #define RESCAN_MS 1000
+#define STORES_S 30 /* the stores' size is a walk of their folders: not every second */
 
 struct board_screen {
 	const struct settings *s;
@@ -39,6 +41,8 @@ struct board_screen {
 	char *picked;
 	bool quit;
 	bool *want_new; /* n: a new run (NULL: not offered) */
+	char *stores;   /* the checkpoint stores' size ("61.2 MB"), or NULL */
+	time_t stores_at; /* when it was measured: again at most every STORES_S */
 };
 
 /* Feeds `json` (an event of `type`) to the notification settings. */
@@ -95,6 +99,11 @@ static void scan(struct board_screen *bs)
 	if (!board_scan(bs->s->runs_dir, &bs->b, &bs->err))
 		board_release(&bs->b);
 	board_sort(&bs->b, bs->sort);
+	if (!bs->stores || time(NULL) - bs->stores_at >= STORES_S) {
+		free(bs->stores);
+		bs->stores = checkpoint_bytes_text(checkpoint_stores_bytes());
+		bs->stores_at = time(NULL);
+	}
 	gates = board_gates_waiting(&bs->b);
 	/* A gate opened somewhere since the last look: the operator is wanted, told as the
 	 * notification settings say (bell, desktop notification, notify_cmd). */
@@ -137,9 +146,11 @@ static void draw(struct board_screen *bs)
 	erase();
 	if (bs->sel >= n)
 		bs->sel = n ? n - 1 : 0;
-	head = xasprintf("pevtui board · %zu runs · %d gates waiting · sort: %s%s%s", bs->b.n,
-	                 board_gates_waiting(&bs->b), board_sort_name(bs->sort),
-	                 bs->filter.len || bs->typing ? " · filter: " : "", bs->filter.buf);
+	head = xasprintf("pevtui board · %zu runs · %d gates waiting · sort: %s%s%s · "
+	                 "checkpoints %s",
+	                 bs->b.n, board_gates_waiting(&bs->b), board_sort_name(bs->sort),
+	                 bs->filter.len || bs->typing ? " · filter: " : "", bs->filter.buf,
+	                 bs->stores ? bs->stores : "?");
 	attron(A_BOLD);
 	put(0, 0, head, COLS);
 	attroff(A_BOLD);
@@ -305,5 +316,6 @@ char *board_screen_run(const struct settings *s, struct notify *notify, bool *wa
 	strbuf_release(&bs.filter);
 	strvec_clear(&bs.seen);
 	free(bs.err);
+	free(bs.stores);
 	return bs.picked;
 }

@@ -322,6 +322,8 @@ char *checkpoint_run_store(const char *run_dir, bool *legacy);
 /* The bytes a store takes on the disk (its blocks); 0 when it is gone. */
 uint64_t checkpoint_store_bytes(const char *store_dir);
 char *checkpoint_bytes_text(uint64_t bytes); /* "12 KB", "3.4 MB", "1.20 GB" */
+/* The bytes every workspace's store takes ($XDG_DATA_HOME/pevtui/stores). */
+uint64_t checkpoint_stores_bytes(void);
 /* Whether run_dir's checkpoints can be read: its store is there and still names the run
  * (not pruned). false for a run that has no store. */
 bool checkpoint_run_has_store(const char *run_dir);

@@ -216,6 +216,15 @@ uint64_t checkpoint_store_bytes(const char *store_dir)
 	return fd < 0 ? 0 : dir_bytes(fd);
 }
 
+uint64_t checkpoint_stores_bytes(void)
+{
+	char *root = cp_stores_root();
+	uint64_t n = root ? checkpoint_store_bytes(root) : 0;
+
+	free(root);
+	return n;
+}
+
 char *checkpoint_bytes_text(uint64_t bytes)
 {
 	if (bytes < 1024u * 1024u)

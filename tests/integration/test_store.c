@@ -394,6 +394,7 @@ static void test_concurrent_runs(void **state)
 
 struct journal_wait {
 	const struct fx *fx;
+	const struct strvec *before; /* the run folders from before the run waited for */
 	char *run;
 };
 
@@ -402,13 +403,10 @@ static bool run_shell_started(void *ctx)
 	struct journal_wait *w = ctx;
 	struct strvec now = STRVEC_INIT;
 
-	if (!w->run) {
-		runs_now(w->fx, &now);
-		if (now.n == 2)
-			w->run = xstrdup(now.v[1][0] && strcmp(now.v[0], now.v[1]) < 0 ? now.v[1]
-			                                                                 : now.v[0]);
-		strvec_clear(&now);
-	}
+	runs_now(w->fx, &now);
+	if (!w->run && now.n > w->before->n)
+		w->run = new_run(w->fx, w->before);
+	strvec_clear(&now);
 	return w->run && cli_journal_has(w->run, "\"tool\":\"run_shell\"");
 }
 
@@ -418,8 +416,8 @@ static void test_store_deleted_under_a_run(void **state)
 {
 	struct fx fx;
 	char *s1, *s2, *first, *store, *head;
-	struct journal_wait w = {&fx, NULL};
 	struct strvec before = STRVEC_INIT;
+	struct journal_wait w = {&fx, &before, NULL};
 	struct cli_bg bg;
 	struct cli_proc p;
 
