@@ -44,7 +44,8 @@ static const char executor_system[] =
 	"wrote], \"meets_criteria\": bool},\n"
 	" \"confidence\": number from 0 to 1, \"notes\": string}\n"
 	"If a tool failed, say so in notes and how you worked around it. Claim only artifacts "
-	"you actually wrote, and never claim success you cannot show.";
+	"you actually wrote (a file you only read, list in step_output.read_only too), and "
+	"never claim success you cannot show.";
 
 static const char verifier_system[] =
 	"You are the verifier. Judge the executor's result against each acceptance criterion, "

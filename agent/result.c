@@ -144,6 +144,7 @@ void exec_result_free(struct exec_result *r)
 	strvec_clear(&r->actions_taken);
 	free(r->findings);
 	strvec_clear(&r->artifacts);
+	strvec_clear(&r->read_only);
 	for (size_t i = 0; i < r->n_criteria_met; i++)
 		free(r->criteria_met[i].name);
 	free(r->criteria_met);
@@ -288,6 +289,20 @@ static void parse_step_output(const cJSON *obj, struct exec_result *r, const cJS
 			i++;
 		}
 	}
+	it = jsonx_field(so, "read_only");
+	if (it && !cJSON_IsArray(it)) {
+		set_err(err, "step_output.read_only must be an array of strings (paths).");
+	} else if (it) {
+		i = 0;
+		for (el = it->child; el; el = el->next, i++) {
+			if (!cJSON_IsString(el)) {
+				set_err(err,
+				        "step_output.read_only[%zu] must be a string (a path).", i);
+				break;
+			}
+			strvec_push(&r->read_only, el->valuestring);
+		}
+	}
 	it = jsonx_field(so, "meets_criteria");
 	parse_meets(it, r, err);
 	*meets = cJSON_IsObject(it) || cJSON_IsArray(it) ? it : NULL;
@@ -391,6 +406,10 @@ static char *result_normalized(const struct exec_result *r, const cJSON *finding
 		put_str(&sb, "");
 	strbuf_adds(&sb, ",\"artifacts\":");
 	put_strs(&sb, &r->artifacts);
+	if (r->read_only.n) {
+		strbuf_adds(&sb, ",\"read_only\":");
+		put_strs(&sb, &r->read_only);
+	}
 	/* A per-criterion answer goes to the journal as written, so it can be shown per
 	 * criterion later; a single boolean in its normal spelling. */
 	strbuf_adds(&sb, ",\"meets_criteria\":");

@@ -20,6 +20,9 @@ struct exec_result {
 	struct strvec actions_taken;
 	char *findings;          /* text; a non-string findings value is kept as JSON text */
 	struct strvec artifacts; /* workspace-relative paths the executor claims to have made */
+	/* step_output.read_only (optional): paths among the artifacts the step only reads (a
+	 * report on a file, say): not expected to be created or changed by the attempt. */
+	struct strvec read_only;
 	/* The executor's own claim: true, or given per criterion with every one met (an
 	 * empty set is not met). */
 	bool meets_criteria;

@@ -510,6 +510,8 @@ struct attempt_log {
 	size_t n, cap;
 	struct strbuf text; /* for the verifier: what the tools did */
 	const struct cp_changes *changes; /* what the attempt changed, NULL without checkpoints */
+	/* Paths the restore before the attempt left as they were (may be NULL). */
+	const struct strvec *kept;
 };
 
 void attempt_log_release(struct attempt_log *l);

@@ -64,12 +64,13 @@ struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 			     parse_err);
 		free(ev);
 	} else {
-		struct strbuf miss = STRBUF_INIT, unchanged = STRBUF_INIT;
+		struct strbuf miss = STRBUF_INIT, unchanged = STRBUF_INIT, read = STRBUF_INIT;
 		bool tools_ok = true;
 
 		add_check(v, "result JSON is well-formed", true, "parsed and complete");
 		strbuf_init(&miss);
 		strbuf_init(&unchanged);
+		strbuf_init(&read);
 		for (size_t a = 0; a < r->artifacts.n; a++) {
 			const char *path = r->artifacts.v[a];
 			const char *bad = sandbox_check_path(path);
@@ -89,9 +90,28 @@ struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 					     "write it with write_file before claiming it.",
 					     path, what);
 			} else {
-				if (log->changes && !changed_by_attempt(log, path))
-					strbuf_addf(&unchanged, "%s%s", unchanged.len ? ", " : "",
+				/* A claim is checked against what happened: an artifact the
+				 * attempt neither created nor changed is not its work, unless
+				 * the result says the step only reads it. */
+				bool reads = false;
+				for (size_t k = 0; k < r->read_only.n && !reads; k++)
+					reads = !strcmp(r->read_only.v[k], path);
+				bool earlier = false;
+				for (size_t k = 0; log->kept && k < log->kept->n && !earlier; k++)
+					earlier = !strcmp(log->kept->v[k], path);
+				if (log->changes && !earlier && !changed_by_attempt(log, path)) {
+					strbuf_addf(reads ? &read : &unchanged, "%s%s",
+						    (reads ? read.len : unchanged.len) ? ", " : "",
 						    path);
+					if (!reads)
+						strvec_pushf(&problems,
+							     "Artifact \"%s\" was not changed by this "
+							     "attempt: it was already there as it is. "
+							     "Make the change the step asks for, or, if "
+							     "the step only reads it, list it in "
+							     "step_output.read_only.",
+							     path);
+				}
 				continue;
 			}
 			strbuf_addf(&miss, "%s%s", miss.len ? ", " : "", path);
@@ -101,16 +121,20 @@ struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 			add_check(v, "declared artifacts exist and are not empty", false, ev);
 			free(ev);
 		} else {
-			char *ev = unchanged.len ? xasprintf("all present; not changed by this "
-							     "attempt: %s",
-							     unchanged.buf)
-						 : xstrdup(r->artifacts.n ? "all present"
-									  : "none declared");
+			char *ev = read.len ? xasprintf("all present; only read: %s", read.buf)
+				   : xstrdup(r->artifacts.n ? "all present" : "none declared");
 			add_check(v, "declared artifacts exist and are not empty", true, ev);
+			free(ev);
+		}
+		if (unchanged.len) {
+			char *ev = xasprintf("not changed by this attempt: %s", unchanged.buf);
+			add_check(v, "declared artifacts were made or changed by this attempt", false,
+				  ev);
 			free(ev);
 		}
 		strbuf_release(&miss);
 		strbuf_release(&unchanged);
+		strbuf_release(&read);
 
 		for (size_t t = 0; t < log->n; t++) {
 			bool addressed = false;

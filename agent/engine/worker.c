@@ -888,7 +888,7 @@ static void tell_take_failed(struct job *j, const char *err)
 }
 
 static void checkpoint_before(struct job *j, int attempt, char before[CP_ID_LEN + 1],
-			      struct strvec *series)
+			      struct strvec *series, struct strvec *kept)
 {
 	struct pev *e = j->e;
 	struct strvec warnings = STRVEC_INIT;
@@ -916,6 +916,15 @@ static void checkpoint_before(struct job *j, int attempt, char before[CP_ID_LEN 
 		all[n++] = own;
 	} else {
 		cp_restored_release(&own);
+	}
+	/* What the restores left as it was (someone else's change, or a shared one): not
+	 * back to before the step, so an artifact among them may be the step's earlier
+	 * work (verify_deterministic does not ask this attempt to change it again). */
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < all[i].conflicts.n; k++)
+			strvec_push(kept, all[i].conflicts.v[k]);
+		for (size_t k = 0; k < all[i].shared.n; k++)
+			strvec_push(kept, all[i].shared.v[k]);
 	}
 	resolve_conflicts(j, all, n);
 	cp_restored_free(all, n);
@@ -1039,7 +1048,7 @@ void job_run_step(struct job *j)
 	bool cut_off = false, have_changes;
 	char before[CP_ID_LEN + 1], *diff = NULL, *step_json, *step_text;
 	struct cp_changes changes = {0};
-	struct strvec series = STRVEC_INIT;
+	struct strvec series = STRVEC_INIT, kept = STRVEC_INIT;
 	cJSON *f;
 
 	if (atomic_load(&j->cancel)) {
@@ -1048,7 +1057,8 @@ void job_run_step(struct job *j)
 	}
 	strbuf_init(&log.text);
 	j->adir = attempts_dir_new(e->attempts, id, attempt);
-	checkpoint_before(j, attempt, before, &series);
+	checkpoint_before(j, attempt, before, &series, &kept);
+	log.kept = &kept;
 	/* The step as the attempt's calls show it, made once for the executor and the
 	 * verifier: compact for the request, pretty for the prompts. */
 	step_json = plan_step_to_string(&j->step, false);
@@ -1067,6 +1077,7 @@ void job_run_step(struct job *j)
 		cp_changes_release(&changes);
 		free(diff);
 		attempt_log_release(&log);
+		strvec_clear(&kept);
 		j->outcome = err ? OUT_ERROR : OUT_CANCELLED;
 		j->failure = err;
 		return;
@@ -1112,6 +1123,7 @@ void job_run_step(struct job *j)
 	free(step_json);
 	free(step_text);
 	attempt_log_release(&log);
+	strvec_clear(&kept);
 	cp_changes_release(&changes);
 	free(diff);
 	if (!v) {

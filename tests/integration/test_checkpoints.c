@@ -613,10 +613,65 @@ static void test_parallel_write_file_is_attributed(void **state)
 	free(ws);
 }
 
+/* A one-step run whose step writes other.txt and claims `claims` as its artifacts
+ * (and `read_only`, a JSON list, as files it only reads); old.txt predates the run. */
+static struct cli_fx claim_run(const char *claims, const char *read_only, int want)
+{
+	struct cli_fx c;
+	char *ws, *text, *script;
+
+	cli_fx_init(&c);
+	ws = xasprintf("%s/ws", c.tmp);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	free(cli_put(ws, "old.txt", "from before the run\n"));
+	text = xasprintf(
+	    "{\"task\": \"Claim\",\n"
+	    " \"planner\": [{\"goal\": \"{{task}}\", \"steps\": [{\"step_id\": \"claim\",\n"
+	    "   \"name\": \"Claim\", \"description\": \"Write other.txt.\",\n"
+	    "   \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
+	    "   \"expected_outputs\": [], \"estimated_complexity\": \"low\"}]}],\n"
+	    " \"executor\": {\"claim\": [{\"rounds\": [{\"text\": \"Writing.\", \"tool_calls\":\n"
+	    "   [{\"name\": \"run_shell\", \"input\": {\"command\": \"echo x > other.txt\"}}]}],\n"
+	    "   \"final\": {\"reasoning\": \"done\", \"actions_taken\": [\"run_shell\"],\n"
+	    "     \"step_output\": {\"findings\": \"done\", \"artifacts\": %s, \"read_only\": %s,\n"
+	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]}}\n",
+	    claims, read_only);
+	script = cli_put(c.tmp, "script.json", text);
+	cli_fx_run(&c, want, NULL, "--headless", "--json", "--yes", "--provider", "sim",
+	           "--script", script, "--sim-delay", "0", "--max-retries", "0", "--workspace", ws,
+	           "Claim", NULL);
+	free(script);
+	free(text);
+	free(ws);
+	return c;
+}
+
+/* Issue 25: a claim is checked against what happened. An artifact the attempt neither
+ * created nor changed (old.txt predates the step, nothing touched it) fails the
+ * deterministic stage, which names it; listed in step_output.read_only, it does not. */
+static void test_unchanged_claim_fails(void **state)
+{
+	struct cli_fx c;
+
+	(void)state;
+	c = claim_run("[\"other.txt\", \"old.txt\"]", "[]", CLI_ANY_STATUS);
+	assert_int_not_equal(c.p.status, 0);
+	assert_non_null(strstr(c.p.out, "declared artifacts were made or changed by this attempt"));
+	assert_non_null(strstr(c.p.out, "not changed by this attempt: old.txt"));
+	assert_true(cli_journal_has(c.run, "Artifact \\\"old.txt\\\" was not changed by this attempt"));
+	cli_fx_release(&c);
+
+	c = claim_run("[\"other.txt\", \"old.txt\"]", "[\"old.txt\"]", 0);
+	assert_null(strstr(c.p.out, "not changed by this attempt"));
+	assert_non_null(strstr(c.p.out, "only read: old.txt"));
+	cli_fx_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_retries_start_clean),
+	    cmocka_unit_test(test_unchanged_claim_fails),
 	    cmocka_unit_test(test_off),
 	    cmocka_unit_test(test_exclude),
 	    cmocka_unit_test(test_too_large_told_once),
