@@ -14,8 +14,8 @@
  * every 10 ms for the peer, whose 11 GB address space takes ~10 ms a read (sampled more
  * sparsely, its short peaks are missed: 88 MB at 50 ms, 125 MB at 10): what a second
  * process on the machine really costs), peak RSS (ru_maxrss), TCP connections the mock
- * accepted, model calls; for pevtui also the inodes one run leaves in its run folder beside
- * the workspace's own files (checkpoints.git apart). Then the peer's figures over pevtui's.
+ * accepted, model calls; for pevtui also the inodes one run leaves beside the workspace's
+ * own files: in its run folder, and in its checkpoint store. Then the peer's figures over pevtui's.
  *
  * Usage: bench_peer [-n RUNS] --peer DIR [--node NODE] [PEVTUI]
  * (DIR holds pev.mjs with its node_modules; make bench-peer prepares it). */
@@ -52,29 +52,39 @@ static const char *api_key = "OPENAI_API_KEY=sk-bench-7f3a9c1e5b2d8046af1c3e5b7d
 /* ---- inodes a run leaves ---------------------------------------------------------------- */
 
 static size_t walk_base_len;
-static long n_run, n_ckpt;
+static long n_walked;
 
 static int count_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	const char *rel = path + walk_base_len; /* "" or "/NAME…" */
-
 	(void)st, (void)flag, (void)ftw;
-	if (!strncmp(rel, "/workspace/", 11))
-		return 0; /* the workspace's own changes: the notes the steps wrote */
-	if (!strncmp(rel, "/checkpoints.git", 16))
-		n_ckpt++;
-	else
-		n_run++;
+	/* the workspace's own changes (the notes the steps wrote) are left out */
+	if (strncmp(path + walk_base_len, "/workspace/", 11))
+		n_walked++;
 	return 0;
 }
 
-/* Inodes beneath RUNS' one run folder (itself included): outside checkpoints.git in
- * *run, inside it in *ckpt. */
-static void count_inodes(const char *runs, double *run, double *ckpt)
+/* Inodes beneath DIR, itself included (none when it is not there). */
+static long count_below(const char *dir)
+{
+	if (access(dir, F_OK))
+		return 0;
+	walk_base_len = strlen(dir);
+	n_walked = 0;
+	if (nftw(dir, count_one, 16, FTW_PHYS))
+		fatal("bench: cannot walk %s", dir);
+	return n_walked;
+}
+
+/* Inodes of RUNS' one run folder (itself included, the workspace's files left out) in
+ * *run, and of the checkpoint store (HOME/.local/share/pevtui: the run's own store, since
+ * each run has a HOME of its own; older versions kept checkpoints.git in the run folder,
+ * counted here too) in *ckpt. */
+static void count_inodes(const char *home, const char *runs, double *run, double *ckpt)
 {
 	DIR *d = opendir(runs);
 	struct dirent *e;
-	char *dir = NULL;
+	char *dir = NULL, *store = xasprintf("%s/.local/share/pevtui", home), *old;
+	long in_run, in_store = count_below(store);
 
 	while (d && (e = readdir(d)))
 		if (e->d_name[0] != '.' && !dir)
@@ -83,12 +93,13 @@ static void count_inodes(const char *runs, double *run, double *ckpt)
 		closedir(d);
 	if (!dir)
 		fatal("bench: no run folder in %s", runs);
-	walk_base_len = strlen(dir);
-	n_run = n_ckpt = 0;
-	if (nftw(dir, count_one, 16, FTW_PHYS))
-		fatal("bench: cannot walk %s", dir);
-	*run = (double)n_run;
-	*ckpt = (double)n_ckpt;
+	old = xasprintf("%s/checkpoints.git", dir);
+	in_run = count_below(dir);
+	in_store += count_below(old);
+	*run = (double)(in_run - count_below(old));
+	*ckpt = (double)in_store;
+	free(old);
+	free(store);
 	free(dir);
 }
 
@@ -146,7 +157,7 @@ static void run_pevtui(struct side *s, int i, const char *bin, const char *log)
 	}
 	check(&c, m, log, "pevtui", NULL);
 	record(s, i, &c, m);
-	count_inodes(runs, &s->inodes[i], &s->ckpt_inodes[i]);
+	count_inodes(dir, runs, &s->inodes[i], &s->ckpt_inodes[i]);
 	mock_stop(m);
 	free(dir);
 	free(url);
@@ -209,8 +220,8 @@ static struct medians report(struct side *s, int runs, int sample_ms, bool inode
 	else
 		printf("  TCP connections:   %zu to %zu\n", s->conn_min, s->conn_max);
 	if (inodes)
-		printf("  inodes in the run folder beside the workspace's own: %.0f "
-		       "(checkpoints.git: %.0f more)\n",
+		printf("  inodes made beside the workspace's own files: %.0f in the run folder, "
+		       "%.0f in the checkpoint store\n",
 		       bench_median(s->inodes, runs), bench_median(s->ckpt_inodes, runs));
 	return md;
 }
