@@ -16,6 +16,7 @@
 #include <ini.h>
 
 #include "checkpoint.h"
+#include "confine.h"
 #include "gate.h"
 #include "netguard.h"
 #include "notify.h"
@@ -49,7 +50,8 @@ void settings_release(struct settings *s)
 {
 	char **strs[] = {&s->task,      &s->provider, &s->base_url, &s->api_key_cmd,
 			 &s->workspace, &s->runs_dir, &s->theme,    &s->scenario,
-			 &s->script,    &s->notify_cmd, &s->checkpoint_keep};
+			 &s->script,    &s->notify_cmd, &s->checkpoint_keep,
+			 &s->sandbox_helper};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;
@@ -61,6 +63,8 @@ void settings_release(struct settings *s)
 	strvec_clear(&s->shell_allow);
 	strvec_clear(&s->checkpoint_exclude);
 	strvec_clear(&s->http_allow_hosts);
+	strvec_clear(&s->sandbox_writable);
+	strvec_clear(&s->sandbox_deny_read);
 	mcp_conf_release(&s->mcp);
 }
 
@@ -117,7 +121,7 @@ char *settings_data_path(const char *tail)
 
 enum key_kind {
 	K_STR, K_INT, K_NUM, K_PROVIDER, K_MODEL, K_GATES, K_LIST, K_HOSTS,
-	K_BOOL, K_NOTIFY, K_OSC,
+	K_BOOL, K_NOTIFY, K_OSC, K_SANDBOX,
 };
 
 struct key_def {
@@ -167,6 +171,10 @@ static const struct key_def keys[] = {
 	{"tools", "http_max_bytes", K_INT, F(http_max_bytes), 0, 1024, 100 * 1024 * 1024,
 	 "a whole number of bytes from 1024 to 104857600"},
 	{"tools", "http_allow_hosts", K_HOSTS, F(http_allow_hosts), 0, 0, 0, NULL},
+	{"sandbox", "mode", K_SANDBOX, F(sandbox_mode), 0, 0, 0, NULL},
+	{"sandbox", "network", K_BOOL, F(sandbox_network), 0, 0, 0, NULL},
+	{"sandbox", "writable", K_LIST, F(sandbox_writable), 0, 0, 0, NULL},
+	{"sandbox", "deny_read", K_LIST, F(sandbox_deny_read), 0, 0, 0, NULL},
 	{"ui", "notify", K_NOTIFY, F(notify), 0, 0, 0, NULL},
 	{"ui", "notify_bell", K_BOOL, F(notify_bell), 0, 0, 0, NULL},
 	{"ui", "notify_osc", K_OSC, F(notify_osc), 0, 0, 0, NULL},
@@ -193,10 +201,13 @@ const char *settings_policy_check(const char *key, double v)
 	return "a known policy setting";
 }
 
-static const char *const sections[] = {"provider", "models", "policy",     "gates",
-                                       "ui",       "tools",  "checkpoints"};
-#define SECTIONS_AND "[provider], [models], [policy], [gates], [ui], [tools] and [checkpoints]"
-#define SECTIONS_OR "[provider], [models], [policy], [gates], [ui], [tools] or [checkpoints]"
+static const char *const sections[] = {"provider", "models",      "policy", "gates",
+                                       "ui",       "tools",       "checkpoints",
+                                       "sandbox"};
+#define SECTIONS_AND                                                                       \
+	"[provider], [models], [policy], [gates], [ui], [tools], [checkpoints] and [sandbox]"
+#define SECTIONS_OR                                                                        \
+	"[provider], [models], [policy], [gates], [ui], [tools], [checkpoints] or [sandbox]"
 
 struct cfg {
 	struct settings *s;
@@ -468,6 +479,18 @@ static int cfg_handler(void *user, const char *section, const char *name, const 
 		if (m < 0) {
 			char *e = echo(v);
 			cfg_fail(c, line, "%s must be auto, osc9, osc777 or off, not \"%s\"", name, e);
+			free(e);
+		} else {
+			*(int *)(void *)((char *)s + k->off) = m;
+		}
+		break;
+	}
+	case K_SANDBOX: {
+		int m = confine_mode_parse(v);
+		if (m < 0) {
+			char *e = echo(v);
+			cfg_fail(c, line, "mode must be workspace-write, read-only or off, not \"%s\"",
+				 e);
 			free(e);
 		} else {
 			*(int *)(void *)((char *)s + k->off) = m;

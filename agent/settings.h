@@ -58,6 +58,15 @@ struct settings {
 	struct strvec http_allow_hosts; /* http_allow_hosts = localhost, 192.168.1.10: hosts
 					 * http_get may reach on a local or private address
 					 * (names or addresses as URLs write them; netguard.h) */
+	/* [sandbox] (agent/confine/confine.h), --sandbox: */
+	int sandbox_mode;            /* mode = workspace-write|read-only|off (enum
+				      * confine_mode); default workspace-write */
+	bool sandbox_network;        /* network = on|off; default off */
+	struct strvec sandbox_writable;  /* writable = PATH, …: more writable roots (relative
+					  * to the workspace, or absolute) */
+	struct strvec sandbox_deny_read; /* deny_read = PATH, …: more hidden paths */
+	char *sandbox_helper;        /* pevtui-confine's path (set by the program, not read
+				      * from a file); NULL = none */
 	/* [ui]: a signal when the operator is needed (agent/run/notify.h): */
 	unsigned notify;             /* notify = gates,end | gates | end | none (NOTIFY_*) */
 	bool notify_bell;            /* notify_bell = yes|no; default yes */

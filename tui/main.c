@@ -23,6 +23,7 @@
 #include "board.h"
 #include "board_screen.h"
 #include "bus.h"
+#include "confine.h"
 #include "cost.h"
 #include "diff_cmd.h"
 #include "ctl_server.h"
@@ -72,7 +73,7 @@ enum {
 	OPT_NO_MOUSE,
 	OPT_DIFF,
 	OPT_REWIND,
-	OPT_MCP, OPT_LIST_TOOLS, OPT_MCP_LOGIN, OPT_MCP_LOGOUT,
+	OPT_MCP, OPT_LIST_TOOLS, OPT_MCP_LOGIN, OPT_MCP_LOGOUT, OPT_SANDBOX,
 	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD,
 	OPT_PRUNE, OPT_OLDER_THAN, OPT_DRY_RUN,
 };
@@ -117,6 +118,7 @@ static const struct option long_options[] = {
 	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
 	{"mcp-login", required_argument, NULL, OPT_MCP_LOGIN},
 	{"mcp-logout", required_argument, NULL, OPT_MCP_LOGOUT},
+	{"sandbox", required_argument, NULL, OPT_SANDBOX},
 	{"attach", required_argument, NULL, OPT_ATTACH},
 	{"detach", no_argument, NULL, OPT_DETACH},
 	{"attach-stdio", required_argument, NULL, OPT_ATTACH_STDIO},
@@ -199,7 +201,10 @@ static void usage(FILE *out)
 	      "Policy:\n"
 	      "      --gate LIST         gates: plan,high,replan,shell,budget,step,rewind,mcp or\n"
 	      "                          none (default plan,high,replan,shell,budget,mcp)\n"
-	      "      --yes               approve every gate (for --headless)\n"
+	      "      --yes               approve every gate (for --headless), except a\n"
+	      "                          command asking to run outside the sandbox\n"
+	      "      --sandbox MODE      commands run confined: workspace-write (default),\n"
+	      "                          read-only, or off\n"
 	      "      --max-retries N     retries per step before a replan (default 2)\n"
 	      "      --max-replans N     replans before a step is fail-accepted (default 2)\n"
 	      "      --parallel N        steps run at once, each in its own worker (default 3)\n"
@@ -383,6 +388,14 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 			cli->given |= RESTORE_GIVEN(RESTORE_WORKSPACE);
 			set_str(&s->workspace, optarg);
 			break;
+		case OPT_SANDBOX: {
+			int m = confine_mode_parse(optarg);
+			if (m < 0)
+				die("--sandbox must be workspace-write, read-only or off, not \"%s\"",
+				    optarg);
+			s->sandbox_mode = m;
+			break;
+		}
 		case OPT_GATE: {
 			char *err = NULL;
 			cli->given |= RESTORE_GIVEN(RESTORE_GATES);
@@ -943,27 +956,35 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 #define PKGLIBEXECDIR "/usr/local/libexec/pevtui"
 #endif
 
-/* --scenario mcp: the tests' MCP server, installed as pevtui-mcp-demo (beside the program
- * when it runs from its build tree), as server "demo" unless one is configured. */
-static void mcp_demo_server(struct settings *s)
+/* A helper program installed in pkglibexecdir, or found beside the program when it runs
+ * from its build tree. Caller frees. */
+static char *libexec_path(const char *name)
 {
-	char self[4096], *path = NULL, *slash, *err = NULL;
+	char self[4096], *path = NULL, *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-	if (!s->scenario || strcmp(s->scenario, "mcp") || mcp_conf_find(&s->mcp, "demo"))
-		return;
 	self[n > 0 ? n : 0] = '\0';
 	slash = strrchr(self, '/');
 	if (slash) {
 		*slash = '\0';
-		path = xasprintf("%s/pevtui-mcp-demo", self);
+		path = xasprintf("%s/%s", self, name);
 		if (access(path, X_OK)) {
 			free(path);
 			path = NULL;
 		}
 	}
-	if (!path)
-		path = xstrdup(PKGLIBEXECDIR "/pevtui-mcp-demo");
+	return path ? path : xasprintf("%s/%s", PKGLIBEXECDIR, name);
+}
+
+/* --scenario mcp: the tests' MCP server, installed as pevtui-mcp-demo (beside the program
+ * when it runs from its build tree), as server "demo" unless one is configured. */
+static void mcp_demo_server(struct settings *s)
+{
+	char *path, *err = NULL;
+
+	if (!s->scenario || strcmp(s->scenario, "mcp") || mcp_conf_find(&s->mcp, "demo"))
+		return;
+	path = libexec_path("pevtui-mcp-demo");
 	if (!mcp_conf_set_key(&s->mcp, "demo", "command", path, &err) ||
 	    !mcp_conf_set_key(&s->mcp, "demo", "allow", "read_*", &err))
 		die("%s", err);
@@ -1162,6 +1183,8 @@ int main(int argc, char **argv)
 	if (cli.mode == MODE_RUN || cli.mode == MODE_RESUME || cli.mode == MODE_LIST_TOOLS ||
 	    cli.mode == MODE_MCP_LOGIN || cli.mode == MODE_MCP_LOGOUT)
 		mcp_project_files(&s);
+	free(s.sandbox_helper);
+	s.sandbox_helper = libexec_path("pevtui-confine");
 	switch (cli.mode) {
 	case MODE_LIST_TOOLS:
 		code = tool_list_print(stdout, &s);

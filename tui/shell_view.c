@@ -121,6 +121,12 @@ bool shell_view_result(struct linestore *log, const cJSON *o)
 	}
 	if (how)
 		strbuf_addf(&sb, " (%s)", how);
+	if (jbool(o, "outside_sandbox", false)) {
+		strbuf_adds(&sb, " \xe2\x80\x94 outside the sandbox");
+		kind = VL_ERROR;
+	} else if (jbool(o, "sandboxed", false)) {
+		strbuf_adds(&sb, " \xe2\x80\x94 in the sandbox");
+	}
 	linestore_close(log);
 	linestore_add(log, kind, sb.buf);
 	strbuf_release(&sb);
@@ -133,8 +139,19 @@ void shell_view_gate(struct linestore *body, const cJSON *o)
 {
 	const char *cwd = jsonx_str(o, "cwd");
 	const cJSON *allow = cJSON_GetObjectItemCaseSensitive(o, "allow");
+	const char *sandbox = jsonx_str(o, "sandbox"), *reason = jsonx_str(o, "reason");
 	double t;
 
+	/* The model asks to leave the sandbox: said first, in the danger colour. */
+	if (jbool(o, "outside_sandbox", false)) {
+		char *r = one_line(reason ? reason : "", 200);
+		char *line = xasprintf("OUTSIDE THE SANDBOX: this command would run unconfined, "
+				       "with everything your user can reach. Reason given: %s",
+				       r);
+		linestore_add(body, VL_ERROR, line);
+		free(line);
+		free(r);
+	}
 	if (cwd) {
 		char *c = textsan_clean(cwd, strlen(cwd), 0);
 		char *line = xasprintf("Runs in: %s", c);
@@ -148,6 +165,13 @@ void shell_view_gate(struct linestore *body, const cJSON *o)
 				       t);
 		linestore_add(body, VL_TEXT, line);
 		free(line);
+	}
+	if (sandbox && !jbool(o, "outside_sandbox", false)) {
+		char *c = one_line(sandbox, 120);
+		char *line = xasprintf("Sandbox: %s", c + (strncmp(c, "sandbox: ", 9) ? 0 : 9));
+		linestore_add(body, VL_TEXT, line);
+		free(line);
+		free(c);
 	}
 	if (cJSON_IsObject(allow)) {
 		const char *why = jsonx_str(allow, "why"), *prefix = jsonx_str(allow, "prefix");

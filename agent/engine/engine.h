@@ -23,6 +23,8 @@
 #include "strindex.h"
 #include "strset.h"
 
+struct confine_session;
+
 struct attempts;
 struct attempts_dir;
 struct budget;
@@ -130,6 +132,8 @@ struct job {
 	char *shell_command;     /* in: asked; out: the command to run (maybe edited) */
 	struct shell_ask_copy {  /* in: what the gate shows besides the command */
 		char *cwd, *allow_prefix, *allow_why;
+		char *sandbox, *reason; /* the sandbox's line; why outside (or NULL) */
+		bool outside;           /* asks to run outside the sandbox */
 		int timeout_s;
 	} shell_ask;
 	const char *shell_how;   /* out: how the gate let it through (tool.result approval) */
@@ -204,6 +208,7 @@ struct pev {
 	struct strvec mcp_run_allow;   /* MCP tools (SERVER__tool) allowed for the run
 					* (pool_lock: steps read it) */
 	struct strvec http_allow_hosts;
+	struct confine_session *sandbox; /* the commands' sandbox (agent/confine/) */
 	int shell_timeout_s;
 	size_t http_max_bytes;
 	bool demo, yes, linger;
@@ -379,6 +384,8 @@ struct egate *gates_find(struct pev *e, unsigned long id);
 struct cJSON *shellgate_payload(struct pev *e, struct job *j);
 /* An answer's JSON asks to allow the command for the rest of the run ({"remember":true}). */
 bool shellgate_wants_remember(const char *json);
+/* Whether the command job j waits to run asks to run outside the sandbox. */
+bool shellgate_outside(struct pev *e, struct job *j);
 /* The command job j waits at its shell gate with (caller frees). */
 char *shellgate_command(struct pev *e, struct job *j);
 /* tool.result's `approval` for a shell gate answered d by `by` (static string). */

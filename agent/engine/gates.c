@@ -218,6 +218,8 @@ unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, u
 	struct egate *g;
 	unsigned long id;
 	cJSON *f;
+	bool outside = k == GATE_SHELL && payload &&
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(payload, "outside_sandbox"));
 
 	if (!gates_enabled(e, k)) {
 		cJSON_Delete(payload);
@@ -254,6 +256,11 @@ unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, u
 	if (e->gate_mode == GATE_MODE_YES && k == GATE_REWIND) {
 		/* A policy never overwrites someone else's change: it keeps theirs. */
 		gates_decide(e, id, GATE_SKIP, "policy", NULL, NULL);
+	} else if (e->gate_mode == GATE_MODE_YES && outside) {
+		gates_decide(e, id, GATE_REJECT, "policy",
+			     "a command outside the sandbox needs an operator: --yes never approves "
+			     "it",
+			     NULL);
 	} else if (e->gate_mode == GATE_MODE_YES && k != GATE_BUDGET) {
 		gates_decide(e, id, GATE_APPROVE, "policy", NULL, NULL);
 	} else if (e->gate_mode != GATE_MODE_OPERATOR) {

@@ -20,6 +20,7 @@
 #include "budget.h"
 #include "bus.h"
 #include "checkpoint.h"
+#include "confine.h"
 #include "journal.h"
 #include "jsonx.h"
 #include "report_live.h"
@@ -494,6 +495,31 @@ static void apply_answer(struct pev *e, struct msg *m)
 
 /* ------------------------------------------------------------- the step */
 
+/* policy.sandbox in run.start and run.resume: the mode, the network, the layers that
+ * hold, and the line every surface shows. */
+static void add_sandbox(struct pev *e, cJSON *policy)
+{
+	const struct confine_layers *l;
+	cJSON *sb, *layers;
+
+	if (!e->sandbox)
+		return;
+	l = confine_session_layers(e->sandbox);
+	sb = cJSON_AddObjectToObject(policy, "sandbox");
+	cJSON_AddStringToObject(sb, "mode", confine_mode_name(confine_session_mode(e->sandbox)));
+	cJSON_AddBoolToObject(sb, "network", confine_session_network(e->sandbox));
+	layers = cJSON_AddArrayToObject(sb, "layers");
+	if (l->bwrap)
+		cJSON_AddItemToArray(layers, cJSON_CreateString("bubblewrap"));
+	if (l->landlock_abi > 0)
+		cJSON_AddItemToArray(layers, cJSON_CreateString("landlock"));
+	if (l->seccomp)
+		cJSON_AddItemToArray(layers, cJSON_CreateString("seccomp"));
+	if (l->landlock_abi > 0)
+		cJSON_AddNumberToObject(sb, "landlock_abi", l->landlock_abi);
+	cJSON_AddStringToObject(sb, "line", confine_session_line(e->sandbox));
+}
+
 static void publish_run_start(struct pev *e, enum event_type type)
 {
 	cJSON *f = cJSON_CreateObject(), *models, *policy, *gates;
@@ -526,6 +552,7 @@ static void publish_run_start(struct pev *e, enum event_type type)
 		cJSON_AddNumberToObject(c, "max_total", (double)max_total);
 		strvec_clear(&ex);
 	}
+	add_sandbox(e, policy);
 	if (type == EV_RUN_RESUME) {
 		cJSON_AddItemToObject(f, "policy", policy);
 		bus_publish(e->bus, type, f);
@@ -545,6 +572,15 @@ static void publish_run_start(struct pev *e, enum event_type type)
 	bus_publish(e->bus, type, f);
 }
 
+/* With the sandbox off, commands reach what the operator reaches: said on the screen
+ * once per run. (Every other state is in run.start, on each shell gate and in the
+ * report; a run where no layer holds asks at the gate for every command, saying why.) */
+static void tell_sandbox(struct pev *e)
+{
+	if (e->sandbox && confine_session_mode(e->sandbox) == CONFINE_OFF)
+		bus_notice(e->bus, "warn", NULL, "%s", confine_session_line(e->sandbox));
+}
+
 static void start(struct pev *e)
 {
 	if (e->open_at_end) {
@@ -557,6 +593,7 @@ static void start(struct pev *e)
 	}
 	if (!e->resume) {
 		publish_run_start(e, EV_RUN_START);
+		tell_sandbox(e);
 		planning_start(e);
 		return;
 	}
@@ -575,6 +612,7 @@ static void start(struct pev *e)
 		mcpcalls_run_reopened(e);
 	}
 	publish_run_start(e, EV_RUN_RESUME);
+	tell_sandbox(e);
 	bus_notice(e->bus, "info", NULL, "resuming run %s from its journal: %s", e->run_id,
 		   e->resume_summary ? e->resume_summary : "nothing was settled yet");
 	/* Before any step runs again: what the attempts the stop cut off changed. */
@@ -638,8 +676,13 @@ void engine_step(struct pev *e, struct msg *m)
 			job_shell_reply(e, j, GATE_REJECT, NULL, "cancelled");
 			break;
 		}
+		/* With the shell gate off, commands run in the sandbox unasked; one asking to
+		 * run outside it has no one to approve it, and is refused. */
 		if (!gates_enabled(e, GATE_SHELL)) {
-			job_shell_reply(e, j, GATE_APPROVE, NULL, "gate_off");
+			if (shellgate_outside(e, j))
+				job_shell_reply(e, j, GATE_REJECT, NULL, "refused");
+			else
+				job_shell_reply(e, j, GATE_APPROVE, NULL, "gate_off");
 			break;
 		}
 		payload = shellgate_payload(e, j);
@@ -715,6 +758,45 @@ static char *make_run_id(void)
 	strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
 	return xasprintf("%s-%04lx", buf,
 			 ((unsigned long)ts.tv_nsec ^ (unsigned long)getpid()) & 0xffff);
+}
+
+/* The commands' sandbox: probed once for the run; pevtui's own folders are hidden. */
+static struct confine_session *sandbox_for_run(struct pev *e, const struct settings *s)
+{
+	struct strvec dirs = STRVEC_INIT;
+	char *config = settings_default_config_path(), *data = settings_data_path("pevtui");
+	char *runs = xstrdup(e->run_dir), *slash = strrchr(runs, '/');
+	struct confine_session *sb;
+
+	if (config && (slash = strrchr(config, '/')) != NULL) {
+		*slash = '\0';
+		strvec_push(&dirs, config);
+	}
+	if (data)
+		strvec_push(&dirs, data);
+	slash = strrchr(runs, '/');
+	if (slash && slash != runs) {
+		*slash = '\0';
+		strvec_push(&dirs, runs);
+	}
+	struct confine_setup setup = {.mode = (enum confine_mode)s->sandbox_mode,
+				      .network = s->sandbox_network,
+				      .workspace = e->workspace,
+				      .run_dir = e->run_dir,
+				      .run_id = e->run_id,
+				      .helper = s->sandbox_helper,
+				      .home = getenv("HOME"),
+				      .pevtui_dirs = &dirs,
+				      .writable = &s->sandbox_writable,
+				      .deny_read = &s->sandbox_deny_read};
+	sb = confine_session_new(&setup);
+	if (confine_session_problem(sb))
+		bus_notice(e->bus, "warn", NULL, "%s", confine_session_problem(sb));
+	strvec_clear(&dirs);
+	free(config);
+	free(data);
+	free(runs);
+	return sb;
 }
 
 struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__COUNT],
@@ -793,6 +875,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	e->ws_fd = sandbox_open_root(e->workspace, err);
 	if (e->ws_fd < 0)
 		goto fail;
+	e->sandbox = sandbox_for_run(e, s);
 	if (e->mcp) {
 		/* Each server's stderr goes to RUNDIR/mcp/NAME.log. */
 		char *logs = xasprintf("%s/mcp", run_dir);
@@ -948,6 +1031,7 @@ void pev_free(struct pev *e)
 	requests_close(e->requests);
 	schemas_free(e->schemas);
 	checkpoint_close(e->checkpoints);
+	confine_session_free(e->sandbox);
 	free(e->checkpoint_err);
 	strset_clear(&e->checkpoint_told);
 	crashcut_release(e);

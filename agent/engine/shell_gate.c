@@ -29,7 +29,8 @@ cJSON *shellgate_payload(struct pev *e, struct job *j)
 	cJSON *p = NULL, *allow;
 
 	pthread_mutex_lock(&e->pool_lock);
-	if (run_allowed(e, j->shell_command))
+	/* "remember" covers the command in the sandbox, never outside it */
+	if (!j->shell_ask.outside && run_allowed(e, j->shell_command))
 		goto out;
 	p = cJSON_CreateObject();
 	cJSON_AddStringToObject(p, "command", j->shell_command);
@@ -44,9 +45,25 @@ cJSON *shellgate_payload(struct pev *e, struct job *j)
 		cJSON_AddStringToObject(allow, "prefix", j->shell_ask.allow_prefix);
 	if (j->shell_ask.allow_why)
 		cJSON_AddStringToObject(allow, "why", j->shell_ask.allow_why);
+	if (j->shell_ask.sandbox)
+		cJSON_AddStringToObject(p, "sandbox", j->shell_ask.sandbox);
+	if (j->shell_ask.outside) {
+		cJSON_AddBoolToObject(p, "outside_sandbox", true);
+		cJSON_AddStringToObject(p, "reason", j->shell_ask.reason ? j->shell_ask.reason : "");
+	}
 out:
 	pthread_mutex_unlock(&e->pool_lock);
 	return p;
+}
+
+bool shellgate_outside(struct pev *e, struct job *j)
+{
+	bool outside;
+
+	pthread_mutex_lock(&e->pool_lock);
+	outside = j->shell_ask.outside;
+	pthread_mutex_unlock(&e->pool_lock);
+	return outside;
 }
 
 bool shellgate_wants_remember(const char *json)

@@ -57,6 +57,8 @@ void job_free(struct job *j)
 	free(j->shell_ask.cwd);
 	free(j->shell_ask.allow_prefix);
 	free(j->shell_ask.allow_why);
+	free(j->shell_ask.sandbox);
+	free(j->shell_ask.reason);
 	free(j->mcp_ask);
 	free(j->prompt);
 	plan_free(j->plan);
@@ -245,9 +247,14 @@ bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *as
 	free(j->shell_ask.cwd);
 	free(j->shell_ask.allow_prefix);
 	free(j->shell_ask.allow_why);
+	free(j->shell_ask.sandbox);
+	free(j->shell_ask.reason);
 	j->shell_ask.cwd = xstrdup(ask ? ask->cwd : NULL);
 	j->shell_ask.allow_prefix = xstrdup(ask ? ask->allow_prefix : NULL);
 	j->shell_ask.allow_why = xstrdup(ask ? ask->allow_why : NULL);
+	j->shell_ask.sandbox = xstrdup(ask ? ask->sandbox : NULL);
+	j->shell_ask.reason = xstrdup(ask ? ask->reason : NULL);
+	j->shell_ask.outside = ask && ask->outside;
 	j->shell_ask.timeout_s = ask ? ask->timeout_s : 0;
 	pthread_mutex_unlock(&e->pool_lock);
 	d = job_ask_and_wait(j);
@@ -395,6 +402,8 @@ static void add_shell_fields(cJSON *f, const struct shell_run *sr, const char *h
 	if (how)
 		cJSON_AddStringToObject(f, "approval", how);
 	cJSON_AddBoolToObject(f, "ran", sr->ran);
+	if (sr->outside)
+		cJSON_AddBoolToObject(f, "outside_sandbox", true);
 	if (!sr->ran)
 		return;
 	if (sr->exit_status >= 0)
@@ -408,6 +417,7 @@ static void add_shell_fields(cJSON *f, const struct shell_run *sr, const char *h
 	cJSON_AddNumberToObject(f, "duration_ms", (double)sr->duration_ms);
 	if (sr->output)
 		cJSON_AddItemToObject(f, "output", bounded_output(sr->output));
+	cJSON_AddBoolToObject(f, "sandboxed", sr->confined);
 }
 
 /* The whole output of tool call k, kept in the run folder for the operator (the event
@@ -453,7 +463,8 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 			       .cancel = &j->cancel,
 			       .shell_timeout_s = e->shell_timeout_s,
 			       .http_max_bytes = e->http_max_bytes,
-			       .http_allow_hosts = &e->http_allow_hosts};
+			       .http_allow_hosts = &e->http_allow_hosts,
+			       .sandbox = e->sandbox};
 	struct strbuf out = STRBUF_INIT;
 	cJSON *input = cJSON_Parse(call->input_json ? call->input_json : "{}");
 	/* Nested as deep as cJSON reads (1000 levels), the input would make tool.call's line

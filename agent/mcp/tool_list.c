@@ -10,6 +10,7 @@
 
 #include "gate.h"
 #include "mcp_hub.h"
+#include "confine.h"
 #include "settings.h"
 #include "textsan.h"
 #include "tool.h"
@@ -48,6 +49,22 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 		fprintf(stderr, "pevtui: %s\n", err ? err : "an MCP server failed");
 		*failed = 1;
 	}
+}
+
+/* After the table: the sandbox run_shell's commands get here (probed as a run would). */
+static void print_sandbox(FILE *out, const struct settings *s)
+{
+	struct confine_layers l;
+	char *line;
+
+	if (s->sandbox_mode != CONFINE_OFF)
+		confine_probe(s->sandbox_helper, &l);
+	else
+		memset(&l, 0, sizeof(l));
+	line = confine_layers_line((enum confine_mode)s->sandbox_mode, s->sandbox_network, &l);
+	fprintf(out, "\n%s\n", line);
+	free(line);
+	confine_layers_release(&l);
 }
 
 int tool_list_print(FILE *out, const struct settings *s)
@@ -116,5 +133,6 @@ int tool_list_print(FILE *out, const struct settings *s)
 		free(rows[i].desc);
 	}
 	free(rows);
+	print_sandbox(out, s);
 	return failed;
 }

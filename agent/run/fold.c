@@ -304,6 +304,7 @@ void fold_release(struct run_state *rs)
 	free(rs->task);
 	free(rs->provider);
 	free(rs->workspace);
+	free(rs->sandbox);
 	free(rs->scenario);
 	for (int i = 0; i < 3; i++)
 		free(rs->models[i]);
@@ -744,6 +745,8 @@ static void policy_apply(struct run_state *rs, const cJSON *pol)
 	rs->max_retries = (int)jlong(pol, "max_retries", 0, 1000, rs->max_retries);
 	rs->max_replans = (int)jlong(pol, "max_replans", 0, 1000, rs->max_replans);
 	rs->parallel = (int)jlong(pol, "parallel", 1, 1000, rs->parallel);
+	if (jsonx_str(jget(pol, "sandbox"), "line"))
+		set_str(&rs->sandbox, jsonx_str(jget(pol, "sandbox"), "line"));
 }
 
 static void on_run_start(struct ctx *c)

@@ -110,6 +110,7 @@ struct run_state {
 	char *models[3];          /* planner, executor, verifier */
 	double budget_usd;        /* 0 = none; gate.decision / operator.command may raise it */
 	int max_retries, max_replans, parallel;
+	char *sandbox;            /* policy.sandbox.line: the commands' sandbox, or NULL */
 
 	/* the plan */
 	char *goal;

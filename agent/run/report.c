@@ -775,6 +775,11 @@ static char *render(const struct report *r, const char *run_dir)
 		add_clean(&sb, rs->workspace, true);
 		strbuf_adds(&sb, "\n");
 	}
+	if (rs->sandbox) {
+		strbuf_adds(&sb, "- Commands: ");
+		add_clean(&sb, rs->sandbox, true);
+		strbuf_adds(&sb, "\n");
+	}
 	audit_render_times(r->audit, &sb);
 	strbuf_adds(&sb, "- Status: ");
 	if (rs->ended)

@@ -9,6 +9,7 @@
 #include "strbuf.h"
 
 struct cJSON;
+struct confine_session;
 
 /* What the shell gate shows besides the command (run_shell hands it to confirm_shell). */
 struct shell_ask {
@@ -17,6 +18,9 @@ struct shell_ask {
 	const char *allow_prefix; /* the shell_allow entry the command starts with, or NULL */
 	const char *allow_why;    /* why the allow list does not let it skip the gate, in a
 				   * few words ("not on the allow list", "holds a glob (* or ?)") */
+	const char *sandbox;      /* the sandbox's layers line, or NULL (no sandbox given) */
+	bool outside;             /* the model asked to run it outside the sandbox */
+	const char *reason;       /* and why it says it must (NULL unless outside) */
 };
 
 /* What run_shell did, for the journal's tool.result (filled when env->shell_run is set;
@@ -25,6 +29,8 @@ struct shell_run {
 	char *command;     /* what ran (the operator's edit, if any); the command asked when
 			    * nothing ran; NULL when the input held no command */
 	bool allow_listed; /* a shell_allow prefix let it skip the gate */
+	bool outside;      /* the model asked to run it outside the sandbox */
+	bool confined;     /* it ran in the sandbox */
 	bool ran;          /* it started */
 	int exit_status;   /* -1 unless it exited by itself */
 	int signal;        /* the signal that ended it, 0 none */
@@ -63,6 +69,9 @@ struct tool_env {
 	/* Hosts http_get may reach on a local or private address (netguard.h); NULL = none */
 	const struct strvec *http_allow_hosts;
 	struct shell_run *shell_run;      /* out: what run_shell did; NULL = not wanted */
+	/* The commands' sandbox (agent/confine/confine.h): run_shell runs every command in
+	 * it, and asks at the gate for each when no layer holds. NULL: unconfined. */
+	const struct confine_session *sandbox;
 	/*
 	 * Set by tool_invoke for one run (NULL when a tool is run directly, so tools check):
 	 * a tool that fails for a reason that may go away on its own (timeout, refused

@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "confine.h"
 #include "secrets.h"
 #include "strbuf.h"
 #include "textsan.h"
@@ -331,6 +332,7 @@ struct spawn {
 	int out_fd;  /* write end of the output pipe: the shell's stdout and stderr */
 	int rep_fd;  /* write end of the report pipe: keeper to parent */
 	int ctl_fd;  /* read end of the control pipe: end of file means "end it all" */
+	const char *path; /* what to exec: /bin/sh, or the sandbox's outermost layer */
 	char *const *argv;
 	char *const *envp;
 };
@@ -422,7 +424,7 @@ _Noreturn static void shell_main(const struct spawn *sp, int errfd, int gofd)
 		e = errno;
 	if (!e) {
 		close_others(&errfd, 1);
-		execve("/bin/sh", sp->argv, sp->envp);
+		execve(sp->path, sp->argv, sp->envp);
 		e = errno;
 	}
 	ssize_t w = write(errfd, &e, sizeof(e));
@@ -795,7 +797,8 @@ static bool proc_start(int ws_fd, char *const argv[], char *const envp[], struct
 		e = errno;
 	struct spawn sp = {.ws_fd = ws_fd, .devnull = above_std(devnull),
 			   .out_fd = above_std(out[1]), .rep_fd = above_std(rep[1]),
-			   .ctl_fd = above_std(ctl[0]), .argv = argv, .envp = envp};
+			   .ctl_fd = above_std(ctl[0]), .path = argv[0], .argv = argv,
+			   .envp = envp};
 	if (!e && (sp.devnull < 0 || sp.out_fd < 0 || sp.rep_fd < 0 || sp.ctl_fd < 0))
 		e = errno;
 	*p = (struct proc){.keeper = -1, .shell = -1, .out_fd = out[0], .rep_fd = rep[0],
@@ -874,6 +877,47 @@ static enum ending proc_collect(struct proc *p, const struct tool_env *env, long
 	return how;
 }
 
+/* "outside_sandbox": true with a "reason": the model asks to run one command
+ * unconfined. false with the complaint in out when the input is wrong. */
+static bool outside_input(const struct tool_env *env, const struct cJSON *input,
+			  bool *outside, const char **reason, struct strbuf *out)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(input, "outside_sandbox");
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(input, "reason");
+	(void)env;
+	if (!o || cJSON_IsNull(o) || cJSON_IsFalse(o))
+		return true;
+	if (!cJSON_IsTrue(o)) {
+		strbuf_adds(out, "\"outside_sandbox\" must be true or false");
+		return false;
+	}
+	if (!r || !cJSON_IsString(r) || !r->valuestring || !*r->valuestring) {
+		strbuf_adds(out, "\"outside_sandbox\": true needs \"reason\": why the command must "
+				 "run outside the sandbox, for the operator to judge");
+		return false;
+	}
+	*outside = true;
+	*reason = r->valuestring;
+	return true;
+}
+
+/* After a confined command's output: the kernel's refusals by name, and what to do. */
+static void tell_denials(const char *text, struct strbuf *out)
+{
+	struct strbuf note = STRBUF_INIT;
+	strbuf_init(&note);
+	if (confine_denial(text, &note)) {
+		strbuf_adds(out, "\n[");
+		strbuf_add(out, note.buf, note.len);
+		strbuf_adds(out, "\nThe command runs in a sandbox: it writes only beneath the "
+				 "workspace and $TMPDIR, cannot read the operator's secrets, and has "
+				 "no network unless the operator allows it. If the task truly needs "
+				 "more, call run_shell again with \"outside_sandbox\": true and a "
+				 "\"reason\"; the operator decides.]");
+	}
+	strbuf_release(&note);
+}
+
 static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 			  struct strbuf *out)
 {
@@ -903,6 +947,10 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 		if (ts->valuedouble < limit)
 			limit = (int)ts->valuedouble;
 	}
+	bool outside = false;
+	const char *reason = NULL;
+	if (!outside_input(env, input, &outside, &reason, out))
+		return false;
 	if (env->shell_run) {
 		tool_shell_run_release(env->shell_run);
 		env->shell_run->exit_status = -1;
@@ -917,14 +965,32 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 
 	char *cmd = xstrdup(c->valuestring), *prefix = NULL;
 	const char *gate_why = allow_check(env->shell_allow, cmd, &prefix);
+	/* Where nothing confines a command, the allow list cannot vouch for it; and a
+	 * command outside the sandbox is always a decision. */
+	const char *unconfined = env->sandbox ? confine_session_gate_why(env->sandbox) : NULL;
+	if (outside)
+		gate_why = "it asks to run outside the sandbox";
+	else if (!gate_why && unconfined)
+		gate_why = unconfined;
 	struct shell_run *rec = env->shell_run;
 	if (rec) {
 		rec->command = xstrdup(cmd);
 		rec->allow_listed = gate_why == NULL;
+		rec->outside = outside;
+	}
+	if (outside && !env->confirm_shell) {
+		strbuf_adds(out, "a command outside the sandbox needs the operator's approval, and "
+				 "there is no shell gate to ask; nothing was run");
+		free(cmd);
+		free(prefix);
+		return false;
 	}
 	if (gate_why && env->confirm_shell) {
 		struct shell_ask ask = {.cwd = env->ws_path, .timeout_s = limit,
-					.allow_prefix = prefix, .allow_why = gate_why};
+					.allow_prefix = prefix, .allow_why = gate_why,
+					.sandbox = env->sandbox ? confine_session_line(env->sandbox)
+								: NULL,
+					.outside = outside, .reason = reason};
 		bool yes = env->confirm_shell(env->hook_ctx, &cmd, &ask);
 		if (rec && cmd) {
 			free(rec->command);
@@ -955,19 +1021,37 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 	}
 
 	/* Everything the children need is built before fork: no allocation after it. */
+	const char *tmpdir = env->sandbox ? confine_session_tmpdir(env->sandbox) : NULL;
 	struct strvec envv = STRVEC_INIT;
 	for (char **e = environ; e && *e; e++)
-		if (!secret_env_withheld(*e))
+		if (!secret_env_withheld(*e) && !(tmpdir && strncmp(*e, "TMPDIR=", 7) == 0))
 			strvec_push(&envv, *e);
+	if (tmpdir)
+		strvec_pushf(&envv, "TMPDIR=%s", tmpdir);
 	char **envp = xcalloc(envv.n + 1, sizeof(*envp));
 	for (size_t i = 0; i < envv.n; i++)
 		envp[i] = envv.v[i];
-	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+	struct strvec argvv = STRVEC_INIT;
+	bool confined = env->sandbox && !outside && !confine_session_gate_why(env->sandbox) &&
+			confine_session_mode(env->sandbox) != CONFINE_OFF;
+	if (confined)
+		confine_session_argv(env->sandbox, sh, &argvv);
+	else
+		for (size_t i = 0; sh[i]; i++)
+			strvec_push(&argvv, sh[i]);
+	char **argv = xcalloc(argvv.n + 1, sizeof(*argv));
+	for (size_t i = 0; i < argvv.n; i++)
+		argv[i] = argvv.v[i];
+	if (rec)
+		rec->confined = confined;
 	struct proc p;
 	const char *why = NULL;
 	bool started = proc_start(env->ws_fd, argv, envp, &p, &why);
 	free(envp);
 	strvec_clear(&envv);
+	free(argv);
+	strvec_clear(&argvv);
 	if (!started) {
 		char *s = show(cmd);
 		strbuf_addf(out, "could not start the command \"%s\": %s", s, why);
@@ -1028,6 +1112,8 @@ static bool run_shell_run(const struct tool_env *env, const struct cJSON *input,
 		capture_render(&cap, &text);
 		strbuf_adds(out, ok ? "\n" : "; its output so far:\n");
 		strbuf_add(out, text.buf, text.len);
+		if (confined)
+			tell_denials(text.buf, out);
 		if (rec)
 			rec->output = strbuf_detach(&text);
 		else
@@ -1056,13 +1142,19 @@ const struct tool_def tool_run_shell = {
 	.description = "Run a shell command (/bin/sh -c) in the workspace folder and return its "
 		       "exit status and output (stdout and stderr together, long output cut in "
 		       "the middle). The operator may be asked to approve or edit the command "
-		       "first. No input is given; the command is stopped after its time limit, "
+		       "first. It runs in a sandbox: it may write only beneath the workspace and "
+		       "$TMPDIR, cannot read the operator's secrets, and has no network unless "
+		       "the operator allows it. No input is given; the command is stopped after its time limit, "
 		       "and anything it started, in the background too, is stopped when it "
 		       "ends.",
 	.schema_json = "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\","
 		       "\"description\":\"The command line, e.g. make test\"},"
 		       "\"timeout_s\":{\"type\":\"number\",\"description\":\"Seconds before the "
-		       "command is stopped; can only lower the configured limit (default 60)\"}"
+		       "command is stopped; can only lower the configured limit (default 60)\"},"
+		       "\"outside_sandbox\":{\"type\":\"boolean\",\"description\":\"Ask to run "
+		       "this one command outside the sandbox (the operator always decides)\"},"
+		       "\"reason\":{\"type\":\"string\",\"description\":\"Why it must run "
+		       "outside the sandbox (with outside_sandbox)\"}"
 		       "},\"required\":[\"command\"],\"additionalProperties\":false}",
 	.run = run_shell_run,
 };

@@ -133,8 +133,10 @@ static void test_key_out_of_the_commands_reach(void **state)
 		"\"grep 'Max core' /proc/$PPID/limits; "
 		"P=$(awk '/^PPid/{print $2}' /proc/$PPID/status); for p in $PPID $P; do tr "
 		"'\\\\0' '\\\\n' < /proc/$p/environ; done; echo environ-read\"}}]");
+	/* Unconfined (--sandbox off): in the sandbox the reads fail (tests/sandbox/), and this
+	 * is about what pevtui leaves in its environment for a command that can read it. */
 	p = cli_run(env, "--headless", "--yes", "--provider", "sim", "--script", script,
-		    "--sim-delay", "0", "--runs-dir", runs, NULL);
+		    "--sim-delay", "0", "--runs-dir", runs, "--sandbox", "off", NULL);
 	if (p.status != 0)
 		FAIL_RUN(p, 0);
 	run_dir = cli_only_run(runs);
@@ -658,8 +660,11 @@ static void test_run_folder_removed_mid_run(void **state)
 
 	(void)state;
 	assert_int_equal(mkdir(ws, 0700), 0);
+	/* The sandbox hides the runs folder from commands: this is about pevtui outliving
+	 * the loss of its folder, so the command runs unconfined (--sandbox off). */
 	p = cli_run(NULL, "--headless", "--json", "--yes", "--provider", "sim", "--script", script,
-		    "--sim-delay", "0", "--runs-dir", runs, "--workspace", ws, NULL);
+		    "--sim-delay", "0", "--runs-dir", runs, "--workspace", ws, "--sandbox", "off",
+		    NULL);
 	if (p.status != 0)
 		FAIL_RUN(p, 0);
 	/* No report (its folder is gone), said on stderr: nothing is journaled after run.end,

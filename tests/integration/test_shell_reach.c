@@ -93,6 +93,11 @@ static bool pid_gone(pid_t pid)
 	return kill(pid, 0) == -1 && errno == ESRCH;
 }
 
+/* These tests are about the keeper, which ends what a command leaves behind in every
+ * mode: they read the escapee's pid from the host, and in the sandbox's PID namespace
+ * (tests/sandbox/escape.sh) a command sees other pids; so they run unconfined. */
+#define SANDBOX_OFF "--sandbox", "off"
+
 /* Starts a process in a session of its own and waits until it has written its pid. */
 #define ESCAPE                                                                             \
 	"setsid sh -c 'echo $$ > p.tmp; mv p.tmp p.txt; exec sleep 60' & "                 \
@@ -105,7 +110,8 @@ static void test_own_session_ends_with_the_command(void **state)
 	char *script = script_running(tmp, ESCAPE "echo started");
 	(void)state;
 	struct cli_proc p = cli_run(NULL, "--headless", "--yes", "--provider", "sim", "--script",
-				    script, "--sim-delay", "0", "--runs-dir", runs, NULL);
+				    script, "--sim-delay", "0", "--runs-dir", runs, SANDBOX_OFF,
+				    NULL);
 	if (p.status != 0)
 		fail_msg("exit %d, want 0\nstderr:\n%s", p.status, p.err);
 	pid_t pid = escapee_pid(runs);
@@ -141,7 +147,8 @@ static void test_own_session_ends_when_pevtui_is_killed(void **state)
 	char *script = script_running(tmp, ESCAPE "sleep 60");
 	(void)state;
 	struct cli_bg b = cli_spawn(NULL, "--headless", "--yes", "--provider", "sim", "--script",
-				    script, "--sim-delay", "0", "--runs-dir", runs, NULL);
+				    script, "--sim-delay", "0", "--runs-dir", runs, SANDBOX_OFF,
+				    NULL);
 	assert_true(b.pid > 0);
 	struct watch w = {runs, 0};
 	assert_true(cli_wait_until(escapee_started, &w, 20));

@@ -237,10 +237,12 @@ static void test_error_messages(void **state)
 		 "chaos must be a probability from 0 to 1, not \"lots\""},
 		{"[ui]\ntheme = x\n[colors]\nfg = red\n", 3,
 		 "unknown section [colors]; the sections are [provider], [models], [policy], "
-		 "[gates], [ui], [tools] and [checkpoints]"},
+		 "[gates], [ui], [tools], [checkpoints] and [sandbox]"},
 		{"theme = x\n", 1,
 		 "key \"theme\" is outside any section; put it under [provider], [models], "
-		 "[policy], [gates], [ui], [tools] or [checkpoints]"},
+		 "[policy], [gates], [ui], [tools], [checkpoints] or [sandbox]"},
+		{"[sandbox]\nmode = jail\n", 2,
+		 "mode must be workspace-write, read-only or off, not \"jail\""},
 		{"[tools]\nshell_timeout = 0\n", 2,
 		 "shell_timeout must be a whole number of seconds from 1 to 3600, not \"0\""},
 		{"[tools]\nshell_timeout = 5s\n", 2,
