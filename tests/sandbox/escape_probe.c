@@ -5,7 +5,9 @@
  *
  *   escape_probe tcp PORT | tcp6 PORT | udp PORT | raw | abstract NAME
  *   escape_probe ptrace PID | vmread PID | kill PID | io_uring | keyctl | nnp
- *   escape_probe serve tcp|udp|abstract PORT|NAME COUNTFILE   (the host's side) */
+ *   escape_probe serve tcp|udp|abstract PORT|NAME COUNTFILE   (the host's side)
+ *   escape_probe findings JOURNAL   (the first step's findings: what the scripted model
+ *                                    was told by the tool, as the tests' sim writes it) */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -25,6 +27,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 static int verdict(const char *what, long rc)
 {
@@ -95,10 +99,48 @@ static int serve(const char *kind, const char *where, const char *countfile)
 	}
 }
 
+/* The first "findings" string anywhere in o. */
+static const char *find_findings(const cJSON *o)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, o)
+	{
+		if (c->string && !strcmp(c->string, "findings") && cJSON_IsString(c))
+			return c->valuestring;
+		const char *f = cJSON_IsObject(c) || cJSON_IsArray(c) ? find_findings(c) : NULL;
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+static int findings(const char *journal)
+{
+	FILE *f = fopen(journal, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 1;
+	while (f && rc && getline(&line, &cap, f) > 0) {
+		cJSON *o = cJSON_Parse(line);
+		const char *text = o ? find_findings(o) : NULL;
+		if (text) {
+			fputs(text, stdout);
+			rc = 0;
+		}
+		cJSON_Delete(o);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 	const char *arg = argc > 2 ? argv[2] : "0";
+	if (!strcmp(what, "findings") && argc == 3)
+		return findings(argv[2]);
 	if (!strcmp(what, "serve") && argc == 5)
 		return serve(argv[2], argv[3], argv[4]);
 	if (!strcmp(what, "tcp") || !strcmp(what, "udp")) {

@@ -86,7 +86,8 @@ sb_go() {
 	sb_status=$?
 	RUN=$(ls -d "$T/runs.$n"/*/ 2>/dev/null | head -1)
 	JOURNAL=${RUN}journal.jsonl
-	cat "${RUN}attempts/run/1/tool-1.txt" >"$T/result" 2>/dev/null || : >"$T/result"
+	# what the tool told the model: the scripted model reports it as its findings
+	"$PROBE" findings "$JOURNAL" >"$T/result" 2>/dev/null || : >"$T/result"
 }
 
 # The layers line of a run (after sb_run).
