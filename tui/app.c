@@ -2280,6 +2280,9 @@ void app_preload(struct app *a, const char *run_dir)
 	free(path);
 	view_forget_gates(a->view);
 	follow_running(a);
+	/* --resume of a finished run: it waits at its end for what reopens it. */
+	if (a->view->state == VR_FINISHED)
+		set_message(a, "r (re-run) or e (edit) reopens the run");
 	a->dirty = true;
 }
 

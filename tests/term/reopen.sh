@@ -56,6 +56,7 @@ grep -q "run $id already finished (passed): browse it with pevtui --replay $id, 
 SOCK="$SOCK-2"
 start 110 32 --resume "$id" --gate plan
 wait_for "finished — passed" 30
+wait_for "r \\(re-run\\) or e \\(edit\\) reopens the run" 10
 keys q
 wait_for "PEVTUI-EXIT=0" 10
 [ "$(wc -l <"$j")" = "$lines" ] || fail "opening and quitting journaled: $(tail -n 2 "$j")"
