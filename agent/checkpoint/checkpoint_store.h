@@ -72,6 +72,7 @@ struct cache_ent {
 	struct timespec mtime, ctime;
 	mode_t mode;
 	git_oid oid;
+	bool moved; /* its path now belongs to the next walk's entry */
 };
 
 /* A folder's tree in the last snapshot, with its entries, so that an unchanged folder

@@ -1,6 +1,7 @@
 /*
  * pack — the checkpoint store's object writer: every object a checkpoint adds goes into
- * one new pack file (git's pack format, version 2, each object deflated at zlib level 1)
+ * one new pack file (git's pack format, version 2, each object stored by zlib level 0 —
+ * --prune compacts at level 1)
  * with its .idx beside it, so that `git` and libgit2 read the store as any repository.
  * One pack per checkpoint: a file or two to write and sync instead of one file per object
  * (the first checkpoint of a 10,000-file workspace), and all of it synced in one batch
@@ -30,7 +31,8 @@ struct pack;
 /* Opens the object folder `objects_dir` (its pack/ folder made when missing) and reads
  * which objects its packs hold. NULL + errno on failure. */
 struct pack *pack_open(const char *objects_dir);
-/* The same, knowing none of the objects the folder holds (a pack of them all, prune.c). */
+/* The same, knowing none of the objects the folder holds, and compressing (zlib level 1):
+ * a pack of all the objects a store keeps (prune.c). */
 struct pack *pack_open_fresh(const char *objects_dir);
 void pack_close(struct pack *p); /* NULL ok; a pack not finished is dropped */
 

@@ -2,7 +2,9 @@
  * the age asked loses its name in its store (refs/pevtui/runs/RUN), then the objects no
  * remaining run's checkpoint reaches are dropped (the ones still needed written again as
  * one pack, the old packs removed), and a store no run names any more is removed whole.
- * A store a running run holds (pevtui.lock, shared) is left as it is. */
+ * A store of many packs is compacted into one, compressed (zlib level 1; checkpoints
+ * write theirs uncompressed). A store a running run holds (pevtui.lock, shared) is left
+ * as it is. */
 #include "config.h"
 #include "checkpoint_store.h"
 
@@ -20,6 +22,10 @@
 #include "pack.h"
 #include "strset.h"
 #include "xalloc.h"
+
+/* A store of more packs than this (one per checkpoint) is compacted into one, compressed,
+ * even when nothing in it is dropped. */
+#define COMPACT_PACKS 16
 
 bool checkpoint_parse_age(const char *s, double *sec)
 {
@@ -282,7 +288,7 @@ static bool prune_store(const struct cp_prune_opts *o, FILE *out, const char *ro
 		p.repo = NULL;
 		remove_tree_at(AT_FDCWD, dir);
 		*freed += before;
-	} else if (!o->dry_run && n_unneeded) {
+	} else if (!o->dry_run && (n_unneeded || idx.n > COMPACT_PACKS)) {
 		ok = rewrite(&p, dir, &idx, err);
 		if (ok) {
 			uint64_t after = checkpoint_store_bytes(dir);
@@ -292,6 +298,9 @@ static bool prune_store(const struct cp_prune_opts *o, FILE *out, const char *ro
 	if (p.runs_kept && n_unneeded)
 		fprintf(out, "%s %s: %zu objects no kept run needs\n",
 		        o->dry_run ? "would drop from" : "dropped from", name, n_unneeded);
+	else if (p.runs_kept && idx.n > COMPACT_PACKS)
+		fprintf(out, "%s %s: %zu packs into one\n", o->dry_run ? "would compact" : "compacted",
+		        name, idx.n);
 	git_repository_free(p.repo);
 	strset_clear(&p.keep);
 	strvec_clear(&idx);

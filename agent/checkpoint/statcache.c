@@ -184,6 +184,7 @@ void cp_statcache_load(struct checkpoints *cp)
 		if (!pack_has(cp->pack, &c.oid))
 			continue; /* pruned, or never finished */
 		c.path = xstrndup((const char *)name, plen);
+		c.moved = false;
 		v = xgrow(v, &cap, n + 1, sizeof(*v));
 		v[n++] = c;
 	}

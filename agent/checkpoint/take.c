@@ -25,6 +25,7 @@
 
 struct take {
 	struct checkpoints *cp;
+	size_t hint; /* where in cp->cache the next file's entry likely is */
 	struct strvec *warnings;
 	struct strvec skipped;
 	struct strvec excluded; /* the first CP_EXCLUDED_LISTED paths left out on purpose */
@@ -55,7 +56,8 @@ void cp_memo_free(struct tree_memo *m, size_t n)
 void cp_cache_free(struct cache_ent *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(c[i].path);
+		if (!c[i].moved)
+			free(c[i].path);
 	free(c);
 }
 
@@ -161,11 +163,33 @@ static int cache_cmp(const void *a, const void *b)
 	return strcmp(((const struct cache_ent *)a)->path, ((const struct cache_ent *)b)->path);
 }
 
-static const struct cache_ent *cache_find(const struct checkpoints *cp, const char *path)
+/* The cache entry of `path`: the walk meets files nearly in the cache's order, so the one
+ * after the last found is tried first (*hint), then a binary search. */
+static const struct cache_ent *cache_find(const struct checkpoints *cp, const char *path,
+                                          size_t *hint)
 {
 	struct cache_ent key = {.path = (char *)path};
+	const struct cache_ent *c;
 
-	return cp->n_cache ? bsearch(&key, cp->cache, cp->n_cache, sizeof(key), cache_cmp) : NULL;
+	if (*hint < cp->n_cache && !strcmp(cp->cache[*hint].path, path)) {
+		c = &cp->cache[*hint];
+	} else {
+		c = cp->n_cache ? bsearch(&key, cp->cache, cp->n_cache, sizeof(key), cache_cmp)
+		                : NULL;
+	}
+	if (c)
+		*hint = (size_t)(c - cp->cache) + 1;
+	return c;
+}
+
+/* Sorts the new cache by path, unless the walk met its files in that order already. */
+static void cache_sort(struct cache_ent *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(v[i - 1].path, v[i].path) > 0) {
+			qsort(v, n, sizeof(*v), cache_cmp);
+			return;
+		}
 }
 
 bool cp_older(const struct timespec *a, const struct timespec *b)
@@ -254,13 +278,24 @@ static bool is_ignored(struct take *t, const char *rel)
 	return git_ignore_path_is_ignored(&ignored, t->cp->ign, rel) == 0 && ignored;
 }
 
-static void add_cache(struct take *t, const char *rel, const struct stat *st, const git_oid *oid)
+/* `old`: the last walk's entry of the same path, whose path string the new entry borrows
+ * (both marked `moved`): when the walk succeeds the last cache is freed without it and the
+ * new entries own theirs; when it fails the new cache is freed without it and the last
+ * one owns it again. */
+static void add_cache(struct take *t, const char *rel, const struct stat *st, const git_oid *oid,
+                      struct cache_ent *old)
 {
 	struct cache_ent *c;
 
 	t->nv = xgrow(t->nv, &t->cap, t->n + 1, sizeof(*t->nv));
 	c = &t->nv[t->n++];
-	c->path = xstrdup(rel);
+	c->moved = false;
+	if (old && !old->moved) {
+		c->path = old->path;
+		old->moved = c->moved = true;
+	} else {
+		c->path = xstrdup(rel);
+	}
 	c->dev = st->st_dev;
 	c->ino = st->st_ino;
 	c->size = st->st_size;
@@ -275,7 +310,7 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
                       const struct stat *lst, git_oid *oid)
 {
 	struct checkpoints *cp = t->cp;
-	const struct cache_ent *c = cache_find(cp, rel);
+	const struct cache_ent *c = cache_find(cp, rel, &t->hint);
 	struct stat st;
 	size_t len;
 	bool changed = false;
@@ -283,7 +318,7 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 
 	if (c && same_stat(c, lst) && cp_older(&lst->st_ctim, &cp->trust_before)) {
 		*oid = c->oid;
-		add_cache(t, rel, lst, oid);
+		add_cache(t, rel, lst, oid, (struct cache_ent *)c);
 		t->total += (size_t)lst->st_size; /* the per-checkpoint limit counts it too */
 		return true;
 	}
@@ -323,7 +358,7 @@ static bool take_file(struct take *t, int dfd, const char *name, const char *rel
 		warn(t, "%s changed while it was stored: the checkpoint holds one reading of it",
 		     rel);
 	else
-		add_cache(t, rel, &st, oid);
+		add_cache(t, rel, &st, oid, NULL);
 	return true;
 }
 
@@ -845,7 +880,9 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 		cp->last_known = true;
 		git_oid_tostr(out_id, CP_ID_LEN + 1, &cp->last);
 		if (t.n)
-			qsort(t.nv, t.n, sizeof(*t.nv), cache_cmp);
+			cache_sort(t.nv, t.n);
+		for (size_t i = 0; i < t.n; i++)
+			t.nv[i].moved = false; /* the new cache owns its paths */
 		cp_cache_free(cp->cache, cp->n_cache);
 		cp->cache = t.nv;
 		cp->n_cache = t.n;
@@ -866,6 +903,9 @@ static bool take_once(struct checkpoints *cp, char out_id[CP_ID_LEN + 1], struct
 	cJSON_Delete(meta);
 	cp_meta_release(&t.meta);
 	free(t.err);
+	if (t.n) /* the walk failed: the paths borrowed go back to the last cache */
+		for (size_t i = 0; i < cp->n_cache; i++)
+			cp->cache[i].moved = false;
 	cp_cache_free(t.nv, t.n);
 	cp_memo_free(t.trees, t.n_trees);
 	strvec_clear(&t.skipped);
