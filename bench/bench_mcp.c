@@ -58,13 +58,13 @@ int main(int argc, char **argv)
 	strbuf_init(&out);
 	/* warm up */
 	for (int i = 0; i < 50; i++)
-		mcp_client_call(c, "echo", "{\"text\":\"warm\"}", NULL, -1, 0, &out, NULL);
+		mcp_client_call(c, "echo", "{\"text\":\"warm\"}", NULL, -1, 0, &out, NULL, NULL);
 	s0 = cpu_s(RUSAGE_CHILDREN);
 	c0 = cpu_s(RUSAGE_SELF);
 	t0 = now_s();
 	for (int i = 0; i < n; i++)
 		if (mcp_client_call(c, "echo", "{\"text\":\"hello from the benchmark\"}", NULL, -1,
-		                    64 * 1024, &out, NULL) != MCP_OK) {
+		                    64 * 1024, &out, NULL, NULL) != MCP_OK) {
 			fprintf(stderr, "call %d failed: %s\n", i, out.buf);
 			return 1;
 		}

@@ -355,7 +355,7 @@ bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct st
 	args = cJSON_PrintUnformatted(input);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	st = mcp_hub_call(e->mcp, server, tool, args, &j->cancel, e->ws_fd, TOOL_MAX_OUTPUT, out,
-	                  &structured);
+	                  &structured, NULL);
 	cJSON_AddNumberToObject(f, "duration_ms", (double)since_ms(&t0));
 	cJSON_AddStringToObject(f, "mcp_status", status_name(st));
 	add_structured(f, structured);

@@ -62,6 +62,8 @@ struct mcp_client {
 	struct http_wait *waiting;
 	pthread_cond_t listen_cv; /* listen_told: the GET stream was answered (or ended) */
 	bool listen_told;
+	bool offers_elicitation;
+	const struct mcp_asker *asker; /* of the call in flight, under wait_mu */
 	unsigned long files; /* non-text results saved, for their names */
 };
 
@@ -215,7 +217,49 @@ static void send_notification(struct mcp_client *c, const char *method, cJSON *p
 	cJSON_Delete(m);
 }
 
-/* A request of the server's own: ping is answered, anything else is not offered. */
+static const char *const elicit_actions[] = {
+    [MCP_ELICIT_ACCEPT] = "accept", [MCP_ELICIT_DECLINE] = "decline", [MCP_ELICIT_CANCEL] = "cancel"};
+
+/* elicitation/create: asked of the call in flight's asker; declined when there is none. */
+static void answer_question(struct mcp_client *c, const cJSON *params, cJSON *r)
+{
+	const char *mode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "mode"));
+	const char *message =
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "message"));
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(params, "requestedSchema");
+	const struct mcp_asker *asker;
+	enum mcp_elicit_action act = MCP_ELICIT_DECLINE;
+	char *content = NULL, *schema_json;
+	cJSON *res, *parsed;
+
+	if (mode && strcmp(mode, "form")) {
+		cJSON *e = cJSON_AddObjectToObject(r, "error");
+		cJSON_AddNumberToObject(e, "code", -32602);
+		cJSON_AddStringToObject(e, "message", "pevtui answers form-mode questions only");
+		return;
+	}
+	pthread_mutex_lock(&c->wait_mu);
+	asker = c->asker;
+	pthread_mutex_unlock(&c->wait_mu);
+	schema_json = schema ? cJSON_PrintUnformatted(schema) : xstrdup("{}");
+	if (asker && asker->fn)
+		act = asker->fn(asker->ctx, conf_of(c)->name, message ? message : "", schema_json,
+		                &content);
+	free(schema_json);
+	parsed = act == MCP_ELICIT_ACCEPT && content ? cJSON_Parse(content) : NULL;
+	if (act == MCP_ELICIT_ACCEPT && !cJSON_IsObject(parsed))
+		act = MCP_ELICIT_DECLINE; /* an asker's bug, never a malformed answer */
+	res = cJSON_AddObjectToObject(r, "result");
+	cJSON_AddStringToObject(res, "action", elicit_actions[act]);
+	if (act == MCP_ELICIT_ACCEPT)
+		cJSON_AddItemToObject(res, "content", parsed);
+	else
+		cJSON_Delete(parsed);
+	free(content);
+}
+
+/* A request of the server's own: ping and questions are answered, anything else is not
+ * offered. */
 static void answer_server(struct mcp_client *c, const cJSON *msg)
 {
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
@@ -226,6 +270,9 @@ static void answer_server(struct mcp_client *c, const cJSON *msg)
 	                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(msg, "id"), 1));
 	if (cJSON_IsString(method) && !strcmp(method->valuestring, "ping")) {
 		cJSON_AddObjectToObject(r, "result");
+	} else if (cJSON_IsString(method) && !strcmp(method->valuestring, "elicitation/create") &&
+	           c->offers_elicitation) {
+		answer_question(c, cJSON_GetObjectItemCaseSensitive(msg, "params"), r);
 	} else {
 		cJSON *e = cJSON_AddObjectToObject(r, "error");
 		cJSON_AddNumberToObject(e, "code", -32601);
@@ -356,8 +403,11 @@ static enum wait_end read_until(struct mcp_client *c, long want, long deadline_m
 		while ((nl = memchr(c->rbuf.buf, '\n', c->rbuf.len))) {
 			size_t n = (size_t)(nl - c->rbuf.buf);
 			cJSON *r;
+			long t0 = now_ms();
 			*nl = '\0';
 			r = handle_line(c, c->rbuf.buf, want);
+			if (deadline_ms)
+				deadline_ms += now_ms() - t0; /* a question waits for a person */
 			memmove(c->rbuf.buf, nl + 1, c->rbuf.len - n - 1);
 			c->rbuf.len -= n + 1;
 			c->rbuf.buf[c->rbuf.len] = '\0';
@@ -620,12 +670,16 @@ static void start_listener(struct mcp_client *c)
 static bool initialize(struct mcp_client *c, char **err)
 {
 	const char *name = conf_of(c)->name;
-	cJSON *p = cJSON_CreateObject(), *info, *res = NULL;
+	cJSON *p = cJSON_CreateObject(), *info, *mine, *res = NULL;
 	const cJSON *v, *caps;
 	bool known = false;
 
 	cJSON_AddStringToObject(p, "protocolVersion", MCP_PROTOCOL_LATEST);
-	cJSON_AddObjectToObject(p, "capabilities");
+	mine = cJSON_AddObjectToObject(p, "capabilities");
+	/* An empty elicitation object is form mode (2025-11-25, and what older revisions
+	 * know). */
+	if (c->offers_elicitation)
+		cJSON_AddObjectToObject(mine, "elicitation");
 	info = cJSON_AddObjectToObject(p, "clientInfo");
 	cJSON_AddStringToObject(info, "name", "pevtui");
 	cJSON_AddStringToObject(info, "version", PACKAGE_VERSION);
@@ -680,6 +734,11 @@ static bool ensure_running(struct mcp_client *c, char **err)
 		return false;
 	}
 	return true;
+}
+
+void mcp_client_offer_elicitation(struct mcp_client *c, bool yes)
+{
+	c->offers_elicitation = yes;
 }
 
 bool mcp_client_start(struct mcp_client *c, char **err)
@@ -801,7 +860,8 @@ static bool result_fits(struct mcp_client *c, const char *name, const cJSON *res
 
 enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
                                 const atomic_bool *cancel, int ws_fd, size_t max_bytes,
-                                struct strbuf *out, char **structured)
+                                struct strbuf *out, char **structured,
+                                const struct mcp_asker *asker)
 {
 	cJSON *p, *args = cJSON_Parse(args_json ? args_json : "{}"), *res = NULL;
 	enum mcp_status st;
@@ -824,7 +884,13 @@ enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const ch
 	cJSON_AddItemToObject(p, "arguments", cJSON_IsObject(args) ? args : cJSON_CreateObject());
 	if (!cJSON_IsObject(args))
 		cJSON_Delete(args);
+	pthread_mutex_lock(&c->wait_mu);
+	c->asker = asker;
+	pthread_mutex_unlock(&c->wait_mu);
 	st = request(c, "tools/call", p, cancel, &res, &err);
+	pthread_mutex_lock(&c->wait_mu);
+	c->asker = NULL;
+	pthread_mutex_unlock(&c->wait_mu);
 	if (st == MCP_OK) {
 		const cJSON *ie = cJSON_GetObjectItemCaseSensitive(res, "isError");
 		const cJSON *sc = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");

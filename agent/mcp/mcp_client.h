@@ -44,6 +44,21 @@ enum mcp_status {
 
 struct mcp_client;
 
+/* The operator's answer to a server's question (elicitation/create, form mode). */
+enum mcp_elicit_action { MCP_ELICIT_ACCEPT, MCP_ELICIT_DECLINE, MCP_ELICIT_CANCEL };
+
+/*
+ * Who answers a server's questions during one call: fn is called on the calling thread,
+ * with the server's name, its message and its requestedSchema (JSON text; all borrowed),
+ * and may wait for a person (the call's time limit stops meanwhile). On accept it sets
+ * *content_json (an object as JSON text, freed by the client).
+ */
+struct mcp_asker {
+	enum mcp_elicit_action (*fn)(void *ctx, const char *server, const char *message,
+	                             const char *schema_json, char **content_json);
+	void *ctx;
+};
+
 /* `conf` is copied. The server's stderr goes to `log_path` (appended; NULL: nowhere).
  * `workspace` is where it starts unless its config names a cwd. Nothing starts yet. */
 struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
@@ -55,6 +70,10 @@ const char *mcp_client_name(const struct mcp_client *c);
 const struct mcp_server_conf *mcp_client_conf(const struct mcp_client *c);
 /* The revision agreed on at initialize (NULL before). */
 const char *mcp_client_protocol(const struct mcp_client *c);
+
+/* Before the start: whether this client tells servers it answers their questions (the
+ * elicitation capability, form mode). Only where an asker will be there to answer. */
+void mcp_client_offer_elicitation(struct mcp_client *c, bool yes);
 
 /* Starts the server, initializes and lists its tools. false + *err (a sentence naming the
  * server; caller frees). */
@@ -73,11 +92,13 @@ void mcp_client_tools(struct mcp_client *c, struct mcp_tools *out);
  * *out holds a sentence. When the tool declared an outputSchema, a result without
  * structuredContent or one that does not match it is MCP_TOOL_ERROR, *out saying why
  * before the result. `structured` (may be NULL): the structuredContent as JSON text
- * (caller frees), NULL when there was none.
+ * (caller frees), NULL when there was none. `asker` (may be NULL: questions are declined)
+ * answers the server's questions during the call.
  */
 enum mcp_status mcp_client_call(struct mcp_client *c, const char *name, const char *args_json,
                                 const atomic_bool *cancel, int ws_fd, size_t max_bytes,
-                                struct strbuf *out, char **structured);
+                                struct strbuf *out, char **structured,
+                                const struct mcp_asker *asker);
 /* A ping round trip; false + *err. */
 bool mcp_client_ping(struct mcp_client *c, char **err);
 

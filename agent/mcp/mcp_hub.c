@@ -354,7 +354,8 @@ bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool, co
 
 enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *tool,
                              const char *args_json, const atomic_bool *cancel, int ws_fd,
-                             size_t max_bytes, struct strbuf *out, char **structured)
+                             size_t max_bytes, struct strbuf *out, char **structured,
+                             const struct mcp_asker *asker)
 {
 	struct mcp_client *c = client_named(h, server);
 
@@ -365,7 +366,8 @@ enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *
 			*structured = NULL;
 		return MCP_FAILED;
 	}
-	return mcp_client_call(c, tool, args_json, cancel, ws_fd, max_bytes, out, structured);
+	return mcp_client_call(c, tool, args_json, cancel, ws_fd, max_bytes, out, structured,
+	                       asker);
 }
 
 char *mcp_hub_describe(struct mcp_hub *h, int wait)

@@ -57,7 +57,8 @@ bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool, co
 /* Calls it (mcp_client_call's conventions). */
 enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *tool,
                              const char *args_json, const atomic_bool *cancel, int ws_fd,
-                             size_t max_bytes, struct strbuf *out, char **structured);
+                             size_t max_bytes, struct strbuf *out, char **structured,
+                             const struct mcp_asker *asker);
 /* The planner's list: one line per tool, "- SERVER__tool: first line of its
  * description" (caller frees; "" when none). Waits up to wait_ms for servers still
  * starting; one that is not up by then is named as "- SERVER__*" (the executor, which

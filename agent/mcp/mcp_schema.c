@@ -75,7 +75,8 @@ static bool type_ok(const cJSON *type, const cJSON *v)
 		return is_type(v, type->valuestring);
 	if (!cJSON_IsArray(type))
 		return true; /* not a type the check understands */
-	cJSON_ArrayForEach(t, type) if (cJSON_IsString(t) && is_type(v, t->valuestring)) return true;
+	cJSON_ArrayForEach(t,
+	                   type) if (cJSON_IsString(t) && is_type(v, t->valuestring)) return true;
 	return false;
 }
 
@@ -143,8 +144,7 @@ static bool check_object(struct check *c, const cJSON *s, const cJSON *v, int de
 	cJSON_ArrayForEach(it, (cJSON_IsArray(req) ? req : NULL))
 	{
 		if (cJSON_IsString(it) && !cJSON_GetObjectItemCaseSensitive(v, it->valuestring))
-			return fail(c, "the required member \"%.60s\" is missing",
-			            it->valuestring);
+			return fail(c, "the required member \"%.60s\" is missing", it->valuestring);
 	}
 	cJSON_ArrayForEach(it, v)
 	{

@@ -22,6 +22,7 @@
 
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_elicit.h"
 #include "strbuf.h"
 #include "xalloc.h"
 
@@ -110,6 +111,34 @@ static bool set_context_client(struct mcp_conf *conf, char **err)
 	return ok;
 }
 
+/* The suite's questions (elicitation-sep1034-client-defaults): accepted as the form shows
+ * them, every default of the schema filled in (SEP-1034), as an operator pressing accept
+ * at pevtui's gate would send. */
+static enum mcp_elicit_action accept_defaults(void *ctx, const char *server, const char *message,
+                                              const char *schema_json, char **content_json)
+{
+	struct mcp_elicit_form f;
+	char *err = NULL;
+
+	(void)ctx;
+	(void)server;
+	printf("question: %s\n", message);
+	if (!mcp_elicit_parse(schema_json, &f, &err)) {
+		fprintf(stderr, "conformance_client: %s\n", err);
+		free(err);
+		return MCP_ELICIT_DECLINE;
+	}
+	*content_json = mcp_elicit_defaults(&f, &err);
+	mcp_elicit_release(&f);
+	if (!*content_json) {
+		fprintf(stderr, "conformance_client: %s\n", err);
+		free(err);
+		return MCP_ELICIT_DECLINE;
+	}
+	printf("answer: %s\n", *content_json);
+	return MCP_ELICIT_ACCEPT;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--follow"))
@@ -147,6 +176,7 @@ int main(int argc, char **argv)
 		free(browser);
 	}
 	c = mcp_client_new(&conf.v[0], NULL, ws);
+	mcp_client_offer_elicitation(c, true);
 	if (!mcp_client_start(c, &err)) {
 		fprintf(stderr, "conformance_client: %s\n", err);
 		goto out;
@@ -157,12 +187,13 @@ int main(int argc, char **argv)
 	mcp_client_tools(c, &tools);
 	rc = 0;
 	int ws_fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct mcp_asker asker = {.fn = accept_defaults};
 	for (size_t i = 0; i < tools.n; i++) {
 		char *args = sample_args(tools.v[i].schema_json);
 		struct strbuf out = STRBUF_INIT;
 		strbuf_init(&out);
 		enum mcp_status st =
-		    mcp_client_call(c, tools.v[i].name, args, NULL, ws_fd, 64 * 1024, &out, NULL);
+		    mcp_client_call(c, tools.v[i].name, args, NULL, ws_fd, 64 * 1024, &out, NULL, &asker);
 		printf("tool %s %s: %s\n", tools.v[i].name, args, out.buf);
 		if (st == MCP_FAILED || st == MCP_CANCELLED) {
 			fprintf(stderr, "conformance_client: %s failed: %s\n", tools.v[i].name, out.buf);

@@ -151,6 +151,51 @@ static void list(const cJSON *id, const cJSON *params)
 	send_out(r);
 }
 
+/* echo with "ask": SCHEMA (stdio only): asks the client (elicitation/create, the schema
+ * as requestedSchema), waits for its answer and says it back: "ACTION CONTENT". */
+static void ask(cJSON *r, const cJSON *schema)
+{
+	cJSON *q = cJSON_CreateObject(), *p;
+	char *line = NULL, *t;
+	size_t cap = 0;
+
+	if (http_mode) {
+		text_result(r, "ask works over stdio only", true);
+		return;
+	}
+	cJSON_AddStringToObject(q, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(q, "id", "q1");
+	cJSON_AddStringToObject(q, "method", "elicitation/create");
+	p = cJSON_AddObjectToObject(q, "params");
+	cJSON_AddStringToObject(p, "message", "Which colour?");
+	cJSON_AddItemToObject(p, "requestedSchema", cJSON_Duplicate(schema, 1));
+	t = cJSON_PrintUnformatted(q);
+	printf("%s\n", t);
+	fflush(stdout);
+	free(t);
+	cJSON_Delete(q);
+	while (getline(&line, &cap, stdin) > 0) {
+		cJSON *a = cJSON_Parse(line);
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(a, "result");
+		const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "id"));
+		if (id && !strcmp(id, "q1")) {
+			const char *act =
+			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "action"));
+			char *c = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(res, "content"));
+			char *said = malloc(strlen(c ? c : "") + 64);
+			sprintf(said, "%s %s", act ? act : "(no action)", c ? c : "");
+			fprintf(stderr, "got the answer %s\n", said);
+			text_result(r, said, false);
+			free(said);
+			free(c);
+			cJSON_Delete(a);
+			break;
+		}
+		cJSON_Delete(a);
+	}
+	free(line);
+}
+
 static void call(const cJSON *id, const cJSON *params)
 {
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "name"));
@@ -160,7 +205,9 @@ static void call(const cJSON *id, const cJSON *params)
 	if (!name) {
 		name = "";
 	}
-	if (!strcmp(name, "echo") || !strcmp(name, "read_note")) {
+	if (!strcmp(name, "echo") && cJSON_GetObjectItemCaseSensitive(args, "ask")) {
+		ask(r, cJSON_GetObjectItemCaseSensitive(args, "ask"));
+	} else if (!strcmp(name, "echo") || !strcmp(name, "read_note")) {
 		const char *t =
 		    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "text"));
 		text_result(r, t ? t : "(nothing)", false);
@@ -560,6 +607,9 @@ static void handle(const char *line)
 			cJSON_AddStringToObject(res, "protocolVersion", version ? version : want);
 			cJSON_AddObjectToObject(cJSON_AddObjectToObject(res, "capabilities"),
 			                        "tools");
+			if (cJSON_GetObjectItemCaseSensitive(
+			        cJSON_GetObjectItemCaseSensitive(params, "capabilities"), "elicitation"))
+				fprintf(stderr, "the client answers questions\n");
 			info = cJSON_AddObjectToObject(res, "serverInfo");
 			cJSON_AddStringToObject(info, "name", "pevtui-test-server");
 			cJSON_AddStringToObject(info, "version", "1");

@@ -23,6 +23,7 @@
 
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_elicit.h"
 #include "mcp_trust.h"
 #include "mcp_hub.h"
 #include "sandbox.h"
@@ -85,7 +86,7 @@ static struct mcp_client *started(struct fx *fx)
 static enum mcp_status call(struct fx *fx, struct mcp_client *c, const char *tool, const char *args,
                             struct strbuf *out)
 {
-	return mcp_client_call(c, tool, args, NULL, fx->ws_fd, TOOL_MAX_OUTPUT, out, NULL);
+	return mcp_client_call(c, tool, args, NULL, fx->ws_fd, TOOL_MAX_OUTPUT, out, NULL, NULL);
 }
 
 static void test_lists_every_page(void **state)
@@ -182,7 +183,7 @@ static void test_results_of_every_kind(void **state)
 	{
 		char *sc = NULL;
 		assert_int_equal(mcp_client_call(c, "structured", "{\"total\":\"many\"}", NULL,
-		                                 fx->ws_fd, TOOL_MAX_OUTPUT, &out, &sc),
+		                                 fx->ws_fd, TOOL_MAX_OUTPUT, &out, &sc, NULL),
 		                 MCP_TOOL_ERROR);
 		assert_non_null(strstr(out.buf, "the result of structured does not match the "
 		                                "outputSchema the tool declared (at $.total: "
@@ -269,7 +270,7 @@ static void test_timeout_and_cancel(void **state)
 	assert_string_equal(out.buf, "still here");
 
 	atomic_init(&cancel, true);
-	assert_int_equal(mcp_client_call(c, "slow", "{\"ms\":10}", &cancel, fx->ws_fd, 0, &out, NULL),
+	assert_int_equal(mcp_client_call(c, "slow", "{\"ms\":10}", &cancel, fx->ws_fd, 0, &out, NULL, NULL),
 	                 MCP_CANCELLED);
 	assert_non_null(strstr(out.buf, "was cancelled"));
 	strbuf_release(&out);
@@ -357,7 +358,7 @@ static void test_hub_offer_lookup_allow(void **state)
 	assert_false(mcp_hub_lookup(h, "read_file", &srv, &tool, NULL, NULL));
 	strbuf_init(&out);
 	assert_int_equal(
-	    mcp_hub_call(h, "t", "echo", "{\"text\":\"via hub\"}", NULL, fx->ws_fd, 0, &out, NULL),
+	    mcp_hub_call(h, "t", "echo", "{\"text\":\"via hub\"}", NULL, fx->ws_fd, 0, &out, NULL, NULL),
 	    MCP_OK);
 	assert_string_equal(out.buf, "via hub");
 	list = mcp_hub_describe(h, 5000);
@@ -413,6 +414,51 @@ static void test_slow_start_is_named(void **state)
 	mcp_offer_release(&o);
 	mcp_hub_free(h);
 	free(args);
+}
+
+/* A server's question during a call goes to the call's asker; its answer (content typed
+ * as the schema says) goes back; without an asker, or without the offer, it is declined. */
+static enum mcp_elicit_action pick_blue(void *ctx, const char *server, const char *message,
+                                        const char *schema_json, char **content_json)
+{
+	struct mcp_elicit_form f;
+	char *err = NULL;
+
+	assert_string_equal(server, "t");
+	assert_string_equal(message, "Which colour?");
+	assert_true(mcp_elicit_parse(schema_json, &f, &err));
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.v[0].value, "red"); /* the schema's default */
+	*content_json = mcp_elicit_defaults(&f, &err);
+	mcp_elicit_release(&f);
+	(*(int *)ctx)++;
+	return MCP_ELICIT_ACCEPT;
+}
+
+static void test_questions(void **state)
+{
+	struct fx *fx = *state;
+	struct mcp_client *c = mcp_client_new(&fx->conf.v[0], fx->log, fx->ws);
+	int asked = 0;
+	struct mcp_asker asker = {.fn = pick_blue, .ctx = &asked};
+	struct strbuf out = STRBUF_INIT;
+	const char *args = "{\"ask\":{\"type\":\"object\",\"properties\":{"
+	                   "\"colour\":{\"type\":\"string\",\"enum\":[\"red\",\"blue\"],"
+	                   "\"default\":\"red\"},\"n\":{\"type\":\"integer\",\"default\":3}}}}";
+	char *err = NULL;
+
+	strbuf_init(&out);
+	mcp_client_offer_elicitation(c, true);
+	assert_true(mcp_client_start(c, &err));
+	assert_true(log_says(fx, "the client answers questions"));
+	assert_int_equal(mcp_client_call(c, "echo", args, NULL, fx->ws_fd, 0, &out, NULL, &asker),
+	                 MCP_OK);
+	assert_int_equal(asked, 1);
+	assert_string_equal(out.buf, "accept {\"colour\":\"red\",\"n\":3}");
+	assert_int_equal(call(fx, c, "echo", args, &out), MCP_OK); /* no asker */
+	assert_string_equal(out.buf, "decline ");
+	mcp_client_free(c);
+	strbuf_release(&out);
 }
 
 /* ---- the same server over Streamable HTTP on 127.0.0.1 ---- */
@@ -720,6 +766,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_missing_command, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hub_offer_lookup_allow, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_slow_start_is_named, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_questions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_transport, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_sse_and_session, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_resume, setup, teardown),

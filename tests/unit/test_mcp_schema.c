@@ -1,5 +1,6 @@
 /* test_mcp_schema — a tool's result against its outputSchema: each keyword checked, where
- * a mismatch is said, keywords outside the subset never refuse a value. */
+ * a mismatch is said, keywords outside the subset never refuse a value; a server's
+ * question as a form (mcp_elicit): its fields, defaults, and the typed answer. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "mcp_elicit.h"
 #include "mcp_schema.h"
 
 /* Checks `value` against `schema` (both JSON text); the sentence, or NULL when it fits. */
@@ -115,6 +117,66 @@ static void test_unknown_keywords_and_boolean_schemas(void **state)
 	refused("{\"properties\":{\"a\":false}}", "{\"a\":1}", "at $.a: no value");
 }
 
+static void test_elicit_form(void **state)
+{
+	const char *schema =
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"name\":{\"type\":\"string\",\"title\":\"Your name\",\"default\":\"John Doe\","
+	    "\"minLength\":2},"
+	    "\"age\":{\"type\":\"integer\",\"default\":30},"
+	    "\"score\":{\"type\":\"number\",\"default\":95.5},"
+	    "\"status\":{\"type\":\"string\",\"enum\":[\"active\",\"inactive\"],"
+	    "\"default\":\"active\"},"
+	    "\"verified\":{\"type\":\"boolean\",\"default\":true},"
+	    "\"plan\":{\"type\":\"string\",\"oneOf\":[{\"const\":\"a\",\"title\":\"A\"}]},"
+	    "\"note\":{\"type\":\"string\"}},\"required\":[\"name\"]}";
+	struct mcp_elicit_form f;
+	char *err = NULL, *json = NULL;
+	const char *vals[7] = {"Jo", "31", "1e2", "inactive", "no", "a", ""};
+
+	(void)state;
+	assert_true(mcp_elicit_parse(schema, &f, &err));
+	assert_int_equal(f.n, 7);
+	assert_string_equal(f.v[0].label, "Your name");
+	assert_true(f.v[0].required);
+	assert_string_equal(f.v[1].value, "30");
+	assert_string_equal(f.v[2].value, "95.5");
+	assert_string_equal(f.v[4].value, "true");
+	assert_int_equal(f.v[5].options.n, 1);
+	json = mcp_elicit_defaults(&f, &err);
+	assert_string_equal(json, "{\"name\":\"John Doe\",\"age\":30,\"score\":95.5,"
+	                          "\"status\":\"active\",\"verified\":true}");
+	free(json);
+	assert_true(mcp_elicit_content(&f, vals, &json, &err));
+	assert_string_equal(json, "{\"name\":\"Jo\",\"age\":31,\"score\":100,"
+	                          "\"status\":\"inactive\",\"verified\":false,\"plan\":\"a\"}");
+	free(json);
+	vals[1] = "3.5";
+	assert_false(mcp_elicit_content(&f, vals, &json, &err));
+	assert_string_equal(err, "age: type a whole number");
+	free(err);
+	vals[1] = "3";
+	vals[3] = "gone";
+	assert_false(mcp_elicit_content(&f, vals, &json, &err));
+	assert_string_equal(err, "status: type one of the choices shown");
+	free(err);
+	vals[3] = "";
+	vals[0] = "J";
+	assert_false(mcp_elicit_content(&f, vals, &json, &err));
+	assert_non_null(strstr(err, "at $.name: a string of 1 characters is shorter"));
+	free(err);
+	vals[0] = "";
+	assert_false(mcp_elicit_content(&f, vals, &json, &err));
+	assert_string_equal(err, "Your name is required");
+	free(err);
+	mcp_elicit_release(&f);
+	assert_false(mcp_elicit_parse("{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"
+	                              "\"array\"}}}",
+	                              &f, &err));
+	assert_non_null(strstr(err, "\"x\" is of type array"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +185,7 @@ int main(void)
 	    cmocka_unit_test(test_values_and_bounds),
 	    cmocka_unit_test(test_combinators),
 	    cmocka_unit_test(test_unknown_keywords_and_boolean_schemas),
+	    cmocka_unit_test(test_elicit_form),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
