@@ -18,6 +18,7 @@ static const char *const kind_names[GATE__COUNT] = {
 	[GATE_SHELL] = "shell",   [GATE_BUDGET] = "budget", [GATE_STEP] = "step",
 	[GATE_REWIND] = "rewind",
 	[GATE_MCP] = "mcp",
+	[GATE_ELICIT] = "elicit",
 };
 
 static const char *const decision_names[] = {

@@ -11,6 +11,7 @@ enum gate_kind {
 	GATE_PLAN, GATE_HIGH, GATE_REPLAN, GATE_SHELL, GATE_BUDGET, GATE_STEP,
 	GATE_REWIND, /* a file to restore before an attempt was changed by someone else since */
 	GATE_MCP,    /* before each call of an MCP server's tool not on its allow list */
+	GATE_ELICIT, /* an MCP server's question during a call (elicitation/create, a form) */
 	GATE__COUNT
 };
 /* At a replan gate, GATE_SKIP means "keep the old plan and fail-accept the step". */
@@ -20,12 +21,14 @@ enum gate_decision { GATE_APPROVE, GATE_REJECT, GATE_SKIP, GATE_EDIT };
 
 #define GATE_MASK(k) (1u << (k))
 /* DESIGN's default list, and mcp (only runs with MCP servers meet it: an MCP call is a
- * command of the operator's tools, gated like a shell command). The rewind gate is asked
+ * command of the operator's tools, gated like a shell command) and elicit (a server's
+ * question; without it in the list servers are not told pevtui answers questions). The rewind gate is asked
  * for with --gate …,rewind: without it a file someone else changed is kept as it is
  * (never overwritten) with a warning. */
 #define GATES_DEFAULT                                                                  \
 	(GATE_MASK(GATE_PLAN) | GATE_MASK(GATE_HIGH) | GATE_MASK(GATE_REPLAN) |          \
-	 GATE_MASK(GATE_SHELL) | GATE_MASK(GATE_BUDGET) | GATE_MASK(GATE_MCP))
+	 GATE_MASK(GATE_SHELL) | GATE_MASK(GATE_BUDGET) | GATE_MASK(GATE_MCP) |          \
+	 GATE_MASK(GATE_ELICIT))
 
 const char *gate_kind_name(enum gate_kind k);       /* "plan" … */
 int gate_kind_from_name(const char *s);             /* -1 if unknown */

@@ -27,6 +27,7 @@
 #include "alert.h"
 #include "bus.h"
 #include "draw.h"
+#include "elicit_dialog.h"
 #include "drill_screen.h"
 #include "events.h"
 #include "form.h"
@@ -75,6 +76,7 @@ enum form_use {
 	FORM_GATE_PLAN_STEP,
 	FORM_GATE_COMMAND,
 	FORM_GATE_BUDGET,
+	FORM_GATE_ELICIT, /* the answer to an MCP server's question */
 };
 
 /* Replay speeds in events per second; 0 plays in real time (the journal's timestamps). */
@@ -295,6 +297,10 @@ static void answer(struct app *a, struct vgate *g, enum gate_decision d, const c
 			set_message(a, "command refused; the step goes on without it");
 		else if (g->kind == GATE_MCP && d == GATE_SKIP)
 			set_message(a, "MCP call refused; the step goes on without it");
+		else if (g->kind == GATE_ELICIT)
+			set_message(a, "%s", d == GATE_APPROVE ? "the answer went to the MCP server"
+					     : d == GATE_SKIP  ? "the MCP server's question was declined"
+							       : "the MCP server's question was cancelled");
 		else if (g->kind == GATE_SHELL && d == GATE_EDIT)
 			set_message(a, "gate shell: the edited command runs");
 		else
@@ -492,6 +498,42 @@ static void submit_budget(struct app *a)
 	close_form(a);
 }
 
+/* The elicit gate's form: the typed answer goes back, or the form says what to fix. */
+static void submit_elicit(struct app *a)
+{
+	struct vgate *g = head_gate(a);
+	char *err = NULL, *json = NULL;
+
+	if (!elicit_dialog_content(a->form_json, a->form, &json, &err)) {
+		form_set_error(a->form, err);
+		free(err);
+		a->dirty = true;
+		return;
+	}
+	if (!g || g->id != a->form_gate || g->kind != GATE_ELICIT)
+		set_message(a, "the question was withdrawn meanwhile; nothing was sent");
+	else
+		answer(a, g, GATE_APPROVE, json);
+	free(json);
+	close_form(a);
+}
+
+/* a at the elicit gate: the server's form, its defaults filled in. */
+static void open_elicit_form(struct app *a, struct vgate *g)
+{
+	const struct fgate *fg = fold_find_gate(&a->view->rs, g->id);
+	char *err = NULL;
+	struct form *f = fg ? elicit_dialog_form(fg->json, &err) : NULL;
+
+	if (!f) {
+		set_message(a, "this question's form cannot be shown (%s): s declines it",
+			    err ? err : "gone");
+		free(err);
+		return;
+	}
+	open_form(a, f, FORM_GATE_ELICIT, fg->json, g->step_id, g->id);
+}
+
 static void submit_form(struct app *a)
 {
 	char *err = NULL, *json;
@@ -509,6 +551,10 @@ static void submit_form(struct app *a)
 	}
 	if (a->form_use == FORM_GATE_BUDGET) {
 		submit_budget(a);
+		return;
+	}
+	if (a->form_use == FORM_GATE_ELICIT) {
+		submit_elicit(a);
 		return;
 	}
 	json = step_editor_apply(a->form_json, a->form, &err);
@@ -618,6 +664,8 @@ static void act_approve(struct app *a)
 
 	if (g && g->kind == GATE_BUDGET && g->budget_usd > 0)
 		approve_budget(a, g, g->budget_usd * 1.5);
+	else if (g && g->kind == GATE_ELICIT)
+		open_elicit_form(a, g);
 	else if (g)
 		answer(a, g, GATE_APPROVE, NULL);
 	else
@@ -753,7 +801,9 @@ static void act_reject(struct app *a)
 {
 	struct vgate *g = gate_shown(a) ? head_gate(a) : NULL;
 
-	if (g && g->kind == GATE_BUDGET)
+	if (g && g->kind == GATE_ELICIT)
+		answer(a, g, GATE_REJECT, NULL); /* cancels the question only */
+	else if (g && g->kind == GATE_BUDGET)
 		ask(a, "Stop the run at the budget? It ends as aborted.", do_reject_gate);
 	else if (g)
 		ask(a, "Reject this gate? The run is aborted.", do_reject_gate);

@@ -28,6 +28,7 @@ const char *gate_dialog_hint(const struct vgate *g)
 	case GATE_REWIND: return "a restore  s keep theirs  d show the diff  x reject  Esc hide";
 	case GATE_MCP:
 		return "a approve  A allow tool for run  s refuse  x reject  Esc hide";
+	case GATE_ELICIT: return "a answer (a form)  s decline  x cancel the question  Esc hide";
 	case GATE__COUNT: break;
 	}
 	return "a approve  x reject  Esc hide";
@@ -53,6 +54,8 @@ const char *const *gate_dialog_keys(const struct vgate *g)
 					     "show the diff", "x", "reject", "?", "help", NULL};
 	static const char *const mcp[] = {"a", "approve", "A", "allow tool for this run", "s",
 					  "refuse", "x", "reject", "?", "help", NULL};
+	static const char *const elicit[] = {"a", "answer", "s", "decline", "x", "cancel",
+					     "?", "help", NULL};
 	static const char *const other[] = {"a", "approve", "x", "reject", "?", "help", NULL};
 
 	switch (g->kind) {
@@ -64,6 +67,7 @@ const char *const *gate_dialog_keys(const struct vgate *g)
 	case GATE_BUDGET: return budget;
 	case GATE_REWIND: return rewind;
 	case GATE_MCP: return mcp;
+	case GATE_ELICIT: return elicit;
 	case GATE__COUNT: break;
 	}
 	return other;

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "elicit_view.h"
 #include "events.h"
 #include "jsonx.h"
 #include "plan.h"
@@ -1172,6 +1173,10 @@ static void gate_open(struct view *v, const cJSON *o)
 	case GATE_REPLAN: gate_plan_body(v, g, o, proposed); break;
 	case GATE_BUDGET: gate_budget_body(g, o); break;
 	case GATE_REWIND: gate_rewind_body(v, g, o); break;
+	case GATE_ELICIT:
+		g->title = xstrdup("An MCP server asks");
+		elicit_view_body(&g->body, o);
+		break;
 	case GATE_HIGH:
 	case GATE_SHELL:
 	case GATE_MCP:
@@ -1217,6 +1222,10 @@ static void gate_rebuild(struct view *v, struct vgate *g)
 	switch (kind) {
 	case GATE_REWIND:
 		gate_rewind_body(v, g, o);
+		break;
+	case GATE_ELICIT:
+		g->title = xstrdup("An MCP server asks");
+		elicit_view_body(&g->body, o);
 		break;
 	case GATE_PLAN:
 	case GATE_REPLAN:

@@ -15,6 +15,7 @@
 
 #include "fold.h"
 #include "gate.h"
+#include "mcp_client.h"
 #include "pev.h"
 #include "plan.h"
 #include "prompts.h"
@@ -143,6 +144,10 @@ struct job {
 	enum gate_kind ask_kind;
 	char *mcp_ask;
 	char *rewind_ask;
+	/* the elicit gate too: what it shows in elicit_ask, the operator's content (JSON text,
+	 * on accept) in elicit_answer */
+	char *elicit_ask;
+	char *elicit_answer;
 
 	/* JOB_PLAN */
 	enum llm_purpose purpose;
@@ -434,6 +439,14 @@ void mcpcalls_annotate(struct pev *e, const char *name, struct cJSON *f);
  * tool.result fields (server, mcp_tool, approval, ran, is_error) added to f. */
 bool mcpcalls_run(struct job *j, const char *name, const struct cJSON *input,
 		  struct strbuf *out, struct cJSON *f);
+/* Engine thread: a step job asks the elicit gate (MSG_SHELL_ASK with ask_kind
+ * GATE_ELICIT; its gate.open fields in j->elicit_ask). */
+void elicitgate_open(struct pev *e, struct job *j);
+/* A step job's thread, inside an MCP call: the server's question, asked at the elicit gate
+ * (struct mcp_asker's fn; ctx is the job). Only this job waits. */
+enum mcp_elicit_action elicitgate_ask(void *ctx, const char *server, const char *message,
+                                      const char *schema_json, char **content_json);
+
 /* Engine thread: a step job asks the mcp gate (MSG_SHELL_ASK with ask_kind GATE_MCP). */
 void mcpcalls_ask(struct pev *e, struct job *j);
 /* The tool (SERVER__tool) job j waits at its mcp gate with (caller frees). */

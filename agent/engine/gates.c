@@ -150,6 +150,15 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its MCP tool call was %s",
 					d == GATE_SKIP ? "refused" : "answered");
 		break;
+	case GATE_ELICIT:
+		/* Every answer goes back to the server (reject: cancel); the run goes on. */
+		if (g->job)
+			job_shell_reply(e, g->job, d, json, how);
+		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
+		    e->phase != PH_ENDING)
+			sched_set_state(e, (size_t)i, FS_RUNNING, NULL,
+					"its MCP server's question was answered");
+		break;
 	case GATE_BUDGET:
 		e->budget_gate_open = false;
 		if (d == GATE_REJECT) {
@@ -253,7 +262,15 @@ unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, u
 	}
 	bus_publish(e->bus, EV_GATE_OPEN, f);
 
-	if (e->gate_mode == GATE_MODE_YES && k == GATE_REWIND) {
+	if (e->gate_mode != GATE_MODE_OPERATOR && k == GATE_ELICIT) {
+		/* Nobody to answer a server's question: declined, the step goes on. */
+		gates_decide(e, id, GATE_SKIP, "policy",
+			     e->gate_mode == GATE_MODE_YES
+				 ? "--yes declines an MCP server's questions"
+				 : "no terminal to ask the operator: the MCP server's question "
+				   "was declined",
+			     NULL);
+	} else if (e->gate_mode == GATE_MODE_YES && k == GATE_REWIND) {
 		/* A policy never overwrites someone else's change: it keeps theirs. */
 		gates_decide(e, id, GATE_SKIP, "policy", NULL, NULL);
 	} else if (e->gate_mode == GATE_MODE_YES && outside) {
@@ -287,7 +304,9 @@ void gates_withdraw(struct pev *e, unsigned long id, const char *reason)
 	i = g.step_id && e->plan ? plan_find(e->plan, g.step_id) : -1;
 	if (i >= 0 && e->st[i].gate_id == g.id)
 		e->st[i].gate_id = 0;
-	if ((g.kind == GATE_SHELL || g.kind == GATE_MCP || g.kind == GATE_REWIND) && g.job)
+	if ((g.kind == GATE_SHELL || g.kind == GATE_MCP || g.kind == GATE_REWIND ||
+	     g.kind == GATE_ELICIT) &&
+	    g.job)
 		job_shell_reply(e, g.job, GATE_SKIP, NULL, "withdrawn");
 	if (g.kind == GATE_BUDGET)
 		e->budget_gate_open = false;

@@ -672,6 +672,10 @@ void engine_step(struct pev *e, struct msg *m)
 			rewindgate_open(e, j);
 			break;
 		}
+		if (j->ask_kind == GATE_ELICIT) {
+			elicitgate_open(e, j);
+			break;
+		}
 		if (atomic_load(&j->cancel) || e->phase == PH_ENDING || e->phase == PH_ENDED) {
 			job_shell_reply(e, j, GATE_REJECT, NULL, "cancelled");
 			break;
@@ -851,6 +855,9 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	if (s->mcp.n) {
 		char *logs = xasprintf("%s/mcp", e->run_dir);
 		e->mcp = mcp_hub_new(&s->mcp, logs, e->workspace);
+		/* Questions come to the elicit gate, which answers in every mode (--yes and
+		 * headless decline): offered when the gate is on. */
+		mcp_hub_offer_elicitation(e->mcp, (e->gate_mask & GATE_MASK(GATE_ELICIT)) != 0);
 		free(logs);
 	}
 	atomic_init(&e->aborting, false);

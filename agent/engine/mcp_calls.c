@@ -293,6 +293,7 @@ bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct st
 {
 	struct pev *e = j->e;
 	char *server = NULL, *tool = NULL, *ann = NULL, *desc = NULL, *args, *structured = NULL;
+	struct mcp_asker asker = {.fn = elicitgate_ask, .ctx = j};
 	const char *pattern = NULL, *how;
 	struct timespec t0;
 	enum mcp_status st;
@@ -355,7 +356,7 @@ bool mcpcalls_run(struct job *j, const char *name, const cJSON *input, struct st
 	args = cJSON_PrintUnformatted(input);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	st = mcp_hub_call(e->mcp, server, tool, args, &j->cancel, e->ws_fd, TOOL_MAX_OUTPUT, out,
-	                  &structured, NULL);
+	                  &structured, &asker);
 	cJSON_AddNumberToObject(f, "duration_ms", (double)since_ms(&t0));
 	cJSON_AddStringToObject(f, "mcp_status", status_name(st));
 	add_structured(f, structured);

@@ -60,6 +60,8 @@ void job_free(struct job *j)
 	free(j->shell_ask.sandbox);
 	free(j->shell_ask.reason);
 	free(j->mcp_ask);
+	free(j->elicit_ask);
+	free(j->elicit_answer);
 	free(j->prompt);
 	plan_free(j->plan);
 	free(j->why);
@@ -198,6 +200,10 @@ void job_shell_reply(struct pev *e, struct job *j, enum gate_decision d, const c
 		j->shell_answered = true;
 		j->shell_decision = d;
 		j->shell_how = how;
+		if (j->ask_kind == GATE_ELICIT && d == GATE_APPROVE && json) {
+			free(j->elicit_answer);
+			j->elicit_answer = xstrdup(json);
+		}
 		if (d == GATE_EDIT && json) {
 			cJSON *o = cJSON_Parse(json);
 			const char *c = cJSON_IsString(o) ? o->valuestring : jsonx_str(o, "command");

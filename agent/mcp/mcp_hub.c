@@ -36,6 +36,12 @@ struct mcp_hub {
 	bool started, stopped;
 };
 
+void mcp_hub_offer_elicitation(struct mcp_hub *h, bool yes)
+{
+	for (size_t i = 0; h && i < h->n; i++)
+		mcp_client_offer_elicitation(h->v[i].client, yes);
+}
+
 struct mcp_hub *mcp_hub_new(const struct mcp_conf *conf, const char *log_dir, const char *workspace)
 {
 	struct mcp_hub *h;

@@ -54,6 +54,9 @@ bool mcp_hub_lookup(struct mcp_hub *h, const char *full, char **server, char **t
 /* The tool matches one of its server's allow globs (fnmatch): no gate. `*pattern`
  * (static within the hub, may be NULL) names the glob that matched. */
 bool mcp_hub_allowed(struct mcp_hub *h, const char *server, const char *tool, const char **pattern);
+/* Before the start: whether the servers are told pevtui answers their questions
+ * (mcp_client_offer_elicitation). NULL is fine. */
+void mcp_hub_offer_elicitation(struct mcp_hub *h, bool yes);
 /* Calls it (mcp_client_call's conventions). */
 enum mcp_status mcp_hub_call(struct mcp_hub *h, const char *server, const char *tool,
                              const char *args_json, const atomic_bool *cancel, int ws_fd,

@@ -113,6 +113,8 @@ static void test_a_run_calls_the_tools(void **state)
 	    "{\"name\": \"t__structured\", \"input\": {}}",
 	    "{\"name\": \"t__env\", \"input\": {\"name\": \"ANTHROPIC_API_KEY\"}}",
 	    "{\"name\": \"t__echo\", \"input\": {\"text\": \"last\"}}",
+	    "{\"name\": \"t__echo\", \"input\": {\"ask\": {\"type\": \"object\", "
+	    "\"properties\": {\"x\": {\"type\": \"string\"}}}}}",
 	    NULL,
 	};
 	const char *const env[] = {"ANTHROPIC_API_KEY=sk-ant-not-for-servers", NULL};
@@ -147,6 +149,26 @@ static void test_a_run_calls_the_tools(void **state)
 	assert_string_equal(jsonx_str(ev, "summary"), "hello from mcp");
 	assert_string_equal(jsonx_str(ev, "approval"), "allow_list");
 	assert_string_equal(jsonx_str(ev, "allowed_by"), "echo");
+
+	/* The server's question: --yes declines it at the elicit gate, the step goes on. */
+	ev = nth(events, "tool.result", "t__echo", 2);
+	assert_non_null(ev);
+	assert_non_null(strstr(jsonx_str(ev, "summary"), "decline"));
+	{
+		const cJSON *it;
+		bool seen = false;
+		cJSON_ArrayForEach(it, events)
+		{
+			const char *g = jsonx_str(it, "gate");
+			if (g && !strcmp(g, "elicit") && jsonx_str(it, "decision")) {
+				assert_string_equal(jsonx_str(it, "decision"), "skip");
+				assert_string_equal(jsonx_str(it, "reason"),
+				                    "--yes declines an MCP server's questions");
+				seen = true;
+			}
+		}
+		assert_true(seen);
+	}
 
 	/* Not on the allow list: the gate asked, --yes answered. */
 	ev = nth(events, "gate.open", NULL, 1);
