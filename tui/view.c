@@ -905,6 +905,83 @@ static void sync_proposal(struct view *v, bool changed)
 	plan_free(np);
 }
 
+/* The ids of the proposal's high-complexity steps, ", "-joined and sanitized, and their
+ * count; NULL when there is none. */
+static char *high_steps(const cJSON *proposed, int *n)
+{
+	const cJSON *it;
+	struct strbuf sb;
+
+	*n = 0;
+	strbuf_init(&sb);
+	cJSON_ArrayForEach(it, jget(proposed, "steps"))
+	{
+		const char *c = jsonx_str(it, "estimated_complexity");
+		char *id;
+
+		if (!c || strcmp(c, "high") != 0)
+			continue;
+		id = san(jsonx_str(it, "step_id"));
+		strbuf_addf(&sb, "%s%s", (*n)++ ? ", " : "", id);
+		free(id);
+	}
+	if (!*n) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb);
+}
+
+/*
+ * What the operator must weigh before approving a plan, first in its dialog (issue 29):
+ * an estimate over the budget, high-complexity steps, and the gates that will ask again
+ * while it runs (the run's policy, from the fold). Nothing when there is nothing to weigh.
+ */
+static void plan_weigh(struct view *v, struct vgate *g, const cJSON *o, const cJSON *proposed)
+{
+	unsigned on = v->rs.gates_known && !v->rs.yes ? v->rs.gates_on : 0;
+	int n_high = 0, lines = 0;
+	char *high = high_steps(proposed, &n_high);
+
+	if (jbool(o, "over_budget", false)) {
+		double cap = 0, left;
+		double est = 0;
+		bool known = jsonx_num(o, "estimate_usd", &est);
+		char mc[32], ml[32], me[32];
+
+		jsonx_num(o, "budget_usd", &cap);
+		left = cap - v->rs.spent_usd;
+		money(mc, sizeof(mc), cap, true);
+		money(ml, sizeof(ml), left > 0 ? left : 0, true);
+		money(me, sizeof(me), est, known);
+		addf(&g->body, VL_WARN,
+		     "Over budget: the estimate %s is more than the %s left of the %s budget.", me,
+		     ml, mc);
+		lines++;
+	}
+	if (high) {
+		addf(&g->body, VL_WARN, "%d high-complexity step%s: %s%s", n_high,
+		     n_high == 1 ? "" : "s", high,
+		     on & GATE_MASK(GATE_HIGH) ? " (each asks again before it starts)" : "");
+		lines++;
+	}
+	if (on & GATE_MASK(GATE_STEP)) {
+		linestore_add(&g->body, VL_NOTICE, "Every step asks before it starts (step gate).");
+		lines++;
+	}
+	/* MCP calls ask too, but the journal does not say before the first one whether the
+	 * run has MCP servers: only the shell is named here. */
+	if (on & GATE_MASK(GATE_SHELL)) {
+		linestore_add(&g->body, VL_NOTICE,
+			      "Tools that will ask: every shell command not on the allow list "
+			      "(shell gate).");
+		lines++;
+	}
+	free(high);
+	if (lines)
+		linestore_add(&g->body, VL_TEXT, "");
+}
+
 /* Fills a plan or replan gate's dialog: the proposal waiting there. */
 static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, const cJSON *proposed)
 {
@@ -915,23 +992,12 @@ static void gate_plan_body(struct view *v, struct vgate *g, const cJSON *o, cons
 		bool known = jsonx_num(o, "estimate_usd", &d);
 
 		g->title = xasprintf("Approve the plan (revision %ld)", jlong(o, "revision", 0));
-		if (proposed)
-			describe_plan(v, &g->body, proposed);
+		plan_weigh(v, g, o, proposed);
 		money(m, sizeof(m), d, known);
 		addf(&g->body, VL_HEADER, "Estimated cost: %s%s", m,
 		     known ? "" : " (a model's price is unknown)");
-		if (jbool(o, "over_budget", false)) {
-			double cap = 0, left;
-			char mc[32], ml[32];
-
-			jsonx_num(o, "budget_usd", &cap);
-			left = cap - v->rs.spent_usd;
-			money(mc, sizeof(mc), cap, true);
-			money(ml, sizeof(ml), left > 0 ? left : 0, true);
-			addf(&g->body, VL_WARN,
-			     "Over budget: the estimate is more than the %s left of the %s budget.", ml,
-			     mc);
-		}
+		if (proposed)
+			describe_plan(v, &g->body, proposed);
 	} else {
 		char *fs = san(jsonx_str(o, "failed_step"));
 

@@ -747,6 +747,20 @@ static void policy_apply(struct run_state *rs, const cJSON *pol)
 	rs->parallel = (int)jlong(pol, "parallel", 1, 1000, rs->parallel);
 	if (jsonx_str(jget(pol, "sandbox"), "line"))
 		set_str(&rs->sandbox, jsonx_str(jget(pol, "sandbox"), "line"));
+	rs->yes = jbool(pol, "yes", rs->yes);
+	if (cJSON_IsArray(jget(pol, "gates"))) {
+		const cJSON *it;
+
+		rs->gates_on = 0;
+		rs->gates_known = true;
+		cJSON_ArrayForEach(it, jget(pol, "gates"))
+		{
+			int k = cJSON_IsString(it) ? gate_kind_from_name(it->valuestring) : -1;
+
+			if (k >= 0)
+				rs->gates_on |= GATE_MASK(k);
+		}
+	}
 }
 
 static void on_run_start(struct ctx *c)

@@ -111,6 +111,9 @@ struct run_state {
 	double budget_usd;        /* 0 = none; gate.decision / operator.command may raise it */
 	int max_retries, max_replans, parallel;
 	char *sandbox;            /* policy.sandbox.line: the commands' sandbox, or NULL */
+	unsigned gates_on;        /* GATE_MASK of the policy's gates (0 until a policy says) */
+	bool gates_known;         /* a policy listed its gates */
+	bool yes;                 /* --yes: the policy approves what it may */
 
 	/* the plan */
 	char *goal;
