@@ -1112,8 +1112,11 @@ static void act_home(struct app *a)
 static void act_end(struct app *a)
 {
 	if (a->ps.focus == PANE_PLAN) {
-		a->auto_select = true; /* G: follow the running step again */
-		follow_running(a);
+		/* The last row, as in every pager (issue 29: G went to the top when no step ran). */
+		int n = panes_plan_rows(a->view, &a->ps);
+
+		a->ps.plan.sel = n > 0 ? n - 1 : 0;
+		a->auto_select = false;
 	} else if (a->ps.focus == PANE_LOG)
 		logview_end(&a->ps.log);
 }
@@ -1647,7 +1650,7 @@ static const struct binding bindings[] = {
 	{KEY_NPAGE, true, act_page_down, "PgDn/PgUp", "page (the gate dialog when shown)", ANY},
 	{' ', false, act_page_down, NULL, NULL, ANY},
 	{KEY_PPAGE, true, act_page_up, NULL, NULL, ANY},
-	{'g', false, act_home, "g/G", "top / bottom (G follows the running step, the log's tail)", ANY},
+	{'g', false, act_home, "g/G", "top / bottom (the Step log's G follows its tail)", ANY},
 	{KEY_HOME, true, act_home, NULL, NULL, ANY},
 	{'G', false, act_end, NULL, NULL, ANY},
 	{KEY_END, true, act_end, NULL, NULL, ANY},
