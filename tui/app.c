@@ -2064,7 +2064,8 @@ static void wait_input(struct app *a, int timeout)
 	r = poll(fds, 2, timeout);
 	pthread_sigmask(SIG_BLOCK, &winch_set, NULL);
 	if (r == 0) {
-		a->ps.spin++;
+		if (timeout == TICK_MS)
+			a->ps.spin++;
 		a->dirty = true;
 		return;
 	}
@@ -2206,6 +2207,20 @@ char *app_prompt_task(struct app *a)
 	return a->form_result && *a->form_result ? xstrdup(a->form_result) : NULL;
 }
 
+/* While a gate of a live run waits and nothing else moves, the status line's clock ticks
+ * once a second, at the run time's next whole second (issue 29: it stood still at
+ * "waiting for you · 5.7s"). -1 otherwise: a screen with nothing waiting or running
+ * has no timer at all. */
+static int clock_timeout(struct app *a)
+{
+	double el;
+
+	if (a->replay || !run_live(a) || a->mode == MODE_FORM || !gates_waiting(a))
+		return -1;
+	el = view_elapsed(a->view, now_s());
+	return 1000 - (int)((el - (double)(long)el) * 1000.0) + 5;
+}
+
 void app_run(struct app *a, struct pev *e)
 {
 	a->engine = e;
@@ -2219,11 +2234,14 @@ void app_run(struct app *a, struct pev *e)
 			draw(a);
 		if (a->quit)
 			break;
-		/* No timer wakes an idle screen: only a moving spinner or a playing replay. */
+		/* No timer wakes an idle screen: only a moving spinner, a clock while a gate
+		 * waits, or a playing replay. */
 		if (a->replay)
 			timeout = replay_timeout(a);
+		else if (view_busy(a->view) && a->mode != MODE_FORM)
+			timeout = TICK_MS;
 		else
-			timeout = view_busy(a->view) && a->mode != MODE_FORM ? TICK_MS : -1;
+			timeout = clock_timeout(a);
 		wait_input(a, timeout);
 	}
 	/* Events still queued (the engine ending) are dropped with the app. */
