@@ -60,6 +60,21 @@ int gate_decision_from_name(const char *s)
 	return -1;
 }
 
+const char *gate_decision_word(const char *kind, const char *decision)
+{
+	int k = kind ? gate_kind_from_name(kind) : -1;
+
+	if (!decision || strcmp(decision, "skip") != 0)
+		return decision;
+	switch (k) {
+	case GATE_SHELL:
+	case GATE_MCP: return "refuse";
+	case GATE_REPLAN: return "keep old plan";
+	case GATE_REWIND: return "keep theirs";
+	default: return decision;
+	}
+}
+
 bool gate_kind_can_skip(enum gate_kind k)
 {
 	return k != GATE_PLAN && k != GATE_BUDGET;

@@ -15,7 +15,8 @@ enum gate_kind {
 	GATE__COUNT
 };
 /* At a replan gate, GATE_SKIP means "keep the old plan and fail-accept the step". */
-/* GATE_EDIT answers only a shell gate (run the edited command instead): a step or a plan
+/* GATE_EDIT answers only a shell gate (the edited command replaces the model's, and the
+ * gate asks again showing it, marked edited; only an approval runs it): a step or a plan
  * is edited by a command of its own, and its gate stays open until approved. */
 enum gate_decision { GATE_APPROVE, GATE_REJECT, GATE_SKIP, GATE_EDIT };
 
@@ -34,6 +35,12 @@ const char *gate_kind_name(enum gate_kind k);       /* "plan" … */
 int gate_kind_from_name(const char *s);             /* -1 if unknown */
 const char *gate_decision_name(enum gate_decision d);
 int gate_decision_from_name(const char *s);
+/* A decision as the screen, the headless lines and report.md say it: the keys' own word
+ * where a kind names the answer otherwise (a skip is "refuse" at a shell or mcp gate,
+ * "keep old plan" at a replan gate, "keep theirs" at a rewind gate); any other name
+ * (approve, reject, edit, withdrawn, unknown ones) as journaled. `kind` and `decision`
+ * are journal names, either may be NULL. The journal keeps `skip` (DESIGN.md). */
+const char *gate_decision_word(const char *kind, const char *decision);
 /* Whether GATE_SKIP answers a gate of this kind: not the plan gate (nothing to skip) nor
  * the budget gate (raise the cap or stop). The engine takes a skip there as an approval;
  * the cockpit neither offers nor sends it. */

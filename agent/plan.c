@@ -643,6 +643,19 @@ static void check_text_at(struct perr *pe, const char *path, const char *s)
 		perr_add(pe, "%s is %zu bytes long; the limit is %d.", path, len, PLAN_MAX_TEXT);
 }
 
+char *plan_task_error(const char *task)
+{
+	size_t len = task ? strlen(task) : 0;
+
+	if (len <= PLAN_MAX_TEXT)
+		return NULL;
+	return xasprintf("the task is %zu bytes long; the limit is %d. Put a long brief in a "
+			 "file in the workspace (--workspace DIR) and give a short task that "
+			 "names it, e.g. \"Follow the brief in brief.md\": the planner reads it "
+			 "there",
+			 len, PLAN_MAX_TEXT);
+}
+
 static bool text_too_long(const char *s)
 {
 	return s && strlen(s) > PLAN_MAX_TEXT;

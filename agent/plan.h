@@ -84,6 +84,10 @@ bool plan_step_from_json(const struct cJSON *obj, struct plan_step *out, struct 
  * e.g. "dependency cycle: a -> b -> a"), at least one step, bounded sizes. Appends one
  * sentence per problem; returns true when there is none. */
 bool plan_validate(const struct plan *p, struct strvec *errors);
+/* A task longer than the plan's goal may be (PLAN_MAX_TEXT: the planner restates it) is
+ * refused before any model call: one line saying how long, the limit, and how to pass a
+ * long brief instead (malloc'd), or NULL when the task fits. */
+char *plan_task_error(const char *task);
 
 /* JSON out. Caller owns the cJSON / the string. */
 struct cJSON *plan_to_json(const struct plan *p);

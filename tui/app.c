@@ -302,10 +302,11 @@ static void answer(struct app *a, struct vgate *g, enum gate_decision d, const c
 					     : d == GATE_SKIP  ? "the MCP server's question was declined"
 							       : "the MCP server's question was cancelled");
 		else if (g->kind == GATE_SHELL && d == GATE_EDIT)
-			set_message(a, "gate shell: the edited command runs");
+			set_message(a, "command edited: the gate shows it again (a runs it)");
 		else
 			set_message(a, "gate %s: %s", gate_kind_name(g->kind),
-				    gate_decision_name(d));
+				    gate_decision_word(gate_kind_name(g->kind),
+						       gate_decision_name(d)));
 	}
 	a->gate_scroll = 0;
 	a->dirty = true;
@@ -450,7 +451,7 @@ static void submit_command(struct app *a)
 static void edit_command(struct app *a, struct vgate *g)
 {
 	struct form *f = form_new("Edit the shell command",
-				  "Enter run the edited command  Esc back to the gate");
+				  "Enter back to the gate with it  Esc cancel");
 
 	form_add(f, "Command", g->command ? g->command : "");
 	open_form(a, f, FORM_GATE_COMMAND, NULL, g->step_id, g->id);

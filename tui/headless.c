@@ -262,7 +262,8 @@ static void render_event(struct headless *h, const struct event *ev, const cJSON
 	}
 	case EV_GATE_OPEN: line(sb, sid, "gate %s opened", str(o, "gate")); break;
 	case EV_GATE_DECISION:
-		line(sb, sid, "gate %s: %s (by %s)%s%s", str(o, "gate"), str(o, "decision"),
+		line(sb, sid, "gate %s: %s (by %s)%s%s", str(o, "gate"),
+		     gate_decision_word(str(o, "gate"), str(o, "decision")),
 		     str(o, "by"), jsonx_str(o, "reason") ? " — " : "", str(o, "reason"));
 		break;
 	case EV_STEP_START:

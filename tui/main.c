@@ -38,6 +38,7 @@
 #include "jsonx.h"
 #include "notify.h"
 #include "pev.h"
+#include "plan.h"
 #include "provider.h"
 #include "provider_anthropic.h"
 #include "provider_openai.h"
@@ -858,6 +859,10 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 	if (!s->task || !*s->task)
 		die("no task: give one as an argument, e.g. pevtui --headless \"summarise "
 		    "notes.md\" (or try --demo)");
+	if (mode != MODE_RESUME && (err = plan_task_error(s->task)) != NULL) {
+		app_free(app);
+		die("%s", err);
+	}
 
 	for (int r = 0; r < ROLE__COUNT; r++)
 		roles[r] = prov;
@@ -1160,6 +1165,14 @@ int main(int argc, char **argv)
 		free(s.task);
 		s.task = strvec_join(&words, " ");
 		strvec_clear(&words);
+	}
+	/* Before any provider, run folder or model call (issue 29: a 100 KB task was planned
+	 * for 90 s and then blamed on the planner). */
+	{
+		char *too_long = plan_task_error(s.task);
+
+		if (too_long)
+			die("%s", too_long);
 	}
 	if (!s.runs_dir) {
 		s.runs_dir = settings_default_runs_dir();

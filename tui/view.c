@@ -1111,16 +1111,24 @@ static void gate_step_body(struct view *v, struct vgate *g, const cJSON *o)
 	if (g->kind == GATE_HIGH)
 		g->title = xasprintf("High-complexity step: %s", name);
 	else if (g->kind == GATE_SHELL)
-		g->title = xstrdup("Run a shell command?");
+		g->title = xstrdup(jbool(o, "edited", false) ? "Run the edited shell command?"
+							    : "Run a shell command?");
 	else if (g->kind == GATE_MCP)
 		g->title = xstrdup("Call an MCP tool?");
 	else
 		g->title = xasprintf("Before step: %s", name);
 	free(name);
 	if (jsonx_str(o, "command")) {
+		bool edited = g->kind == GATE_SHELL && jbool(o, "edited", false);
+
 		g->command = san(jsonx_str(o, "command"));
-		linestore_add(&g->body, VL_HEADER, "Command:");
+		linestore_add(&g->body, VL_HEADER, edited ? "Command (edited):" : "Command:");
 		add_text(&g->body, VL_WARN, jsonx_str(o, "command"));
+		if (edited && jsonx_str(o, "edited_from")) {
+			linestore_add(&g->body, VL_NOTICE,
+				      "Edited at this gate (a runs it); the model had asked for:");
+			add_text(&g->body, VL_DIFF_DEL, jsonx_str(o, "edited_from"));
+		}
 	}
 	if (g->kind == GATE_MCP) {
 		char *id = san(g->step_id);
@@ -1352,7 +1360,7 @@ static void gate_decision(struct view *v, const cJSON *o)
 {
 	unsigned long id = (unsigned long)jlong(o, "gate_id", 0);
 	const char *kind = jsonx_str(o, "gate"), *sid = jsonx_str(o, "step_id");
-	char *d = san(jsonx_str(o, "decision")), *b = san(jsonx_str(o, "by"));
+	char *d, *b = san(jsonx_str(o, "by"));
 	char *r = san_or_null(jsonx_str(o, "reason")), *k, *si;
 	struct vstep *s;
 
@@ -1367,6 +1375,7 @@ static void gate_decision(struct view *v, const cJSON *o)
 		}
 	}
 	k = san(kind);
+	d = san(gate_decision_word(kind, jsonx_str(o, "decision")));
 	si = san_or_null(sid);
 	s = find_step(v, sid);
 	if (s)

@@ -131,6 +131,8 @@ struct job {
 	bool shell_waiting, shell_answered;
 	enum gate_decision shell_decision;
 	char *shell_command;     /* in: asked; out: the command to run (maybe edited) */
+	char *shell_edited_from; /* the command the model asked for, once the operator edited
+				  * it at the gate (the gate comes back showing the edit) */
 	struct shell_ask_copy {  /* in: what the gate shows besides the command */
 		char *cwd, *allow_prefix, *allow_why;
 		char *sandbox, *reason; /* the sandbox's line; why outside (or NULL) */

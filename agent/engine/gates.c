@@ -134,8 +134,9 @@ static void run_continuation(struct pev *e, const struct egate *g, enum gate_dec
 				   g->step_id ? g->step_id : "?");
 		if (g->job)
 			job_shell_reply(e, g->job, d, json, how);
+		/* An edit asks again at once (job_confirm_shell): the step keeps waiting. */
 		if (i >= 0 && e->st[i].status == FS_WAITING && e->st[i].gen == g->gen &&
-		    e->phase != PH_ENDING)
+		    e->phase != PH_ENDING && d != GATE_EDIT)
 			sched_set_state(e, (size_t)i, FS_RUNNING, NULL, "its shell command was %s",
 					d == GATE_SKIP ? "refused" : "answered");
 		break;

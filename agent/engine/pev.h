@@ -89,8 +89,8 @@ bool pev_post(struct pev *e, enum pev_cmd cmd, const char *step_id, const char *
 
 /*
  * Answers the open gate `gate_id` (any thread). `json` (copied, may be NULL) goes with
- * GATE_EDIT at a shell gate ({"command": "…"} or a JSON string: the command that runs
- * instead), with GATE_APPROVE at a shell gate ({"remember": true}: allow this exact
+ * GATE_EDIT at a shell gate ({"command": "…"} or a JSON string: the command that
+ * replaces the model's; the gate asks again showing it), with GATE_APPROVE at a shell gate ({"remember": true}: allow this exact
  * command for the rest of the run) and with GATE_APPROVE at a budget gate
  * ({"budget_usd": N}, the new cap; without it the cap grows by half). false when no
  * such gate is open (answered elsewhere, withdrawn, or never opened); the first answer

@@ -34,6 +34,11 @@ cJSON *shellgate_payload(struct pev *e, struct job *j)
 		goto out;
 	p = cJSON_CreateObject();
 	cJSON_AddStringToObject(p, "command", j->shell_command);
+	if (j->shell_edited_from) {
+		/* The operator's edit, back at the gate: what the model had asked for. */
+		cJSON_AddBoolToObject(p, "edited", true);
+		cJSON_AddStringToObject(p, "edited_from", j->shell_edited_from);
+	}
 	cJSON_AddStringToObject(p, "cwd", j->shell_ask.cwd ? j->shell_ask.cwd : e->workspace);
 	cJSON_AddNumberToObject(p, "timeout_s",
 				j->shell_ask.timeout_s > 0  ? j->shell_ask.timeout_s

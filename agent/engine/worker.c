@@ -54,6 +54,7 @@ void job_free(struct job *j)
 	free(j->output_json);
 	free(j->failure);
 	free(j->shell_command);
+	free(j->shell_edited_from);
 	free(j->shell_ask.cwd);
 	free(j->shell_ask.allow_prefix);
 	free(j->shell_ask.allow_why);
@@ -240,8 +241,10 @@ enum gate_decision job_ask_and_wait(struct job *j)
 }
 
 /* The shell gate, asked by the step's own job: only this job waits for the operator.
- * Approve runs the command, edit runs the edited one, skip refuses it (the model is told),
- * reject aborts the run; a cancelled job runs nothing. */
+ * Approve runs the command, skip refuses it (the model is told), reject aborts the run; a
+ * cancelled job runs nothing. An edit brings the gate back showing the edited command,
+ * marked edited, as an edit of a step or a plan does (issue 29): only an approval runs
+ * it (its tool.result says `edited`). */
 bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *ask)
 {
 	struct pev *e = j->e;
@@ -250,6 +253,8 @@ bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *as
 	pthread_mutex_lock(&e->pool_lock);
 	free(j->shell_command);
 	j->shell_command = xstrdup(*command);
+	free(j->shell_edited_from);
+	j->shell_edited_from = NULL;
 	free(j->shell_ask.cwd);
 	free(j->shell_ask.allow_prefix);
 	free(j->shell_ask.allow_why);
@@ -263,13 +268,26 @@ bool job_confirm_shell(struct job *j, char **command, const struct shell_ask *as
 	j->shell_ask.outside = ask && ask->outside;
 	j->shell_ask.timeout_s = ask ? ask->timeout_s : 0;
 	pthread_mutex_unlock(&e->pool_lock);
-	d = job_ask_and_wait(j);
-	if (d == GATE_EDIT) {
+	for (;;) {
+		d = job_ask_and_wait(j); /* returns holding pool_lock */
+		if (d != GATE_EDIT || atomic_load(&j->cancel))
+			break;
+		if (!j->shell_edited_from)
+			j->shell_edited_from = xstrdup(*command);
+		/* Why the allow list did not take the model's command says nothing of this one. */
+		free(j->shell_ask.allow_prefix);
+		free(j->shell_ask.allow_why);
+		j->shell_ask.allow_prefix = j->shell_ask.allow_why = NULL;
+		pthread_mutex_unlock(&e->pool_lock);
+	}
+	if (d == GATE_APPROVE && j->shell_edited_from) {
 		free(*command);
 		*command = xstrdup(j->shell_command);
+		if (j->shell_how && !strcmp(j->shell_how, "operator"))
+			j->shell_how = "edited";
 	}
 	pthread_mutex_unlock(&e->pool_lock);
-	return (d == GATE_APPROVE || d == GATE_EDIT) && !atomic_load(&j->cancel);
+	return d == GATE_APPROVE && !atomic_load(&j->cancel);
 }
 
 static bool confirm_shell(void *ctx, char **command, const struct shell_ask *ask)

@@ -333,7 +333,8 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 		add_clean(&r->gates, sid, true);
 	}
 	strbuf_adds(&r->gates, ": ");
-	add_clean(&r->gates, str_or(o, "decision", "unknown"), true);
+	add_clean(&r->gates,
+		  gate_decision_word(jsonx_str(o, "gate"), str_or(o, "decision", "unknown")), true);
 	strbuf_adds(&r->gates, " by ");
 	add_clean(&r->gates, str_or(o, "by", "unknown"), true);
 	if (reason && *reason) {
@@ -351,7 +352,9 @@ static void on_gate_decision(struct report *r, const cJSON *o)
 		strbuf_adds(&s->text, "- Gate ");
 		add_clean(&s->text, str_or(o, "gate", "unknown"), true);
 		strbuf_adds(&s->text, ": ");
-		add_clean(&s->text, str_or(o, "decision", "unknown"), true);
+		add_clean(&s->text,
+			  gate_decision_word(jsonx_str(o, "gate"), str_or(o, "decision", "unknown")),
+			  true);
 		strbuf_adds(&s->text, " by ");
 		add_clean(&s->text, str_or(o, "by", "unknown"), true);
 		strbuf_adds(&s->text, "\n");

@@ -693,6 +693,40 @@ static void test_gates(void **state)
 	fold_release(&rs);
 }
 
+/* The policy's gates and --yes, from run.start and then run.resume (the plan gate says
+ * from them who will ask); a policy without a gates list leaves them as they were. And
+ * a decision as the screen says it: the journal's skip is the keys' word. */
+static void test_policy_gates_and_words(void **state)
+{
+	struct run_state rs;
+
+	(void)state;
+	fold_init(&rs);
+	assert_false(rs.gates_known);
+	apply(&rs, "{'seq':1,'ts':'2026-01-01T10:00:00.000Z','type':'run.start','run_id':'r',"
+		   "'policy':{'gates':['plan','shell','nonsense'],'yes':false}}");
+	assert_true(rs.gates_known);
+	assert_int_equal(rs.gates_on, GATE_MASK(GATE_PLAN) | GATE_MASK(GATE_SHELL));
+	assert_false(rs.yes);
+	apply(&rs, "{'seq':2,'ts':'2026-01-01T10:00:01.000Z','type':'run.resume',"
+		   "'policy':{'gates':['high'],'yes':true}}");
+	assert_int_equal(rs.gates_on, GATE_MASK(GATE_HIGH));
+	assert_true(rs.yes);
+	apply(&rs, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'run.resume',"
+		   "'policy':{'max_retries':1}}");
+	assert_int_equal(rs.gates_on, GATE_MASK(GATE_HIGH));
+	fold_release(&rs);
+
+	assert_string_equal(gate_decision_word("shell", "skip"), "refuse");
+	assert_string_equal(gate_decision_word("mcp", "skip"), "refuse");
+	assert_string_equal(gate_decision_word("replan", "skip"), "keep old plan");
+	assert_string_equal(gate_decision_word("rewind", "skip"), "keep theirs");
+	assert_string_equal(gate_decision_word("step", "skip"), "skip");
+	assert_string_equal(gate_decision_word("shell", "approve"), "approve");
+	assert_string_equal(gate_decision_word(NULL, "skip"), "skip");
+	assert_null(gate_decision_word("shell", NULL));
+}
+
 static void test_budget_changes(void **state)
 {
 	struct run_state rs;
@@ -991,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_replan_keeps_passed_steps),
 		cmocka_unit_test(test_result_without_step_output),
 		cmocka_unit_test(test_gates),
+		cmocka_unit_test(test_policy_gates_and_words),
 		cmocka_unit_test(test_budget_changes),
 		cmocka_unit_test(test_not_judged_and_costs),
 		cmocka_unit_test(test_pause_final_end_reopen),

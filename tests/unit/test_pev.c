@@ -2258,6 +2258,48 @@ static void test_shell_allowed_for_run(void **state)
 	run_free(&r);
 }
 
+/* Issue 29: an edit at the shell gate brings the gate back showing the edited command,
+ * marked edited with what the model had asked for; nothing runs until it is approved,
+ * and the tool.result says the command ran as edited. */
+static void edit_then_approve_shell(struct run *r, const cJSON *ev)
+{
+	if (!is(ev, "gate.open", NULL))
+		return;
+	if (r->hook_state++ == 0)
+		assert_true(gatekeeper_answer(r->gates, gate_id_of(ev), GATE_EDIT,
+					      "{\"command\":\"echo edited\"}"));
+	else
+		assert_true(gatekeeper_answer(r->gates, gate_id_of(ev), GATE_APPROVE, NULL));
+}
+
+static void test_shell_edit_comes_back_to_the_gate(void **state)
+{
+	struct run r;
+	const cJSON *again, *t;
+
+	(void)state;
+	run_init(&r, script_new());
+	r.s.gates = GATE_MASK(GATE_SHELL);
+	r.hook = edit_then_approve_shell;
+	script_plan(r.script, plan_of(step("s1", NULL, NULL, NULL), NULL));
+	script_attempt(r.script, "s1", shell_attempt("echo model", NULL));
+	assert_int_equal(run_go(&r, GATE_MODE_OPERATOR, false), PEV_EXIT_OK);
+	assert_int_equal(count(&r, "gate.open", NULL), 2);
+	assert_null(cJSON_GetObjectItem(nth(&r, "gate.open", NULL, 0), "edited"));
+	again = nth(&r, "gate.open", NULL, 1);
+	assert_string_equal(jsonx_str(again, "command"), "echo edited");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(again, "edited")));
+	assert_string_equal(jsonx_str(again, "edited_from"), "echo model");
+	assert_string_equal(jsonx_str(nth(&r, "gate.decision", NULL, 0), "decision"), "edit");
+	assert_string_equal(jsonx_str(nth(&r, "gate.decision", NULL, 1), "decision"), "approve");
+	assert_int_equal(count(&r, "tool.result", NULL), 1);
+	t = nth_shell(&r, 0);
+	assert_string_equal(jsonx_str(t, "command"), "echo edited");
+	assert_string_equal(jsonx_str(t, "approval"), "edited");
+	assert_string_equal(jsonx_str(t, "output"), "edited\n");
+	run_free(&r);
+}
+
 /* At s2's gate the operator quits. Resumed, s2 starts over, and the command allowed for
  * the run at s1's gate asks again: a journal never widens what a run may do (the allowance
  * came from the journal, which a run folder from elsewhere could have written). */
@@ -2625,6 +2667,7 @@ int main(void)
 		cmocka_unit_test(test_quit_during_finish),
 		cmocka_unit_test(test_cancel_running_cancels_the_planner),
 		cmocka_unit_test(test_shell_allowed_for_run),
+		cmocka_unit_test(test_shell_edit_comes_back_to_the_gate),
 		cmocka_unit_test(test_shell_allowed_for_run_asks_again_after_resume),
 	};
 

@@ -1223,6 +1223,29 @@ static void test_topo_cycle_still_lists_all(void **state)
 	plan_free(p);
 }
 
+/* A task the goal could not restate is refused with its length, the limit and the way
+ * to pass a long brief; one that fits, the limit included, is not. */
+static void test_task_error(void **state)
+{
+	char *task = xmalloc(PLAN_MAX_TEXT + 2), *err;
+
+	(void)state;
+	assert_null(plan_task_error(NULL));
+	assert_null(plan_task_error("short"));
+	memset(task, 'x', PLAN_MAX_TEXT);
+	task[PLAN_MAX_TEXT] = '\0';
+	assert_null(plan_task_error(task));
+	task[PLAN_MAX_TEXT] = 'x';
+	task[PLAN_MAX_TEXT + 1] = '\0';
+	err = plan_task_error(task);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "the task is 8193 bytes long; the limit is 8192."));
+	assert_non_null(strstr(err, "file in the workspace"));
+	assert_null(strchr(err, '\n'));
+	free(err);
+	free(task);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1254,6 +1277,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_escapes_and_nul),
 	    cmocka_unit_test(test_parse_error_cap),
 	    cmocka_unit_test(test_step_from_json),
+	    cmocka_unit_test(test_task_error),
 	    cmocka_unit_test(test_validate_zero_steps),
 	    cmocka_unit_test(test_validate_too_many_steps),
 	    cmocka_unit_test(test_validate_duplicate_ids),
