@@ -113,9 +113,15 @@ bool gate_parse_list(const char *list, unsigned *mask, char **err)
 		}
 		k = gate_kind_from_name(tok);
 		if (k < 0) {
-			*err = xasprintf("unknown gate \"%s\": use a comma list of plan, high, "
-					 "replan, shell, budget, step, or none",
-					 tok);
+			/* Every kind, from the names table: the list cannot leave one out. */
+			struct strbuf kinds = STRBUF_INIT;
+
+			strbuf_init(&kinds);
+			for (int i = 0; i < GATE__COUNT; i++)
+				strbuf_addf(&kinds, "%s, ", kind_names[i]);
+			*err = xasprintf("unknown gate \"%s\": use a comma list of %sor none", tok,
+					 kinds.buf);
+			strbuf_release(&kinds);
 			ok = false;
 			break;
 		}

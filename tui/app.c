@@ -1921,11 +1921,17 @@ static void draw_status(struct app *a, struct rect r)
 			    a->gate_hidden ? " (Enter)" : "");
 	if (a->message)
 		strbuf_addf(&sb, " \xc2\xb7 %s", a->message);
-	statusbar_draw(r, sb.buf,
-		       a->replay ? hints_replay
-		       : a->view->state == VR_FINISHED ? hints_end
-		       : g			      ? hints_g
-						      : hints_run);
+	if (g && !a->replay && a->view->state != VR_FINISHED) {
+		/* The keys that answer the gate stay on the row at any width (issue 29): whole
+		 * while the state keeps half the row, else the keys alone. */
+		int lw = textsan_width(sb.buf) + 1;
+
+		statusbar_draw_keys_first(r, sb.buf, hints_g, lw < r.w / 2 ? lw : r.w / 2);
+	} else
+		statusbar_draw(r, sb.buf,
+			       a->replay ? hints_replay
+			       : a->view->state == VR_FINISHED ? hints_end
+							       : hints_run);
 	strbuf_release(&sb);
 }
 

@@ -4,9 +4,11 @@
 #include "gate_dialog.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "draw.h"
 #include "meter.h"
+#include "strbuf.h"
 #include "modal.h"
 #include "textsan.h"
 #include "textview.h"
@@ -73,6 +75,30 @@ const char *const *gate_dialog_keys(const struct vgate *g)
 	return other;
 }
 
+/* The footer for a dialog `room` columns wide: the whole hint when it fits, else the
+ * answering keys alone with "? help  Esc hide", else those keys and "? Esc" (issue 29: at
+ * 60 columns the footer cut "Esc hide", and at 40 the keys). malloc'd. */
+static char *hint_fit(const struct vgate *g, int room, bool readonly)
+{
+	const char *full = readonly ? "replay: read-only  Esc hide" : gate_dialog_hint(g);
+	const char *const *k = gate_dialog_keys(g);
+	struct strbuf sb = STRBUF_INIT;
+
+	if (readonly || textsan_width(full) <= room)
+		return xstrdup(full);
+	strbuf_init(&sb);
+	for (int i = 0; k[i] && k[i + 1]; i += 2)
+		if (strcmp(k[i], "?") != 0)
+			strbuf_addf(&sb, "%s ", k[i]);
+	strbuf_adds(&sb, " ? help  Esc hide");
+	if (textsan_width(sb.buf) > room) {
+		sb.len -= strlen(" ? help  Esc hide");
+		sb.buf[sb.len] = '\0';
+		strbuf_adds(&sb, "? Esc");
+	}
+	return strbuf_detach(&sb);
+}
+
 static enum theme_role body_role(int kind)
 {
 	switch (kind) {
@@ -97,7 +123,7 @@ int gate_dialog_draw(const struct vgate *g, size_t pos, size_t pending, int rows
 	bool bar = g->kind == GATE_BUDGET && g->budget_usd > 0 && g->spent_usd >= 0;
 	int extra = bar ? 2 : 0;
 	struct rect r, in;
-	char *title;
+	char *title, *hint;
 
 	if (want_w < 20)
 		want_w = cols;
@@ -111,7 +137,9 @@ int gate_dialog_draw(const struct vgate *g, size_t pos, size_t pending, int rows
 	title = pending > 1
 			? xasprintf("Gate: %s (%zu of %zu, w list)", g->title, pos + 1, pending)
 			: xasprintf("Gate: %s", g->title);
-	in = modal_draw(r, title, readonly ? "replay: read-only  Esc hide" : gate_dialog_hint(g));
+	hint = hint_fit(g, r.w - 4, readonly);
+	in = modal_draw(r, title, hint);
+	free(hint);
 	free(title);
 	in.x += 1;
 	in.w -= 2;
