@@ -47,6 +47,7 @@
 #include "statusbar.h"
 #include "step_editor.h"
 #include "textsan.h"
+#include "textview.h"
 #include "theme.h"
 #include "view.h"
 #include "xalloc.h"
@@ -644,7 +645,8 @@ static void act_quit(struct app *a)
 	if (a->attached)
 		a->quit = true; /* leaving an attached run leaves it going */
 	else if (a->engine && run_live(a))
-		ask(a, "Quit now? The run stops and can be resumed later with pevtui --resume.",
+		ask(a, "Quit now? The run stops and can be resumed later with pevtui --resume. "
+		       "(Q instead leaves it running: pevtui --attach comes back to it.)",
 		    do_quit);
 	else
 		a->quit = true;
@@ -1798,6 +1800,8 @@ static void handle_key(struct app *a, bool is_key, unsigned int ch)
 		a->mode = MODE_NORMAL;
 		if (!is_key && (ch == 'y' || ch == 'Y') && a->on_yes)
 			a->on_yes(a);
+		else if (!is_key && ch == 'Q' && a->on_yes == do_quit)
+			act_detach(a); /* the question offers it */
 		else
 			set_message(a, "cancelled");
 		return;
@@ -1937,11 +1941,22 @@ static void draw_status(struct app *a, struct rect r)
 
 static void draw_confirm(struct app *a)
 {
-	int w = textsan_width(a->question) + 6;
-	struct rect r = modal_rect(LINES - 1, COLS, 5, w < 30 ? 30 : w), in;
+	int w = textsan_width(a->question) + 6, rows;
+	struct rect r, in;
 
-	in = modal_draw(r, "Confirm", "y yes  any other key no");
-	draw_text(in.y + 1, in.x + 2, in.w - 4, a->question, THEME_DIALOG);
+	/* A long question wraps: the dialog keeps to the screen, 80 columns at most. */
+	if (w > 80)
+		w = 80;
+	if (w > COLS - 2)
+		w = COLS - 2;
+	if (w < 30)
+		w = 30;
+	rows = textview_rows(a->question, w - 6);
+	r = modal_rect(LINES - 1, COLS, rows + 4, w);
+	in = modal_draw(r, "Confirm",
+			a->on_yes == do_quit ? "y yes  Q detach  any other key no"
+					     : "y yes  any other key no");
+	textview_draw(in.y + 1, in.x + 2, in.w - 4, in.h - 1, 0, a->question, THEME_DIALOG);
 }
 
 /* In a replay the clock is the time of the last event shown. */

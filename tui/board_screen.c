@@ -146,9 +146,10 @@ static void draw(struct board_screen *bs)
 	erase();
 	if (bs->sel >= n)
 		bs->sel = n ? n - 1 : 0;
-	head = xasprintf("pevtui board · %zu runs · %d gates waiting · sort: %s%s%s · "
+	head = xasprintf("pevtui board · %zu run%s · %d gate%s waiting · sort: %s%s%s · "
 	                 "checkpoints %s",
-	                 bs->b.n, board_gates_waiting(&bs->b), board_sort_name(bs->sort),
+	                 bs->b.n, bs->b.n == 1 ? "" : "s", board_gates_waiting(&bs->b),
+	                 board_gates_waiting(&bs->b) == 1 ? "" : "s", board_sort_name(bs->sort),
 	                 bs->filter.len || bs->typing ? " · filter: " : "", bs->filter.buf,
 	                 bs->stores ? bs->stores : "?");
 	attron(A_BOLD);

@@ -199,10 +199,12 @@ static void print_final(struct strbuf *sb, const cJSON *o)
 	jsonx_bool(m, "cost_known", &known);
 	line(sb, NULL, "answer:\n%s", str(o, "answer"));
 	line(sb, NULL,
-	     "metrics: %d/%d steps passed, %d fail-accepted, %d skipped, %d attempts, %d "
-	     "replans, cost $%.4f%s",
+	     "metrics: %d/%d steps passed, %d fail-accepted, %d skipped, %d attempt%s, %d "
+	     "replan%s, cost $%.4f%s",
 	     num(m, "steps_passed"), num(m, "steps_total"), num(m, "steps_fail_accepted"),
-	     num(m, "steps_skipped"), num(m, "total_attempts"), num(m, "replans"), total,
+	     num(m, "steps_skipped"), num(m, "total_attempts"),
+	     num(m, "total_attempts") == 1 ? "" : "s", num(m, "replans"),
+	     num(m, "replans") == 1 ? "" : "s", total,
 	     known ? "" : " + unknown (a model's price is not in the table)");
 }
 

@@ -131,7 +131,8 @@ void help_draw(const char *const *pairs, int rows, int cols, int *scroll)
 		total += entry_rows(&e[i], kw[i], want_w - 4);
 	r = modal_rect(rows - 1, cols, total + 4, want_w);
 	in =
-	    modal_draw(r, "Keys and legend", "any key closes  j/k \xe2\x86\x93\xe2\x86\x91 scroll");
+	    modal_draw(r, "Keys and legend",
+		       "j/k \xe2\x86\x93\xe2\x86\x91 scroll  any other key closes");
 	in.x += 1;
 	in.w -= 2;
 	in.y += 1;

@@ -16,7 +16,7 @@
 printf '[ui]\nnotify_cmd = echo "$PEVTUI_RUN_ID $PEVTUI_GATE" > "%s/n.$$" && mv "%s/n.$$" "%s/notified.$PEVTUI_GATE"\n' \
 	"$TMPD" "$TMPD" "$TMPD" >"$TMPD/config"
 start 140 20 --board --config "$TMPD/config"
-wait_for "2 runs · 1 gates waiting · sort: state · checkpoints " 15
+wait_for "2 runs · 1 gate waiting · sort: state · checkpoints " 15
 wait_for "waiting +plan " 15
 expect "passed "
 # Live and waiting first.

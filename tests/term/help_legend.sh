@@ -9,6 +9,8 @@ wait_for "Gate: Approve the plan"
 keys '?'
 wait_for "Keys and legend"
 expect "a +approve the gate"
+# The frame says what the keys do there (it said "any key closes" while j/k scrolled).
+expect "j/k ↓↑ scroll  any other key closes"
 # j scrolls down to the legend
 scroll_to() {
 	n=0
