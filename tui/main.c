@@ -34,6 +34,7 @@
 #include "journal.h"
 #include "mcp_config.h"
 #include "mcp_trust.h"
+#include "nearest.h"
 #include "textsan.h"
 #include "jsonx.h"
 #include "notify.h"
@@ -303,6 +304,30 @@ struct cli {
 	bool dry_run;     /* --prune --dry-run */
 };
 
+/* After getopt's "unrecognized option '--demmo'": the flag it most likely meant. */
+static void flag_hint(const char *arg)
+{
+	size_t n = sizeof(long_options) / sizeof(long_options[0]) - 1;
+	const char **names = xcalloc(n, sizeof(*names));
+	char *typed;
+	const char *near;
+
+	if (!arg || strncmp(arg, "--", 2) != 0 || !arg[2]) {
+		free(names);
+		return;
+	}
+	typed = xstrdup(arg + 2);
+	typed[strcspn(typed, "=")] = '\0';
+	for (size_t i = 0; i < n; i++)
+		names[i] = long_options[i].name;
+	near = nearest_word(typed, names, n);
+	/* A known flag that lacks its argument needs no suggestion. */
+	if (near && strcmp(near, typed) != 0)
+		fprintf(stderr, "pevtui: did you mean --%s?\n", near);
+	free(typed);
+	free(names);
+}
+
 static void apply_flags(int argc, char **argv, struct settings *s, struct cli *cli)
 {
 	int c;
@@ -444,6 +469,7 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 		case OPT_SCRIPT: set_str(&s->script, optarg); break;
 		case OPT_SIM_DELAY: s->sim_delay_ms = parse_int("--sim-delay", optarg, 0, 10000); break;
 		default:
+			flag_hint(argv[optind - 1]);
 			fputs("Try 'pevtui --help' for more information.\n", stderr);
 			exit(PEV_EXIT_ERROR);
 		}
@@ -823,6 +849,10 @@ static int run(struct settings *s, enum mode mode, const char *run_ref, bool det
 	if (s->demo && s->provider && strcmp(s->provider, "sim"))
 		die("--demo runs the simulated provider; leave out --provider %s", s->provider);
 	name = pick_provider(s);
+	if (!name && s->scenario)
+		die("--scenario %s is a story of the simulated models: run it with --demo (or "
+		    "--provider sim)",
+		    s->scenario);
 	if (!name)
 		die("no provider: set ANTHROPIC_API_KEY or OPENAI_API_KEY (or OPENAI_BASE_URL for a "
 		    "local server), or try the offline demo with --demo");

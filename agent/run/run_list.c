@@ -147,20 +147,22 @@ bool run_list_print(FILE *out, const char *runs_dir, char **err)
 	struct stores st = {STRVEC_INIT, NULL};
 	struct dirent *de;
 
-	if (!d) {
-		if (errno == ENOENT) {
-			char *clean = textsan_clean(runs_dir, strlen(runs_dir), 0);
-			fprintf(out, "no runs yet in %s\n", clean);
-			free(clean);
-			return true;
-		}
+	if (!d && errno != ENOENT) {
 		*err = xasprintf("cannot read %s: %s", runs_dir, strerror(errno));
 		return false;
 	}
-	while ((de = readdir(d)))
+	while (d && (de = readdir(d)))
 		if (de->d_name[0] != '.')
 			strvec_push(&names, de->d_name);
-	closedir(d);
+	if (d)
+		closedir(d);
+	if (!names.n) {
+		/* Missing or empty: said, with where it looked (not a bare header). */
+		char *clean = textsan_clean(runs_dir, strlen(runs_dir), 0);
+		fprintf(out, "no runs yet in %s (another folder: --runs-dir DIR)\n", clean);
+		free(clean);
+		return true;
+	}
 	strvec_sort(&names);
 	fprintf(out, "%-22s %-11s %6s %10s %-9s  %s\n", "RUN", "STATE", "AGE", "COST", "PROVIDER",
 		"TASK");

@@ -174,6 +174,30 @@ static void test_ids_oldest_first_from_the_folders(void **state)
 	free(runs);
 }
 
+/* --list-runs with no run says so and where it looked (issue 29: an empty folder printed
+ * only the header), whether the folder is empty or missing. */
+static void test_print_with_no_runs(void **state)
+{
+	char *runs = testdir_new("runlist-empty"), *err = NULL, *text = NULL, *want;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(runs);
+	want = xasprintf("no runs yet in %s (another folder: --runs-dir DIR)\n", runs);
+	for (int pass = 0; pass < 2; pass++) {
+		f = open_memstream(&text, &len);
+		assert_true(run_list_print(f, runs, &err));
+		fclose(f);
+		assert_string_equal(text, want);
+		free(text);
+		text = NULL;
+		assert_true(testdir_remove(runs)); /* the second pass: missing */
+	}
+	free(want);
+	free(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +206,7 @@ int main(void)
 	    cmocka_unit_test(test_pick_many_candidates_shows_the_newest),
 	    cmocka_unit_test(test_pick_with_no_runs),
 	    cmocka_unit_test(test_ids_oldest_first_from_the_folders),
+	    cmocka_unit_test(test_print_with_no_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
