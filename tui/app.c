@@ -66,6 +66,9 @@
 
 /* The spinner's frame time; the loop sleeps without a timeout when nothing moves. */
 #define TICK_MS 100
+/* How long the status line keeps the last action's message (issue 29: it stayed for
+ * minutes, read as news): one wake takes it away. */
+#define MESSAGE_S 8
 
 enum mode { MODE_NORMAL, MODE_CONFIRM, MODE_HELP, MODE_FORM, MODE_SEARCH, MODE_GATES, MODE_DRILL };
 
@@ -122,6 +125,7 @@ struct app {
 	size_t n_answered, cap_answered;
 
 	char *question;        /* MODE_CONFIRM */
+	double message_at;     /* when `message` was set: it goes after MESSAGE_S */
 	char *rerun_id;        /* the step `r` asks about */
 	char *rewind_json;     /* the PEV_CMD_REWIND `u` asks about */
 	confirm_fn on_yes;
@@ -234,6 +238,7 @@ static void set_message(struct app *a, const char *fmt, ...)
 	va_end(ap);
 	free(a->message);
 	a->message = textsan_clean(m, strlen(m), 0);
+	a->message_at = now_s();
 	free(m);
 	a->dirty = true;
 }
@@ -2243,6 +2248,26 @@ static int clock_timeout(struct app *a)
 	return 1000 - (int)((el - (double)(long)el) * 1000.0) + 5;
 }
 
+/* `timeout`, or sooner when the status line's message is due to go. */
+static int message_timeout(struct app *a, int timeout)
+{
+	double left;
+	int ms;
+
+	if (!a->message || a->replay)
+		return timeout;
+	left = a->message_at + MESSAGE_S - now_s();
+	if (left <= 0) {
+		/* Gone now; the wait returns at once so the screen shows it gone. */
+		free(a->message);
+		a->message = NULL;
+		a->dirty = true;
+		return 0;
+	}
+	ms = (int)(left * 1000.0) + 5;
+	return timeout < 0 || ms < timeout ? ms : timeout;
+}
+
 void app_run(struct app *a, struct pev *e)
 {
 	a->engine = e;
@@ -2264,6 +2289,7 @@ void app_run(struct app *a, struct pev *e)
 			timeout = TICK_MS;
 		else
 			timeout = clock_timeout(a);
+		timeout = message_timeout(a, timeout);
 		wait_input(a, timeout);
 	}
 	/* Events still queued (the engine ending) are dropped with the app. */
