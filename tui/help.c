@@ -49,7 +49,9 @@ static const struct {
     {-1, NULL, "Cost pane: one row per role"},
     {-1, "3\xc3\x97", "model calls"},
     {-1, "1.2k\u2192450", "input tokens \xe2\x86\x92 output tokens (k thousands, M millions)"},
-    {-1, "c800", "cached input tokens, then the model (wide panes)"},
+    {-1, "cached 800", "cached input tokens, then the model (wide panes)"},
+    {-1, "simulated models", "on the frame and after the total: the models and their "
+     "prices are simulated (--demo, the sim provider)"},
     {-1, "$0.0123", "spent (simulated runs: simulated prices)"},
     {-1, "$0.01+?", "some calls have no known price; ? alone: none has"},
     {-1, "total", "spent by the run, and the plan's estimate"},

@@ -435,6 +435,10 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 	struct vstep *s = panes_selected_step(v, ps);
 
 	draw_box(r, "Cost", focus);
+	/* Every simulated model is labelled (issue 29: "sim-planner" and its dollars read as
+	 * real): the frame says so, and so does the total. */
+	if (v->rs.simulated)
+		border_note(r, "simulated models", 4);
 	for (int i = 0; i < VC__COUNT && y < bottom; i++, y++) {
 		const struct fusage *c = &v->rs.roles[i];
 		int u;
@@ -446,7 +450,7 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 		u = draw_textf(y, in.x, in.w, THEME_NORMAL, "%-8s %3ld\xc3\x97 %s\xe2\x86\x92%s", roles[i],
 			       c->calls, ti, to);
 		if (in.w >= 56) {
-			u += draw_textf(y, in.x + u, in.w - u, THEME_DIM, " c%s", tc);
+			u += draw_textf(y, in.x + u, in.w - u, THEME_DIM, " cached %s", tc);
 			if (v->model[i])
 				draw_text_cut(y, in.x + u + 1, in.w - u - 12, v->model[i], THEME_DIM);
 		}
@@ -460,7 +464,8 @@ static void draw_cost(const struct view *v, struct panes_state *ps, struct rect 
 		snprintf(m2, sizeof(m2), "$%.4f", v->rs.estimate_usd);
 	else
 		snprintf(m2, sizeof(m2), "?");
-	draw_textf(y++, in.x, in.w, THEME_ACCENT, "total %s  estimate %s", m, m2);
+	draw_textf(y++, in.x, in.w, THEME_ACCENT, "total %s  estimate %s%s", m, m2,
+		   v->rs.simulated ? "  (simulated)" : "");
 	if (y >= bottom)
 		return;
 	limit = v->rs.budget_usd > 0 ? v->rs.budget_usd : v->rs.estimate_usd;

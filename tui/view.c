@@ -108,6 +108,7 @@ struct view *view_new(void)
 
 	fold_init(&v->rs);
 	linestore_init(&v->runlog);
+	strbuf_init(&v->answer_stream);
 	logref_init(&v->runlog_refs);
 	v->ref_budget = LOGREF_BUDGET;
 	return v;
@@ -181,6 +182,7 @@ void view_free(struct view *v)
 	linestore_release(&v->runlog);
 	logref_release(&v->runlog_refs);
 	free(v->runlog_carry);
+	strbuf_release(&v->answer_stream);
 	for (size_t i = 0; i < v->n_verdicts; i++)
 		verdict_release(&v->verdicts[i]);
 	free(v->verdicts);
@@ -1565,8 +1567,21 @@ static void on_llm_delta(struct ctx *c)
 		return;
 	if (strcmp(role, "executor") == 0 && c->step)
 		stream_into(&c->step->log, &c->step->carry, &c->step->carry_len, text);
-	else if (strcmp(role, "planner") == 0)
+	else if (strcmp(role, "planner") == 0) {
+		const char *purpose = jsonx_str(c->o, "purpose");
+
+		if (purpose && strcmp(purpose, "synthesize") == 0) {
+			/* The answer as it comes, under the heading run.final would add. */
+			if (!c->v->answer_streaming) {
+				linestore_close(&c->v->runlog);
+				linestore_add(&c->v->runlog, VL_HEADER, "Final answer:");
+				strbuf_reset(&c->v->answer_stream);
+				c->v->answer_streaming = true;
+			}
+			strbuf_adds(&c->v->answer_stream, text);
+		}
 		stream_into(&c->v->runlog, &c->v->runlog_carry, &c->v->runlog_carry_len, text);
+	}
 }
 
 static void on_llm_retry(struct ctx *c)
@@ -1777,9 +1792,17 @@ static void on_run_final(struct ctx *c)
 {
 	const char *answer = jsonx_str(c->o, "answer");
 
+	bool shown = c->v->answer_streaming && answer &&
+		     strcmp(c->v->answer_stream.buf, answer) == 0;
+
+	c->v->answer_streaming = false;
 	if (!answer)
 		return;
 	linestore_close(&c->v->runlog);
+	/* Streamed whole already (issue 29: the run log printed the answer twice); one that
+	 * differs from its stream (PARTIAL:, a retried call) is printed as it stands. */
+	if (shown)
+		return;
 	linestore_add(&c->v->runlog, VL_HEADER, "Final answer:");
 	add_text(&c->v->runlog, VL_TEXT, answer);
 }

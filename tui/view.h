@@ -131,6 +131,11 @@ struct view {
 	size_t ref_budget; /* bytes of event JSON the refs may still keep (logref.h) */
 	size_t runlog_carry_len;
 	char *runlog_carry;
+	/* The synthesis call's streamed text (llm.delta is ephemeral, so the fold never has
+	 * it), kept until run.final: an answer the run log already shows whole under its
+	 * "Final answer:" heading is not added a second time. */
+	struct strbuf answer_stream;
+	bool answer_streaming;
 
 	struct vverdict *verdicts; /* one per rs.verdicts; the pane draws newest first */
 	size_t n_verdicts, cap_verdicts;

@@ -27,6 +27,7 @@ static void add_string_or_null(cJSON *o, const char *k, const char *v)
 struct call_ctx {
 	struct pev *e;
 	enum llm_role role;
+	enum llm_purpose purpose; /* said with each delta: the cockpit heads the answer's */
 	const char *step_id;
 	int attempt;
 	unsigned long request; /* the kept request's SEQ (llm.call's `request`), or 0 */
@@ -99,6 +100,7 @@ static void on_delta(void *ctx, const char *text, size_t len)
 	f = cJSON_CreateObject();
 	t = xstrndup(text, len);
 	cJSON_AddStringToObject(f, "role", llm_role_name(c->role));
+	cJSON_AddStringToObject(f, "purpose", llm_purpose_name(c->purpose));
 	add_string_or_null(f, "step_id", c->step_id);
 	cJSON_AddNumberToObject(f, "attempt", c->attempt);
 	cJSON_AddStringToObject(f, "text", t);
@@ -180,7 +182,7 @@ static bool reserve(struct pev *e, double est, const atomic_bool *cancel)
 int engine_call_model(struct pev *e, struct llm_request *req, struct llm_response *out,
 		      const atomic_bool *cancel, char **err)
 {
-	struct call_ctx cc = {e, req->role, req->step_id, req->attempt, 0, false, false};
+	struct call_ctx cc = {e, req->role, req->purpose, req->step_id, req->attempt, 0, false, false};
 	struct llm_hooks hooks = {&cc, on_delta, on_retry, cancel, on_request, on_request_printed};
 	long t0;
 	int rc;
