@@ -151,7 +151,7 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 	const struct view *v = c->v;
 	const struct vstep *s;
 	char right[64], dur[24];
-	int used, rw, indent;
+	int used, rw, indent, ew;
 
 	if (index == 0) {
 		int u = draw_text(y, x, w, "\xe2\x96\xb8 ", THEME_ACCENT);
@@ -168,7 +168,9 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 			panes_duration(dur, sizeof(dur), view_step_elapsed(s, c->ps->now));
 		else
 			dur[0] = '\0';
-		snprintf(right, sizeof(right), "%c %s%d %s",
+		/* Fixed widths, so the columns line up from row to row (issue 29): the
+		 * attempts in two, the time right-aligned in five ("12.5s", "1:05"). */
+		snprintf(right, sizeof(right), "%c %s%-2d %5s",
 			 s->complexity && *s->complexity ? s->complexity[0] : '-',
 			 "\xc3\x97", s->f->attempts, dur);
 		rw = textsan_width(right);
@@ -179,12 +181,16 @@ static void plan_row(void *ctx, int index, int y, int x, int w, bool selected)
 	for (int i = 0; i < indent && used + 2 < w; i++)
 		used += draw_text(y, x + used, w - used, i + 1 == indent ? "\xe2\x94\x94 " : "  ",
 				  THEME_DIM);
-	/* A name cut to fit ends in "…"; z (zoom) gives it the width. */
-	used += draw_textf_cut(y, x + used, w - used - rw - 1,
+	/* A name cut to fit ends in "…"; z (zoom) gives it the width. "(edited)" keeps its
+	 * room beside the right columns, so it shows unzoomed too (issue 29). */
+	ew = s->f->edited && w - used - rw - 1 >= 20 ? 9 : 0;
+	used += draw_textf_cut(y, x + used, w - used - rw - 1 - ew,
 			       selected ? THEME_ACCENT : status_role(s->status) == THEME_DIM
 					     ? THEME_DIM : THEME_NORMAL,
 			       "%s %s%s", s->id, s->name ? s->name : "",
-			       s->f->edited ? " (edited)" : "");
+			       s->f->edited && !ew ? " (edited)" : "");
+	if (ew)
+		used += draw_text(y, x + used, ew, " (edited)", THEME_WARN);
 	if (rw && used + rw + 1 <= w)
 		draw_text(y, x + w - rw, rw, right, s->status == VS_WAITING ? THEME_WAIT : THEME_DIM);
 }

@@ -622,7 +622,7 @@ static void carry(struct fstep *dst, struct fstep *src, bool whole, double ts)
  * a duplicate id (a bad plan) gets a prime so it cannot take the first one's state.
  */
 static void replace_steps(struct run_state *rs, const cJSON *plan, const char *plan_text,
-			  const cJSON *kept, bool adopt, double ts)
+			  const cJSON *kept, bool adopt, double ts, bool edit)
 {
 	const cJSON *arr = jget(plan, "steps"), *o;
 	const char *at;
@@ -661,6 +661,13 @@ static void replace_steps(struct run_state *rs, const cJSON *plan, const char *p
 		if (old)
 			carry(s, old, !adopt || in_list(kept, sid), ts);
 		step_define(s, o, text, text ? (size_t)(end - text) : 0);
+		/* Edited in this revision: by a step.edit or by the operator's edit of the
+		 * proposal at its gate (issue 29: a plan-gate edit was never marked), kept when
+		 * the first plan is adopted, which is that proposal. */
+		if (old && (!adopt || !rs->plan_adopted))
+			s->edited = old->edited;
+		if (edit && (!old || !old->json || !s->json || strcmp(old->json, s->json) != 0))
+			s->edited = true;
 	}
 	strset_clear(&taken);
 	for (size_t i = 0; i < rs->n_steps; i++)
@@ -805,7 +812,8 @@ static void on_plan_proposed(struct ctx *c)
 	if (jis(c->o, "reason", "replan"))
 		rs->replans++;
 	if (!rs->plan_adopted) {
-		replace_steps(rs, plan, rs->proposed_json, NULL, false, c->ts);
+		replace_steps(rs, plan, rs->proposed_json, NULL, false, c->ts,
+			      jis(c->o, "reason", "edit"));
 		set_str(&rs->goal, jsonx_str(plan, "goal"));
 	}
 }
@@ -818,7 +826,7 @@ static void on_plan_adopted(struct ctx *c)
 	if (!cJSON_IsObject(plan))
 		return;
 	set_own(&rs->plan_json, print_json(plan));
-	replace_steps(rs, plan, rs->plan_json, jget(c->o, "kept"), true, c->ts);
+	replace_steps(rs, plan, rs->plan_json, jget(c->o, "kept"), true, c->ts, false);
 	set_str(&rs->goal, jsonx_str(plan, "goal"));
 	rs->revision = (int)jlong(c->o, "revision", 0, 1000000, 0);
 	rs->plan_adopted = true;

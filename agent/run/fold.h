@@ -71,7 +71,8 @@ struct fstep {
 	char *result_json;    /* the last executor result (compact JSON), or NULL */
 	char *output_json;    /* its step_output (what dependents receive), or NULL */
 	bool reused;          /* passed by reusing an identical step's result */
-	bool edited;          /* a step.edit changed it in this revision */
+	bool edited;          /* the operator changed it in this revision (a step.edit, or an
+			       * edit of the proposal at its gate) */
 	double first_start;   /* epoch seconds of its first step.start, 0 = never */
 	double ended;         /* epoch seconds of its last step.end, 0 = not settled */
 	double run_seconds;   /* time spent running or verifying, closed periods only */

@@ -572,6 +572,36 @@ static void test_step_edit(void **state)
 	fold_release(&rs);
 }
 
+/* An edit of the proposal at its gate (plan.proposed, reason edit) marks the steps it
+ * changed or added, not the others; the first adoption keeps the marks (it adopts that
+ * proposal), a later revision starts without them. */
+static void test_plan_gate_edit_marks_edited(void **state)
+{
+	struct run_state rs;
+
+	(void)state;
+	start(&rs);
+	apply(&rs, "{'seq':3," TS("02") ",'type':'plan.proposed','revision':0,'reason':'edit',"
+		   "'plan':{'goal':'Review the contract','steps':["
+		   "{'step_id':'s1','name':'Read','description':'read it','acceptance_criteria':['c1'],"
+		   "'dependencies':[],'expected_outputs':['notes.md'],'estimated_complexity':'low'},"
+		   "{'step_id':'s2','name':'Find every clause','acceptance_criteria':['c2a','c2b'],"
+		   "'dependencies':['s1'],'estimated_complexity':'medium'},"
+		   "{'step_id':'s4','name':'New','acceptance_criteria':['c4'],"
+		   "'dependencies':[],'estimated_complexity':'low'}]}}");
+	assert_false(step(&rs, "s1")->edited);
+	assert_true(step(&rs, "s2")->edited);
+	assert_true(step(&rs, "s4")->edited);
+	apply(&rs, "{'seq':4," TS("03") ",'type':'plan.adopted','revision':0,'kept':[],"
+		   "'plan':" PLAN3 "}");
+	assert_true(step(&rs, "s2")->edited);
+	assert_false(step(&rs, "s1")->edited);
+	apply(&rs, "{'seq':5," TS("04") ",'type':'plan.adopted','revision':1,'kept':[],"
+		   "'plan':" PLAN3 "}");
+	assert_false(step(&rs, "s2")->edited);
+	fold_release(&rs);
+}
+
 /* A replan keeps the passed steps named in "kept"; the others start over, pending. */
 static void test_replan_keeps_passed_steps(void **state)
 {
@@ -1022,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_step_state_precedence_and_clock),
 		cmocka_unit_test(test_stale_resets_round),
 		cmocka_unit_test(test_step_edit),
+		cmocka_unit_test(test_plan_gate_edit_marks_edited),
 		cmocka_unit_test(test_replan_keeps_passed_steps),
 		cmocka_unit_test(test_result_without_step_output),
 		cmocka_unit_test(test_gates),
