@@ -154,7 +154,7 @@ void gate_list_draw(const struct gate_waiting *w, size_t *sel, unsigned long sho
 				      line, g->id == shown ? "  (shown)" : "");
 		int y = in.y + (int)(i - top);
 
-		draw_text(y, in.x, in.w, row, i == *sel ? THEME_SELECTED : THEME_DIALOG);
+		draw_text_cut(y, in.x, in.w, row, i == *sel ? THEME_SELECTED : THEME_DIALOG);
 		free(row);
 		free(line);
 	}

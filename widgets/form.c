@@ -238,6 +238,11 @@ void form_draw(struct form *f, int rows, int cols)
 		if (fw <= 0)
 			continue;
 		draw_fill((struct rect){y, fx, 1, fw}, THEME_INPUT);
+		if (i != f->focus) {
+			/* From its start, a cut shown by "…" (issue 29: cut rows looked whole). */
+			draw_text_cut(y, fx, fw, fd->text.buf, THEME_INPUT);
+			continue;
+		}
 		/* Scroll the text so the cursor stays visible. */
 		save = fd->text.buf[fd->cur];
 		fd->text.buf[fd->cur] = '\0';
@@ -258,7 +263,7 @@ void form_draw(struct form *f, int rows, int cols)
 		}
 	}
 	if (f->error && in.h >= (int)f->n + 3)
-		draw_text(in.y + (int)f->n + 2, in.x + 1, in.w - 2, f->error, THEME_BAD);
+		draw_text_cut(in.y + (int)f->n + 2, in.x + 1, in.w - 2, f->error, THEME_BAD);
 	/* The caret is the terminal's cursor, shown in the focused field; the owner hides it
 	 * again when the form closes (curs_set(0)). */
 	if (cy >= 0) {

@@ -44,6 +44,12 @@ expect "▸ 1  shell +(first|second) +\\$ echo (one|two) > (first|second).txt"
 expect "  2  shell +(first|second) +\\$ echo"
 second=$(screen | sed -n 's/^.*  2  shell  *\([a-z]*\) .*$/\1/p' | head -n 1)
 [ -n "$second" ] || fail "no second row"
+# Narrow, a row cut to fit ends in "…" (issue 29), and comes back whole when wide again.
+tmux -L "$SOCK" resize-window -x 44 -y 34
+wait_width_le 44
+wait_for "▸ 1  shell .*…"
+tmux -L "$SOCK" resize-window -x 110 -y 34
+wait_for "▸ 1  shell +(first|second) +\\$ echo (one|two) > (first|second).txt"
 keys j
 wait_for "▸ 2  shell +$second"
 keys Enter

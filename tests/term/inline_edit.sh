@@ -10,6 +10,8 @@ wait_for "Gate: High-complexity step" 60
 keys e
 wait_for "Edit step memo"
 expect "Criterion 2 +every notice deadline is stated as a date"
+# A field too long for the form, not focused, shows its start and "…" (issue 29).
+expect "Description +From the three reviews.*…"
 # Name, Description, Complexity, Criterion 1 → Criterion 2
 keys Tab Tab Tab Tab
 keys C-u "every deadline is a calendar date"
