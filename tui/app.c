@@ -1932,10 +1932,8 @@ static void draw_status(struct app *a, struct rect r)
 		strbuf_addf(&sb, " \xc2\xb7 %s", a->message);
 	if (g && !a->replay && a->view->state != VR_FINISHED) {
 		/* The keys that answer the gate stay on the row at any width (issue 29): whole
-		 * while the state keeps half the row, else the keys alone. */
-		int lw = textsan_width(sb.buf) + 1;
-
-		statusbar_draw_keys_first(r, sb.buf, hints_g, lw < r.w / 2 ? lw : r.w / 2);
+		 * beside the whole state and message, else the keys alone. */
+		statusbar_draw_keys_first(r, sb.buf, hints_g, textsan_width(sb.buf) + 1);
 	} else
 		statusbar_draw(r, sb.buf,
 			       a->replay ? hints_replay
@@ -1949,9 +1947,7 @@ static void draw_confirm(struct app *a)
 	int w = textsan_width(a->question) + 6, rows;
 	struct rect r, in;
 
-	/* A long question wraps: the dialog keeps to the screen, 80 columns at most. */
-	if (w > 80)
-		w = 80;
+	/* A question wider than the screen wraps: the dialog keeps to the screen. */
 	if (w > COLS - 2)
 		w = COLS - 2;
 	if (w < 30)
