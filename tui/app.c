@@ -1744,6 +1744,31 @@ static const char *const *help_pairs(bool replay)
 	return pairs;
 }
 
+/* One row of the Markdown key table; a | in the text is escaped. */
+static void print_key_row(FILE *out, const char *name, const char *help)
+{
+	fprintf(out, "| `%s` | ", name);
+	for (const char *c = help; *c; c++) {
+		if (*c == '|')
+			fputc('\\', out);
+		fputc(*c, out);
+	}
+	fputs(" |\n", out);
+}
+
+void app_print_keys(FILE *out)
+{
+	const char *const *live = help_pairs(false);
+
+	fputs("| key | what it does |\n|---|---|\n", out);
+	for (size_t i = 0; live[2 * i]; i++)
+		print_key_row(out, live[2 * i], live[2 * i + 1]);
+	/* A replay's own keys, after the live ones. */
+	for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++)
+		if (bindings[i].name && bindings[i].scope == REPLAY)
+			print_key_row(out, bindings[i].name, bindings[i].help);
+}
+
 /* ---- keys ---- */
 
 static void search_keys(struct app *a, bool is_key, unsigned int ch)

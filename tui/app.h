@@ -3,6 +3,7 @@
 #define PEVTUI_APP_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct bus;
 struct gatekeeper;
@@ -43,6 +44,10 @@ unsigned long app_preload_live(struct app *a, const char *run_dir);
 bool app_detached(const struct app *a);
 /* Ends curses and frees. NULL ok. */
 void app_free(struct app *a);
+/* The key table `?` shows, as Markdown table rows ("| `q` | quit … |"): the keys of a
+ * live run, then those only a replay has. `pevtui --keys` prints it; the README's keys
+ * table is this output (tests/integration/readme_keys.sh). No curses needed. */
+void app_print_keys(FILE *out);
 
 /* --replay: browses the run in RUNDIR without calling any model. Returns an exit status. */
 int app_replay(const struct settings *s, const char *run_dir);

@@ -76,7 +76,7 @@ enum {
 	OPT_DIFF,
 	OPT_REWIND,
 	OPT_MCP, OPT_LIST_TOOLS, OPT_MCP_LOGIN, OPT_MCP_LOGOUT, OPT_SANDBOX,
-	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD,
+	OPT_ATTACH, OPT_DETACH, OPT_ATTACH_STDIO, OPT_BOARD, OPT_KEYS,
 	OPT_PRUNE, OPT_OLDER_THAN, OPT_DRY_RUN,
 };
 
@@ -125,6 +125,7 @@ static const struct option long_options[] = {
 	{"detach", no_argument, NULL, OPT_DETACH},
 	{"attach-stdio", required_argument, NULL, OPT_ATTACH_STDIO},
 	{"board", no_argument, NULL, OPT_BOARD},
+	{"keys", no_argument, NULL, OPT_KEYS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -173,6 +174,7 @@ static void usage(FILE *out)
 	      "                          or directory)\n"
 	      "      --replay RUN        browse a finished run (with --headless: print it)\n"
 	      "      --list-runs         list runs with state, age, cost, provider and task\n"
+	      "      --keys              print the cockpit's keys (what ? shows) as a table\n"
 	      "      --diff RUN[:STEP]   print what the run (or every attempt of STEP) changed\n"
 	      "                          in the workspace, as a unified diff\n"
 	      "      --rewind RUN[:STEP] put the run's workspace back as it was before the run\n"
@@ -297,7 +299,7 @@ struct cli {
 	enum mode mode;
 	char *run_ref; /* --resume / --replay RUN */
 	const char *config;
-	bool help, version;
+	bool help, version, keys;
 	unsigned given; /* RESTORE_GIVEN bits of the flags on this command line */
 	bool detach;    /* -d, --detach */
 	char *older_than; /* --prune --older-than AGE */
@@ -337,6 +339,7 @@ static void apply_flags(int argc, char **argv, struct settings *s, struct cli *c
 		switch (c) {
 		case 'h':
 		case OPT_HELP: cli->help = true; break;
+		case OPT_KEYS: cli->keys = true; break;
 		case 'V':
 		case OPT_VERSION: cli->version = true; break;
 		case OPT_DEMO: s->demo = true; break;
@@ -1162,6 +1165,10 @@ int main(int argc, char **argv)
 	}
 	if (cli.help) {
 		usage(stdout);
+		return 0;
+	}
+	if (cli.keys) {
+		app_print_keys(stdout);
 		return 0;
 	}
 	if (cli.version) {
