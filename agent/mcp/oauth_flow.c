@@ -172,6 +172,7 @@ static bool token_request(struct oauth_grant *g, struct strbuf *form, bool *revo
 			g->scope = xstrdup(sc);
 		}
 		const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "expires_in");
+		g->issued_at = (long long)time(NULL);
 		g->expires_at = cJSON_IsNumber(ex) && ex->valuedouble > 0
 		                    ? (long long)time(NULL) + (long long)ex->valuedouble
 		                    : 0;

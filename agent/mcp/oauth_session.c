@@ -15,7 +15,9 @@
 #include "oauth_tokens.h"
 #include "xalloc.h"
 
-#define REFRESH_AHEAD_S 60 /* refresh a token this close to its expiry */
+/* A token is refreshed this close to its expiry, or half its lifetime when that is less
+ * (a server handing out short tokens is not asked for a new one at every request). */
+#define REFRESH_AHEAD_S 60
 
 struct oauth_session {
 	pthread_mutex_t mu;
@@ -72,7 +74,10 @@ void oauth_session_free(struct oauth_session *s)
 
 static bool expiring(const struct oauth_grant *g)
 {
-	return g->expires_at && g->expires_at - (long long)time(NULL) < REFRESH_AHEAD_S;
+	long long ahead = REFRESH_AHEAD_S, life = g->expires_at - g->issued_at;
+	if (g->issued_at && life >= 0 && life / 2 < ahead)
+		ahead = life / 2;
+	return g->expires_at && (long long)time(NULL) >= g->expires_at - ahead;
 }
 
 /* With s->mu held: refreshes under the store's lock. Another process may have refreshed

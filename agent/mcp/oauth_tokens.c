@@ -47,6 +47,7 @@ void oauth_grant_copy(struct oauth_grant *to, const struct oauth_grant *from)
 	to->refresh_token = xstrdup(from->refresh_token);
 	to->scope = xstrdup(from->scope);
 	to->expires_at = from->expires_at;
+	to->issued_at = from->issued_at;
 }
 
 static char *data_dir(void)
@@ -192,6 +193,8 @@ static void from_json(const cJSON *o, struct oauth_grant *g)
 	g->scope = xstrdup(field(o, "scope"));
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "expires_at");
 	g->expires_at = cJSON_IsNumber(e) ? (long long)e->valuedouble : 0;
+	e = cJSON_GetObjectItemCaseSensitive(o, "issued_at");
+	g->issued_at = cJSON_IsNumber(e) ? (long long)e->valuedouble : 0;
 }
 
 static void put(cJSON *o, const char *k, const char *v)
@@ -214,6 +217,7 @@ static cJSON *to_json(const struct oauth_grant *g)
 	put(o, "refresh_token", g->refresh_token);
 	put(o, "scope", g->scope);
 	cJSON_AddNumberToObject(o, "expires_at", (double)g->expires_at);
+	cJSON_AddNumberToObject(o, "issued_at", (double)g->issued_at);
 	return o;
 }
 

@@ -22,6 +22,7 @@ struct oauth_grant {
 	char *refresh_token;
 	char *scope; /* what was asked for (granted when the server said) */
 	long long expires_at; /* seconds since the epoch; 0: unknown */
+	long long issued_at;  /* when the access token came */
 };
 
 void oauth_grant_release(struct oauth_grant *g);
