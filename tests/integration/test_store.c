@@ -348,6 +348,68 @@ static void test_prune_drops_only_what_nothing_needs(void **state)
 	fx_free(&fx);
 }
 
+static bool gone_in_list(const struct fx *fx, const char *run)
+{
+	struct cli_proc p = cli_run(NULL, "--list-runs", "--runs-dir", fx->runs, NULL);
+	char *name = base(run), *line;
+	bool gone;
+
+	cli_expect_status(&p, 0);
+	line = strstr(p.out, name);
+	assert_non_null(line);
+	gone = strstr(line, "(checkpoints gone)") &&
+	       strstr(line, "(checkpoints gone)") < strchr(line, '\n');
+	cli_proc_free(&p);
+	free(name);
+	return gone;
+}
+
+/* [checkpoints] keep = 30d: a run prunes the old runs' checkpoints before it starts, and
+ * not again within a day. */
+static void test_keep_prunes_once_a_day(void **state)
+{
+	struct fx fx;
+	char *scr, *cfg, *a, *b, *c, *store, *stamp;
+	struct strvec before = STRVEC_INIT;
+	struct cli_proc p;
+
+	(void)state;
+	fx_init(&fx);
+	scr = script(&fx, "s.json", "echo a >> a.txt");
+	cfg = cli_put(fx.tmp, "config", "[checkpoints]\nkeep = 30d\n");
+	a = run_script(&fx, scr);
+	store = cli_run_store(a);
+	stamp = xasprintf("%s/pevtui/stores/.pruned", cli_data_home());
+	unlink(stamp); /* another test's prune does not count */
+	make_old(store, a);
+	runs_now(&fx, &before);
+	p = cli_run(NULL, RUN_ARGS(&fx, scr), "--config", cfg, NULL);
+	cli_expect_status(&p, 0);
+	cli_proc_free(&p);
+	b = new_run(&fx, &before);
+	assert_true(gone_in_list(&fx, a));
+	assert_false(gone_in_list(&fx, b));
+	assert_int_equal(access(stamp, F_OK), 0);
+	/* within the day: b grows old, and the next run leaves it */
+	make_old(store, b);
+	strvec_clear(&before);
+	runs_now(&fx, &before);
+	p = cli_run(NULL, RUN_ARGS(&fx, scr), "--config", cfg, NULL);
+	cli_expect_status(&p, 0);
+	cli_proc_free(&p);
+	c = new_run(&fx, &before);
+	assert_false(gone_in_list(&fx, b));
+	strvec_clear(&before);
+	free(stamp);
+	free(store);
+	free(a);
+	free(b);
+	free(c);
+	free(cfg);
+	free(scr);
+	fx_free(&fx);
+}
+
 /* Two runs at once on one workspace: both end well, share the store, and each one's
  * diff reads its own checkpoints. */
 static void test_concurrent_runs(void **state)
@@ -499,6 +561,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_two_runs_share_one_store),
 	    cmocka_unit_test(test_prune_drops_only_what_nothing_needs),
+	    cmocka_unit_test(test_keep_prunes_once_a_day),
 	    cmocka_unit_test(test_concurrent_runs),
 	    cmocka_unit_test(test_store_deleted_under_a_run),
 	    cmocka_unit_test(test_full_disk),
