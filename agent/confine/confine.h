@@ -137,5 +137,13 @@ const char *confine_session_gate_why(const struct confine_session *s);
  * or nothing holds. */
 void confine_session_argv(const struct confine_session *s, char *const argv[],
 			  struct strvec *out);
+/*
+ * The argv running `argv` under the run's layers with another mode and network (an MCP
+ * server's own `sandbox`), started in `cwd` (NULL: the workspace). With mode off, a copy.
+ * false with *err (caller frees) when it asks for a mode no layer here can enforce.
+ */
+bool confine_session_argv_as(const struct confine_session *s, enum confine_mode mode,
+			     bool network, const char *cwd, char *const argv[],
+			     struct strvec *out, char **err);
 
 #endif

@@ -14,6 +14,9 @@
 #include "xalloc.h"
 
 struct confine_session {
+	/* the setup, kept to make other policies from (an MCP server's own mode) */
+	char *workspace, *run_dir, *home;
+	struct strvec pevtui_dirs, writable, deny_read;
 	struct confine_policy policy;
 	struct confine_layers layers;
 	char *line;
@@ -40,9 +43,21 @@ static char *make_tmpdir(const char *run_id, char **problem)
 	return dir;
 }
 
+static void copy_vec(struct strvec *to, const struct strvec *from)
+{
+	for (size_t i = 0; from && i < from->n; i++)
+		strvec_push(to, from->v[i]);
+}
+
 struct confine_session *confine_session_new(const struct confine_setup *setup)
 {
 	struct confine_session *s = xcalloc(1, sizeof(*s));
+	s->workspace = xstrdup(setup->workspace);
+	s->run_dir = setup->run_dir ? xstrdup(setup->run_dir) : NULL;
+	s->home = setup->home ? xstrdup(setup->home) : NULL;
+	copy_vec(&s->pevtui_dirs, setup->pevtui_dirs);
+	copy_vec(&s->writable, setup->writable);
+	copy_vec(&s->deny_read, setup->deny_read);
 	if (setup->mode != CONFINE_OFF) {
 		confine_probe(setup->helper, &s->layers);
 		s->tmpdir = make_tmpdir(setup->run_id, &s->problem);
@@ -71,6 +86,12 @@ void confine_session_free(struct confine_session *s)
 		nftw(s->tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	confine_policy_release(&s->policy);
 	confine_layers_release(&s->layers);
+	free(s->workspace);
+	free(s->run_dir);
+	free(s->home);
+	strvec_clear(&s->pevtui_dirs);
+	strvec_clear(&s->writable);
+	strvec_clear(&s->deny_read);
 	free(s->line);
 	free(s->tmpdir);
 	free(s->problem);
@@ -124,4 +145,36 @@ void confine_session_argv(const struct confine_session *s, char *const argv[],
 	strvec_clear(out);
 	for (size_t i = 0; argv[i]; i++)
 		strvec_push(out, argv[i]);
+}
+
+bool confine_session_argv_as(const struct confine_session *s, enum confine_mode mode,
+			     bool network, const char *cwd, char *const argv[],
+			     struct strvec *out, char **err)
+{
+	struct confine_policy p;
+
+	strvec_clear(out);
+	if (mode == CONFINE_OFF) {
+		for (size_t i = 0; argv[i]; i++)
+			strvec_push(out, argv[i]);
+		return true;
+	}
+	if (!s || s->policy.mode == CONFINE_OFF || !confine_layers_any(&s->layers)) {
+		*err = xstrdup(!s || s->policy.mode != CONFINE_OFF
+				       ? confine_no_layer_why(s ? &s->layers : NULL)
+				       : "the run's sandbox is off (--sandbox off), so nothing was "
+					 "probed to confine it with");
+		return false;
+	}
+	confine_policy_init(&p, mode, network, cwd ? cwd : s->workspace, s->tmpdir, s->run_dir,
+			    s->home, &s->pevtui_dirs, &s->writable, &s->deny_read);
+	/* the workspace stays the writable root even when the program starts elsewhere */
+	if (cwd && mode == CONFINE_WORKSPACE_WRITE) {
+		char *ws = realpath(s->workspace, NULL);
+		if (ws)
+			strvec_take(&p.writable, ws);
+	}
+	confine_argv(&p, &s->layers, argv, out);
+	confine_policy_release(&p);
+	return true;
 }

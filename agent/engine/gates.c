@@ -275,7 +275,8 @@ unsigned long gates_open(struct pev *e, enum gate_kind k, const char *step_id, u
 		/* A policy never overwrites someone else's change: it keeps theirs. */
 		gates_decide(e, id, GATE_SKIP, "policy", NULL, NULL);
 	} else if (e->gate_mode == GATE_MODE_YES && outside) {
-		gates_decide(e, id, GATE_REJECT, "policy",
+		/* refused, not rejected: the step goes on, in the sandbox */
+		gates_decide(e, id, GATE_SKIP, "policy",
 			     "a command outside the sandbox needs an operator: --yes never approves "
 			     "it",
 			     NULL);

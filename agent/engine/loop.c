@@ -883,6 +883,7 @@ struct pev *pev_new(const struct settings *s, struct provider *providers[ROLE__C
 	if (e->ws_fd < 0)
 		goto fail;
 	e->sandbox = sandbox_for_run(e, s);
+	mcp_hub_set_sandbox(e->mcp, e->sandbox);
 	if (e->mcp) {
 		/* Each server's stderr goes to RUNDIR/mcp/NAME.log. */
 		char *logs = xasprintf("%s/mcp", run_dir);

@@ -39,6 +39,7 @@ static const char *const revisions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", MCP_P
 struct mcp_client {
 	struct mcp_conf one; /* this server's definition, v[0] */
 	char *log_path, *workspace;
+	const struct confine_session *sandbox; /* borrowed; NULL: none */
 	pthread_mutex_t mu;       /* one request at a time */
 	pthread_mutex_t tools_mu; /* `tools`: read without waiting for a call in flight */
 	struct mcp_proc proc;     /* a stdio server's process (pid 0: not running) */
@@ -83,6 +84,11 @@ void mcp_tools_release(struct mcp_tools *t)
 static const struct mcp_server_conf *conf_of(const struct mcp_client *c)
 {
 	return &c->one.v[0];
+}
+
+void mcp_client_set_sandbox(struct mcp_client *c, const struct confine_session *sb)
+{
+	c->sandbox = sb;
 }
 
 struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
@@ -173,7 +179,7 @@ static bool spawn(struct mcp_client *c, char **err)
 		}
 		return true;
 	}
-	return mcp_proc_start(&c->proc, s, c->log_path, c->workspace, err);
+	return mcp_proc_start(&c->proc, s, c->log_path, c->workspace, c->sandbox, err);
 }
 
 /* ---- messages ----------------------------------------------------------------------- */

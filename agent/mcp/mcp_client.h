@@ -63,6 +63,9 @@ struct mcp_asker {
  * `workspace` is where it starts unless its config names a cwd. Nothing starts yet. */
 struct mcp_client *mcp_client_new(const struct mcp_server_conf *conf, const char *log_path,
                                   const char *workspace);
+/* The run's sandbox (borrowed), for a stdio server whose config asks to be confined. */
+struct confine_session;
+void mcp_client_set_sandbox(struct mcp_client *c, const struct confine_session *sb);
 /* Stops the server (and everything it started) and frees. NULL is fine. */
 void mcp_client_free(struct mcp_client *c);
 

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "confine.h"
 #include "xalloc.h"
 
 static void server_release(struct mcp_server_conf *s)
@@ -67,6 +68,8 @@ void mcp_conf_copy(struct mcp_conf *to, const struct mcp_conf *from)
 		t->sign_in = f->sign_in;
 		t->enabled = f->enabled;
 		t->timeout_s = f->timeout_s;
+		t->sandbox = f->sandbox;
+		t->sandbox_network = f->sandbox_network;
 		vec_copy(&t->allow, &f->allow);
 		t->origin = f->origin;
 	}
@@ -119,6 +122,7 @@ static struct mcp_server_conf *server_get(struct mcp_conf *c, const char *name,
 	memset(s, 0, sizeof(*s));
 	s->name = xstrdup(name);
 	s->enabled = true;
+	s->sandbox = CONFINE_OFF;
 	s->origin = origin;
 	return s;
 }
@@ -278,6 +282,18 @@ bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, c
 			*err = xstrdup("enabled must be yes or no");
 			return false;
 		}
+	} else if (!strcmp(key, "sandbox")) {
+		int m = confine_mode_parse(value);
+		if (m < 0) {
+			*err = xstrdup("sandbox must be workspace-write, read-only or off");
+			return false;
+		}
+		s->sandbox = m;
+	} else if (!strcmp(key, "sandbox_network")) {
+		if (!parse_bool(value, &s->sandbox_network)) {
+			*err = xstrdup("sandbox_network must be yes or no");
+			return false;
+		}
 	} else if (!strcmp(key, "timeout")) {
 		char *end;
 		long t;
@@ -291,7 +307,8 @@ bool mcp_conf_set_key(struct mcp_conf *c, const char *server, const char *key, c
 		s->timeout_s = (int)t;
 	} else {
 		*err = xstrdup("unknown key; [mcp.NAME] takes command, args, env, cwd, url, "
-		               "headers, enabled, timeout, allow, client_id, client_secret and "
+		               "headers, enabled, timeout, allow, sandbox, sandbox_network, "
+		               "client_id, client_secret and "
 		               "client_metadata_url");
 		return false;
 	}

@@ -31,6 +31,9 @@ struct mcp_server_conf {
 	bool enabled;          /* default yes */
 	int timeout_s;         /* per call and for start-up; default MCP_TIMEOUT_S */
 	struct strvec allow;   /* tool-name globs that skip the mcp gate */
+	int sandbox;           /* stdio: sandbox = workspace-write|read-only|off (enum
+	                        * confine_mode, agent/confine/confine.h); default off */
+	bool sandbox_network;  /* sandbox_network = yes|no; default no */
 	enum mcp_origin origin;
 };
 

@@ -196,6 +196,12 @@ void mcp_hub_stop(struct mcp_hub *h)
 	}
 }
 
+void mcp_hub_set_sandbox(struct mcp_hub *h, const struct confine_session *sb)
+{
+	for (size_t i = 0; h && i < h->n; i++)
+		mcp_client_set_sandbox(h->v[i].client, sb);
+}
+
 void mcp_hub_free(struct mcp_hub *h)
 {
 	if (!h)

@@ -31,6 +31,10 @@ struct mcp_hub *mcp_hub_new(const struct mcp_conf *conf, const char *log_dir,
                             const char *workspace);
 /* Stops every server and frees. NULL is fine. */
 void mcp_hub_free(struct mcp_hub *h);
+/* The run's sandbox, for the stdio servers whose config asks to be confined (sandbox =
+ * …); borrowed, it must outlive the hub's servers. Before mcp_hub_start. */
+struct confine_session;
+void mcp_hub_set_sandbox(struct mcp_hub *h, const struct confine_session *sb);
 /* Starts every server, each on a thread of its own; returns at once. fn may be NULL. */
 void mcp_hub_start(struct mcp_hub *h, mcp_hub_event_fn fn, void *ctx);
 /* Waits until every server is up or failed (each within its timeout). */

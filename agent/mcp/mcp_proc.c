@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "mcp_config.h"
 #include "mcp_errlog.h"
 #include "xalloc.h"
@@ -101,8 +102,36 @@ static bool findable(const char *cmd)
 	return false;
 }
 
+/* The server's argv, confined when its config asks (see mcp_proc_start). Caller frees
+ * with free_vec; NULL with *err when it cannot be confined here. */
+static char **server_argv(const struct mcp_server_conf *s, const char *workspace,
+                          const struct confine_session *sb, char **err)
+{
+	struct strvec out = STRVEC_INIT;
+	char **plain = xcalloc(s->args.n + 2, sizeof(*plain)), **argv, *why = NULL;
+
+	plain[0] = s->command;
+	for (size_t i = 0; i < s->args.n; i++)
+		plain[i + 1] = s->args.v[i];
+	if (!confine_session_argv_as(sb, (enum confine_mode)s->sandbox, s->sandbox_network,
+	                             s->cwd ? s->cwd : workspace, plain, &out, &why)) {
+		*err = xasprintf("MCP server %s asks for sandbox = %s, but %s; not started (set "
+		                 "its sandbox = off to run it unconfined)",
+		                 s->name, confine_mode_name((enum confine_mode)s->sandbox), why);
+		free(why);
+		free(plain);
+		return NULL;
+	}
+	argv = xcalloc(out.n + 1, sizeof(*argv));
+	for (size_t i = 0; i < out.n; i++)
+		argv[i] = xstrdup(out.v[i]);
+	free(plain);
+	strvec_clear(&out);
+	return argv;
+}
+
 bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const char *log_path,
-                    const char *workspace, char **err)
+                    const char *workspace, const struct confine_session *sb, char **err)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	char **argv, **envp;
@@ -128,10 +157,16 @@ bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const c
 		}
 		return false;
 	}
-	argv = xcalloc(s->args.n + 2, sizeof(*argv));
-	argv[0] = xstrdup(s->command);
-	for (size_t i = 0; i < s->args.n; i++)
-		argv[i + 1] = xstrdup(s->args.v[i]);
+	argv = server_argv(s, workspace, sb, err);
+	if (!argv) {
+		for (int k = 0; k < 2; k++) {
+			close(in[k]);
+			close(out[k]);
+			if (errp[k] >= 0)
+				close(errp[k]);
+		}
+		return false;
+	}
 	envp = build_env(s);
 
 	posix_spawn_file_actions_init(&fa);
@@ -156,7 +191,7 @@ bool mcp_proc_start(struct mcp_proc *c, const struct mcp_server_conf *s, const c
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
 	                                  POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawnp(&pid, s->command, &fa, &at, argv, envp);
+	rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	free_vec(argv);

@@ -27,8 +27,11 @@ struct mcp_proc {
 /* Starts server `s` in `s->cwd` or `workspace`, its stderr appended to `log_path` (NULL:
  * nowhere) until the log holds MCP_ERRLOG_CAP bytes. false + *err (a sentence naming the
  * server; caller frees). */
+struct confine_session;
+/* A server whose config says `sandbox = MODE` runs under `sb`'s layers in that mode (and
+ * does not start, saying why, where no layer holds). */
 bool mcp_proc_start(struct mcp_proc *p, const struct mcp_server_conf *s, const char *log_path,
-                    const char *workspace, char **err);
+                    const char *workspace, const struct confine_session *sb, char **err);
 /* Ends it (polite: its input closed first, 0.3 s to exit) and its process group, reaped,
  * then the copying of its stderr; last_exit says how it ended. Nothing when it is not
  * running. */

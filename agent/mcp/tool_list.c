@@ -51,22 +51,6 @@ static void on_server(void *ctx, const char *server, bool ok, bool stopped, size
 	}
 }
 
-/* After the table: the sandbox run_shell's commands get here (probed as a run would). */
-static void print_sandbox(FILE *out, const struct settings *s)
-{
-	struct confine_layers l;
-	char *line;
-
-	if (s->sandbox_mode != CONFINE_OFF)
-		confine_probe(s->sandbox_helper, &l);
-	else
-		memset(&l, 0, sizeof(l));
-	line = confine_layers_line((enum confine_mode)s->sandbox_mode, s->sandbox_network, &l);
-	fprintf(out, "\n%s\n", line);
-	free(line);
-	confine_layers_release(&l);
-}
-
 int tool_list_print(FILE *out, const struct settings *s)
 {
 	size_t total, n = 0, cap = 0, wt = 4, ws = 6, wg = 4;
@@ -74,7 +58,19 @@ int tool_list_print(FILE *out, const struct settings *s)
 	bool shell_gate = (s->gates & GATE_MASK(GATE_SHELL)) != 0;
 	bool mcp_gate = (s->gates & GATE_MASK(GATE_MCP)) != 0;
 	char *cwd = getcwd(NULL, 0);
-	struct mcp_hub *hub = mcp_hub_new(&s->mcp, NULL, s->workspace ? s->workspace : cwd);
+	const char *where = s->workspace ? s->workspace : cwd;
+	struct mcp_hub *hub = mcp_hub_new(&s->mcp, NULL, where);
+	/* The sandbox as a run would have it: the line below the table, and the layers for
+	 * the servers whose config asks to be confined. */
+	struct confine_setup setup = {.mode = (enum confine_mode)s->sandbox_mode,
+	                              .network = s->sandbox_network,
+	                              .workspace = where,
+	                              .run_id = "list-tools",
+	                              .helper = s->sandbox_helper,
+	                              .home = getenv("HOME"),
+	                              .writable = &s->sandbox_writable,
+	                              .deny_read = &s->sandbox_deny_read};
+	struct confine_session *sb = confine_session_new(&setup);
 	struct mcp_offer offer;
 	struct row *rows = NULL;
 	int failed = 0;
@@ -91,6 +87,7 @@ int tool_list_print(FILE *out, const struct settings *s)
 		        all[i]->demo_only ? "built-in (demo only)" : "built-in", gate,
 		        all[i]->description);
 	}
+	mcp_hub_set_sandbox(hub, sb);
 	mcp_hub_start(hub, on_server, &failed);
 	mcp_hub_offer(hub, &offer);
 	for (size_t i = 0; i < offer.n; i++) {
@@ -133,6 +130,7 @@ int tool_list_print(FILE *out, const struct settings *s)
 		free(rows[i].desc);
 	}
 	free(rows);
-	print_sandbox(out, s);
+	fprintf(out, "\n%s\n", confine_session_line(sb));
+	confine_session_free(sb);
 	return failed;
 }

@@ -103,6 +103,39 @@ static void test_gate_dialog_shows_where_limit_and_allow_list(void **state)
 	view_free(v);
 }
 
+/* The sandbox's line on every shell gate; a command asking to leave it says so first,
+ * with its reason, in the danger colour (VL_ERROR). */
+static void test_gate_dialog_shows_the_sandbox(void **state)
+{
+	struct view *v = running_view();
+	char *body;
+	const struct linestore *ls;
+
+	(void)state;
+	apply(v, "{'seq':3,'ts':'2026-01-01T10:00:02.000Z','type':'gate.open','gate_id':1,"
+		 "'gate':'shell','step_id':'s1','command':'make','cwd':'/w/ws',"
+		 "'sandbox':'sandbox: workspace-write, network off \u2014 Landlock v7 + seccomp'}");
+	body = lines(&v->gates[0].body);
+	assert_has(body, "Sandbox: workspace-write, network off \xe2\x80\x94 Landlock v7 + "
+			 "seccomp\n");
+	assert_null(strstr(body, "OUTSIDE"));
+	free(body);
+	apply(v, "{'seq':4,'ts':'2026-01-01T10:00:03.000Z','type':'gate.open','gate_id':2,"
+		 "'gate':'shell','step_id':'s2','command':'curl x','outside_sandbox':true,"
+		 "'reason':'fetch the schema','sandbox':'sandbox: workspace-write'}");
+	ls = &v->gates[1].body;
+	body = lines(ls);
+	assert_has(body, "OUTSIDE THE SANDBOX: this command would run unconfined, with "
+			 "everything your user can reach. Reason given: fetch the schema\n");
+	assert_null(strstr(body, "Sandbox: "));
+	bool danger = false;
+	for (size_t i = 0; i < ls->n; i++)
+		danger = danger || (strstr(ls->v[i].text, "OUTSIDE") && ls->v[i].kind == VL_ERROR);
+	assert_true(danger);
+	free(body);
+	view_free(v);
+}
+
 static void test_shell_result_as_lines(void **state)
 {
 	struct view *v = running_view();
@@ -233,6 +266,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gate_dialog_shows_where_limit_and_allow_list),
+		cmocka_unit_test(test_gate_dialog_shows_the_sandbox),
 		cmocka_unit_test(test_shell_result_as_lines),
 		cmocka_unit_test(test_remembered_decision_is_logged_and_folded),
 		cmocka_unit_test(test_gate_list),
