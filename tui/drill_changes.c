@@ -9,6 +9,7 @@
 #include "checkpoint.h"
 #include "drill.h"
 #include "fold.h"
+#include "rundiff.h"
 #include "textsan.h"
 #include "view.h"
 #include "xalloc.h"
@@ -51,7 +52,7 @@ static bool one(struct linestore *page, struct checkpoints *cp, const struct fch
 		    xasprintf("Attempt %d: the journal names no checkpoints for it.", fc->attempt));
 		return true;
 	}
-	if (!checkpoint_diff(cp, fc->before, fc->after, DRILL_CHANGES_MAX, &ch, err))
+	if (!rundiff_attempt(cp, fc, DRILL_CHANGES_MAX, &ch, err))
 		return false;
 	stat = cp_changes_stat(&ch);
 	add_clean(page, VL_HEADER,
@@ -64,12 +65,26 @@ static bool one(struct linestore *page, struct checkpoints *cp, const struct fch
 	    xasprintf("  checkpoints %.12s \xe2\x86\x92 %.12s (pevtui --diff RUN:%s prints them "
 	              "all)",
 	              fc->before, fc->after, fc->step_id));
-	for (size_t i = 0; i < ch.n; i++)
+	for (size_t i = 0; i < ch.n; i++) {
+		char *line = file_line(&ch.v[i]);
+		bool shared = false;
+		for (size_t k = 0; k < fc->shared.n && !shared; k++)
+			shared = !strcmp(fc->shared.v[k], ch.v[i].path);
+		if (shared) {
+			char *l2 = xasprintf("%s  shared (another step's attempt ran too)", line);
+			free(line);
+			line = l2;
+		}
 		add_clean(page,
 		          ch.v[i].change == CP_ADDED     ? DRILL_ADD
 		          : ch.v[i].change == CP_DELETED ? DRILL_DEL
 		                                         : VL_TEXT,
-		          file_line(&ch.v[i]));
+		          line);
+	}
+	if ((long)fc->paths.n < fc->n_files)
+		add_clean(page, DRILL_DIM,
+		          xasprintf("  and %ld more files the journal does not list",
+		                    fc->n_files - (long)fc->paths.n));
 	if (ch.n && ch.diff && *ch.diff) {
 		linestore_add(page, VL_TEXT, " "); /* a blank line */
 		drill_diff(page, ch.diff);

@@ -114,6 +114,12 @@ bool checkpoint_diff(struct checkpoints *cp, const char *from, const char *to, s
 bool checkpoint_diff_step(struct checkpoints *cp, const char *step_id, const char *from,
                           const char *to, size_t max_diff, struct cp_changes *out, char **err);
 
+/* The same for the paths of `paths` alone (a step.changes' list: what the journal
+ * attributes to one attempt, when other steps' attempts ran in the same window). */
+bool checkpoint_diff_listed(struct checkpoints *cp, const char *from, const char *to,
+                            const struct strvec *paths, size_t max_diff, struct cp_changes *out,
+                            char **err);
+
 /*
  * Restores each of `paths` to its state in checkpoint `id`: its content, mode or link,
  * or deletes it when `id` does not have it (never a path left out of `id` for its size).

@@ -68,7 +68,8 @@ void cp_diff_append(struct strbuf *sb, const char *text, size_t len, size_t max,
 }
 
 static bool diff_locked(struct checkpoints *cp, const char *step_id, const char *from,
-                        const char *to, size_t max_diff, struct cp_changes *out, char **err);
+                        const char *to, const struct strset *only, size_t max_diff,
+                        struct cp_changes *out, char **err);
 
 /* ---- permission bits: git's trees keep the exec bit only; the rest is in the meta */
 
@@ -95,8 +96,8 @@ static int collect_blob(const char *root, const git_tree_entry *e, void *payload
  * bits are not: each a change of its own ("mode 644 -> 600"). And the bits of every
  * change the tree diff found. */
 static void perm_changes(struct checkpoints *cp, const char *step_id, const struct snap *a,
-                         const struct snap *b, size_t max_diff, struct strbuf *text,
-                         struct cp_changes *out)
+                         const struct snap *b, const struct strset *only, size_t max_diff,
+                         struct strbuf *text, struct cp_changes *out)
 {
 	struct strvec cand = STRVEC_INIT;
 	size_t n_tree = out->n;
@@ -129,7 +130,8 @@ static void perm_changes(struct checkpoints *cp, const char *step_id, const stru
 			continue;
 		for (size_t k = 0; k < n_tree && !seen; k++)
 			seen = !strcmp(out->v[k].path, cand.v[i]);
-		if (seen || cp_in_vec(&a->left_out, cand.v[i]) || cp_in_vec(&b->left_out, cand.v[i]) ||
+		if (seen || (only && !strset_has(only, cand.v[i])) ||
+		    cp_in_vec(&a->left_out, cand.v[i]) || cp_in_vec(&b->left_out, cand.v[i]) ||
 		    (step_id && cp_is_foreign(cp, step_id, cand.v[i])))
 			continue;
 		cp_tree_state(a->tree, cand.v[i], &ma, &oa);
@@ -170,13 +172,30 @@ bool checkpoint_diff_step(struct checkpoints *cp, const char *step_id, const cha
 	bool ok;
 
 	cp_lock(cp);
-	ok = diff_locked(cp, step_id, from, to, max_diff, out, err);
+	ok = diff_locked(cp, step_id, from, to, NULL, max_diff, out, err);
 	cp_unlock(cp);
 	return ok;
 }
 
+bool checkpoint_diff_listed(struct checkpoints *cp, const char *from, const char *to,
+                            const struct strvec *paths, size_t max_diff, struct cp_changes *out,
+                            char **err)
+{
+	struct strset only = STRSET_INIT;
+	bool ok;
+
+	for (size_t i = 0; i < paths->n; i++)
+		strset_add(&only, paths->v[i]);
+	cp_lock(cp);
+	ok = diff_locked(cp, NULL, from, to, &only, max_diff, out, err);
+	cp_unlock(cp);
+	strset_clear(&only);
+	return ok;
+}
+
 static bool diff_locked(struct checkpoints *cp, const char *step_id, const char *from,
-                        const char *to, size_t max_diff, struct cp_changes *out, char **err)
+                        const char *to, const struct strset *only, size_t max_diff,
+                        struct cp_changes *out, char **err)
 {
 	struct snap a, b;
 	git_diff_options o;
@@ -211,11 +230,15 @@ static bool diff_locked(struct checkpoints *cp, const char *step_id, const char 
 		size_t adds = 0, dels = 0;
 		const char *path;
 
-		if (git_patch_from_diff(&patch, diff, i) < 0 || !patch)
+		d = git_diff_get_delta(diff, i);
+		path = d && d->new_file.path ? d->new_file.path : d ? d->old_file.path : NULL;
+		if (!path || (only && !strset_has(only, path)) ||
+		    git_patch_from_diff(&patch, diff, i) < 0 || !patch)
 			continue;
 		d = git_patch_get_delta(patch);
 		path = d->new_file.path ? d->new_file.path : d->old_file.path;
-		if (cp_in_vec(&a.left_out, path) || cp_in_vec(&b.left_out, path) ||
+		if (cp_in_vec(&a.left_out, path) ||
+		    cp_in_vec(&b.left_out, path) ||
 		    (step_id && cp_is_foreign(cp, step_id, path))) {
 			git_patch_free(patch);
 			continue;
@@ -252,7 +275,7 @@ static bool diff_locked(struct checkpoints *cp, const char *step_id, const char 
 		out->minus += f->minus;
 		git_patch_free(patch);
 	}
-	perm_changes(cp, step_id, &a, &b, max_diff, &text, out);
+	perm_changes(cp, step_id, &a, &b, only, max_diff, &text, out);
 	ok = true;
 done:
 	git_diff_free(diff);

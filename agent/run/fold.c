@@ -295,6 +295,7 @@ static void change_release(struct fchange *c)
 	free(c->step_id);
 	strvec_clear(&c->paths);
 	free(c->kinds);
+	strvec_clear(&c->shared);
 	free(c->stat);
 }
 
@@ -988,7 +989,10 @@ static void on_step_changes(struct ctx *c)
 
 			if (!path)
 				continue;
+			bool shared = false;
 			strvec_push(&ch->paths, path);
+			if (jsonx_bool(it, "shared", &shared) && shared)
+				strvec_push(&ch->shared, path);
 			strbuf_addc(&kinds, kind && !strcmp(kind, "added")     ? 'A'
 					    : kind && !strcmp(kind, "deleted") ? 'D'
 									       : 'M');

@@ -92,6 +92,8 @@ struct fchange {
 	long n_files;               /* files changed, those past the event's list included */
 	struct strvec paths;        /* the paths listed, in the event's order */
 	char *kinds;                /* one letter per listed path: A added, M modified, D deleted */
+	struct strvec shared;       /* the listed paths marked shared (another step's attempt
+	                             * ran too and could have changed them) */
 	char *stat;                 /* "1 file changed, +1 -0" */
 	bool cut;                   /* a stop cut the attempt off; found on --resume */
 };

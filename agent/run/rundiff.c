@@ -60,6 +60,12 @@ bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_
 	return checkpoint_diff(cp, from, to, max_diff, out, err);
 }
 
+bool rundiff_attempt(struct checkpoints *cp, const struct fchange *fc, size_t max_diff,
+                     struct cp_changes *out, char **err)
+{
+	return checkpoint_diff_listed(cp, fc->before, fc->after, &fc->paths, max_diff, out, err);
+}
+
 bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char *step_id,
                   int attempt, size_t max_diff, struct strbuf *out, char **err)
 {
@@ -79,13 +85,22 @@ bool rundiff_step(struct checkpoints *cp, const struct run_state *rs, const char
 			            step_id, fc->attempt);
 			continue;
 		}
-		if (!checkpoint_diff(cp, fc->before, fc->after, max_diff, &ch, err))
+		/* What the journal attributes to the attempt, not the raw checkpoints: under
+		 * --parallel, other steps' files changed in the same window. */
+		if (!rundiff_attempt(cp, fc, max_diff, &ch, err))
 			return false;
 		stat = cp_changes_stat(&ch);
 		strbuf_addf(out, "# step %s, attempt %d%s: %s (checkpoint %.7s..%.7s)\n", step_id,
 		            fc->attempt, fc->cut ? ", cut off by a stop" : "", stat, fc->before,
 		            fc->after);
 		free(stat);
+		for (size_t k = 0; k < fc->shared.n; k++)
+			strbuf_addf(out, "# shared: %s (changed while another step's attempt ran too: "
+			                 "which of them changed it is not known)\n",
+			            fc->shared.v[k]);
+		if ((long)fc->paths.n < fc->n_files)
+			strbuf_addf(out, "# and %ld more files the journal does not list\n",
+			            fc->n_files - (long)fc->paths.n);
 		strbuf_adds(out, ch.diff ? ch.diff : "");
 		if (ch.diff_cut)
 			strbuf_addf(out, "# (the diff is cut here, at %zu bytes)\n", max_diff);

@@ -14,6 +14,7 @@
 
 struct run_state;
 struct fchange;
+struct strvec;
 
 /*
  * The run's whole change: from the earliest checkpoint taken before an attempt to the
@@ -23,6 +24,13 @@ struct fchange;
  */
 bool rundiff_run(struct checkpoints *cp, const struct run_state *rs, size_t max_diff,
                  struct cp_changes *out, char **err);
+
+/*
+ * What attempt `fc` changed as its step.changes attributes it (the paths it lists), from
+ * its two checkpoints: under --parallel the raw checkpoints hold other steps' files too.
+ */
+bool rundiff_attempt(struct checkpoints *cp, const struct fchange *fc, size_t max_diff,
+                     struct cp_changes *out, char **err);
 
 /*
  * The changes of step `step_id`: attempt `attempt`, or every attempt when it is 0, oldest

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "testdir.h"
 #include "xalloc.h"
@@ -236,10 +238,63 @@ static void test_no_checkpoints(void **state)
 	fx_free(&fx);
 }
 
+/* Issue 25: a step's diff is that step's. Under --parallel (the demo's default plan), each
+ * attempt of a step diffs what its step.changes attributes to it — the same stat — not
+ * every file the raw checkpoints saw change while other steps ran; shared files are
+ * marked. */
+static void test_parallel_step_is_its_own(void **state)
+{
+	struct cli_fx c;
+	struct cli_proc p;
+	const cJSON *ev;
+	int attempts = 0;
+
+	(void)state;
+	cli_fx_init(&c);
+	cli_fx_run(&c, 0, NULL, "--headless", "--demo", "--yes", "--parallel", "3", "--sim-delay",
+	           "0", NULL);
+	p = cli_run(NULL, "--runs-dir", c.runs, "--diff", "last:brightline", NULL);
+	cli_expect_status(&p, 0);
+	cJSON_ArrayForEach(ev, c.events)
+	{
+		const cJSON *t = cJSON_GetObjectItem(ev, "type"), *sid = cJSON_GetObjectItem(ev, "step_id");
+		const cJSON *files, *f;
+		char *head;
+
+		if (!cJSON_IsString(t) || strcmp(t->valuestring, "step.changes") ||
+		    !cJSON_IsString(sid) || strcmp(sid->valuestring, "brightline"))
+			continue;
+		head = xasprintf("# step brightline, attempt %d: %s (",
+		                 cJSON_GetObjectItem(ev, "attempt")->valueint,
+		                 cJSON_GetObjectItem(ev, "stat")->valuestring);
+		if (!strstr(p.out, head))
+			fprintf(stderr, "want %s in:\n%s\n", head, p.out);
+		assert_non_null(strstr(p.out, head));
+		free(head);
+		files = cJSON_GetObjectItem(ev, "files");
+		cJSON_ArrayForEach(f, files)
+		{
+			const cJSON *sh = cJSON_GetObjectItem(f, "shared");
+			char *line = xasprintf("# shared: %s (",
+			                       cJSON_GetObjectItem(f, "path")->valuestring);
+			if (cJSON_IsTrue(sh))
+				assert_non_null(strstr(p.out, line));
+			free(line);
+		}
+		attempts++;
+	}
+	assert_true(attempts > 0);
+	/* No other step's review shows up as brightline's own. */
+	assert_null(strstr(p.out, "+++ b/reviews/acme"));
+	cli_proc_free(&p);
+	cli_fx_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_run_and_step),
+	    cmocka_unit_test(test_parallel_step_is_its_own),
 	    cmocka_unit_test(test_broken_store),
 	    cmocka_unit_test(test_no_checkpoints),
 	};
