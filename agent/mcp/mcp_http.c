@@ -549,8 +549,10 @@ enum mcp_http_end mcp_http_post(struct mcp_http *h, const char *body,
 
 		end = pause_ms(&x, retry_wait(&x));
 		if (end == MCP_HTTP_OK) {
+			/* A 404 to a GET may be a server without GET streams (many answer 404,
+			 * not 405): the session is judged by the next POST. */
 			x.method = "GET";
-			end = judge(&x, transfer_signed(&x), had_session, gone, err);
+			end = judge(&x, transfer_signed(&x), false, gone, err);
 			if (end == MCP_HTTP_OK && !x.sse && !x.done) {
 				*err = xstrdup("its stream ended before the answer, and the GET that "
 				               "resumes it did not answer with a stream");
@@ -587,7 +589,7 @@ enum mcp_http_end mcp_http_listen(struct mcp_http *h, const struct mcp_http_read
 			end = MCP_HTTP_NONE;
 			break;
 		}
-		end = judge(&x, rc, has_session(h), &gone, err);
+		end = judge(&x, rc, false, &gone, err); /* a 404 here ends no session */
 		if (end != MCP_HTTP_OK)
 			break;
 		if (!x.sse) {

@@ -12,6 +12,7 @@
  * the standalone stream, which says at once that the tools changed; without it GET is
  * 405), --stray (both, but the answer goes on the standalone stream, as the conformance
  * suite's sse-retry server may do, and a GET with Last-Event-ID gets an empty stream),
+ * --get404 (GET answered 404, as servers without a GET route do),
  * --flood BYTES (writes BYTES of stderr, in lines, before it serves: a chatty server),
  * --hold PATH (reads PATH, a FIFO, to its end before it serves: a server that starts only
  * when the test says so — the test opens the FIFO for writing and closes it). */
@@ -38,7 +39,7 @@ static const char *version = NULL;
 static int page = 3;
 static int extra = 0; /* "change" adds a tool */
 /* HTTP mode: what a request's answer holds (each message a line), under `mu`. */
-static bool http_mode, sse_always, resume_mode, listen_mode, stray_mode;
+static bool http_mode, sse_always, resume_mode, listen_mode, stray_mode, get_404;
 static char outbox[1 << 20];
 static size_t outbox_len;
 static int outbox_n;
@@ -404,6 +405,8 @@ static enum MHD_Result on_get(struct MHD_Connection *c, const char *sid)
 		return ret;
 	}
 	fprintf(stderr, "got GET%s%s, refused\n", leid ? " Last-Event-ID: " : "", leid ? leid : "");
+	if (get_404) /* as servers without a GET route answer */
+		return reply_text(c, 404, "text/plain", "Cannot GET", 10, false);
 	return reply_text(c, 405, "text/plain", "POST only", 9, false);
 }
 
@@ -574,6 +577,8 @@ int main(int argc, char **argv)
 			resume_mode = true;
 		else if (!strcmp(argv[i], "--listen"))
 			listen_mode = true;
+		else if (!strcmp(argv[i], "--get404"))
+			get_404 = true;
 		else if (!strcmp(argv[i], "--stray"))
 			stray_mode = resume_mode = listen_mode = true;
 		else if (!strcmp(argv[i], "--flood") && i + 1 < argc)

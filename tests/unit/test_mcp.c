@@ -659,6 +659,19 @@ static void test_http_listen(void **state)
 	mcp_client_free(c);
 	assert_true(log_says(fx, "got GET, refused"));
 	http_stop(&s);
+
+	/* A 404 to the GET (a server without the route) does not end the session. */
+	s = http_start("--get404", fx->log);
+	c = http_client(fx, s.url, NULL);
+	{
+		struct strbuf out = STRBUF_INIT;
+		strbuf_init(&out);
+		assert_int_equal(call(fx, c, "echo", "{\"text\":\"still in\"}", &out), MCP_OK);
+		assert_string_equal(out.buf, "still in");
+		strbuf_release(&out);
+	}
+	mcp_client_free(c);
+	http_stop(&s);
 }
 
 static void test_config_forms(void **state)
