@@ -71,6 +71,7 @@ const char *gate_decision_word(const char *kind, const char *decision)
 	case GATE_MCP: return "refuse";
 	case GATE_REPLAN: return "keep old plan";
 	case GATE_REWIND: return "keep theirs";
+	case GATE_ELICIT: return "decline";
 	default: return decision;
 	}
 }

@@ -37,7 +37,8 @@ const char *gate_decision_name(enum gate_decision d);
 int gate_decision_from_name(const char *s);
 /* A decision as the screen, the headless lines and report.md say it: the keys' own word
  * where a kind names the answer otherwise (a skip is "refuse" at a shell or mcp gate,
- * "keep old plan" at a replan gate, "keep theirs" at a rewind gate); any other name
+ * "keep old plan" at a replan gate, "keep theirs" at a rewind gate, "decline" at an
+ * elicit gate); any other name
  * (approve, reject, edit, withdrawn, unknown ones) as journaled. `kind` and `decision`
  * are journal names, either may be NULL. The journal keeps `skip` (DESIGN.md). */
 const char *gate_decision_word(const char *kind, const char *decision);

@@ -751,6 +751,7 @@ static void test_policy_gates_and_words(void **state)
 	assert_string_equal(gate_decision_word("mcp", "skip"), "refuse");
 	assert_string_equal(gate_decision_word("replan", "skip"), "keep old plan");
 	assert_string_equal(gate_decision_word("rewind", "skip"), "keep theirs");
+	assert_string_equal(gate_decision_word("elicit", "skip"), "decline");
 	assert_string_equal(gate_decision_word("step", "skip"), "skip");
 	assert_string_equal(gate_decision_word("shell", "approve"), "approve");
 	assert_string_equal(gate_decision_word(NULL, "skip"), "skip");
