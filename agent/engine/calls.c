@@ -237,7 +237,7 @@ int engine_call_model(struct pev *e, struct llm_request *req, struct llm_respons
 	cJSON_AddStringToObject(f, "status",
 				rc == PROVIDER_OK ? "ok"
 						  : rc == PROVIDER_CANCELLED ? "cancelled" : "error");
-	cJSON_AddNumberToObject(f, "http_status", rc == PROVIDER_OK ? out->http_status : 0);
+	cJSON_AddNumberToObject(f, "http_status", rc == PROVIDER_CANCELLED ? 0 : out->http_status);
 	if (rc == PROVIDER_OK && out->stop_reason)
 		cJSON_AddStringToObject(f, "stop_reason", out->stop_reason);
 	if (rc == PROVIDER_ERROR)

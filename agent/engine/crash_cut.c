@@ -136,6 +136,14 @@ void crashcut_settle(struct pev *e)
 		settle_one(e, &e->cut[i], now);
 }
 
+bool crashcut_start(struct pev *e)
+{
+	if (!e->n_cut)
+		return false;
+	pool_submit(e, job_new(e, JOB_SETTLE));
+	return true;
+}
+
 int crashcut_take_told(struct pev *e, const char *step_id)
 {
 	int attempt = 0;

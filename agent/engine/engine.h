@@ -94,7 +94,8 @@ enum phase {
 
 /* ------------------------------------------------------------------- jobs */
 
-enum job_kind { JOB_STEP, JOB_PLAN, JOB_FINISH };
+/* JOB_SETTLE: crashcut_settle on a pool thread (a resume's walk of the workspace). */
+enum job_kind { JOB_STEP, JOB_PLAN, JOB_FINISH, JOB_SETTLE };
 
 /* How one attempt ended; the engine routes it (retry, replan, pass). */
 enum attempt_outcome { OUT_PASSED, OUT_RETRY, OUT_REPLAN, OUT_CANCELLED, OUT_ERROR };
@@ -570,11 +571,16 @@ struct cut_attempt {
 };
 /* rebuild: the cut attempts the journal leaves unsettled, copied from `sr`. */
 void crashcut_collect(struct pev *e, struct series_rebuild *sr);
-/* Engine thread, on resume before any step runs: a checkpoint of the workspace as the stop
- * left it; each cut attempt's changes from its `before` to it noted in its step's series
- * and journaled as a step.changes marked `cut`. A checkpoint the store lacks is a warning
- * and the run goes on (those files stay as the stop left them). */
+/* A pool thread (a JOB_SETTLE job), on resume before any step runs: a checkpoint of the
+ * workspace as the stop left it; each cut attempt's changes from its `before` to it noted
+ * in its step's series and journaled as a step.changes marked `cut`. A checkpoint the
+ * store lacks is a warning and the run goes on (those files stay as the stop left them).
+ * The walk and the diffs take time on a large workspace: nothing in the engine's loop
+ * waits for them; planning starts when the job comes back (crashcut_start). */
 void crashcut_settle(struct pev *e);
+/* Engine thread: submits the settle job and returns true, or false when no attempt was
+ * cut off (nothing to settle). */
+bool crashcut_start(struct pev *e);
 /* Any thread: the attempt number of step_id's settled cut attempt, once (0: none, or
  * already told), for the notice of the restore before its next attempt. */
 int crashcut_take_told(struct pev *e, const char *step_id);

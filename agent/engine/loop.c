@@ -615,9 +615,10 @@ static void start(struct pev *e)
 	tell_sandbox(e);
 	bus_notice(e->bus, "info", NULL, "resuming run %s from its journal: %s", e->run_id,
 		   e->resume_summary ? e->resume_summary : "nothing was settled yet");
-	/* Before any step runs again: what the attempts the stop cut off changed. */
-	crashcut_settle(e);
-	planning_start(e);
+	/* Before any step runs again: what the attempts the stop cut off changed (on a pool
+	 * thread; planning starts when it comes back). */
+	if (!crashcut_start(e))
+		planning_start(e);
 }
 
 void engine_step(struct pev *e, struct msg *m)
@@ -654,6 +655,8 @@ void engine_step(struct pev *e, struct msg *m)
 			sched_job_done(e, j);
 		else if (j->kind == JOB_PLAN)
 			planning_job_done(e, j);
+		else if (j->kind == JOB_SETTLE && e->phase == PH_START)
+			planning_start(e); /* unless an abort or a quit came meanwhile */
 		else
 			finish_job_done(e, j);
 		job_free(j);

@@ -158,6 +158,8 @@ static void *pool_main(void *arg)
 			job_run_step(j);
 		else if (j->kind == JOB_FINISH)
 			finish_job_run(j);
+		else if (j->kind == JOB_SETTLE)
+			crashcut_settle(j->e);
 		else
 			planning_job_run(j);
 		unlink_live(e, j);

@@ -250,7 +250,7 @@ static long elapsed_ms(const struct timespec *t0)
 int phttp_complete(struct phttp *h, struct llm_response *out, char **err)
 {
 	struct http_call hc = {0};
-	struct http_stats st;
+	struct http_stats st = {0};
 	char *e = NULL, *body = NULL;
 	int rc;
 
@@ -298,6 +298,9 @@ int phttp_complete(struct phttp *h, struct llm_response *out, char **err)
 		out->http_status = st.final_status;
 		out->latency_ms = elapsed_ms(&h->t0);
 	} else if (rc == PROVIDER_ERROR) {
+		/* The status the server sent (a 401 with a JSON error body: 401), 0 when no
+		 * answer came. */
+		out->http_status = st.final_status;
 		*err = xasprintf("%s: %s", h->wire->name, e ? e : "request failed");
 		if (h->cf->api_key)
 			http_redact(*err, h->cf->api_key);

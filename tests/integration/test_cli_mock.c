@@ -210,6 +210,12 @@ static void test_bad_key_fails_once_with_the_providers_message(void **state)
 	assert_null(strstr(p.out, "TESTKEY"));
 	assert_null(strstr(p.err, "TESTKEY"));
 	assert_no_key_in_dir(tmp);
+	{
+		/* llm.call records the status the server sent (issue 25), not 0. */
+		char *run = cli_only_run(runs);
+		assert_true(cli_journal_has(run, "\"status\":\"error\",\"http_status\":401"));
+		free(run);
+	}
 	cli_proc_free(&p);
 	cli_rm_rf(tmp);
 	mock_stop(m);
