@@ -35,6 +35,19 @@ shm=pevtui-escape-$(basename "$T")
 sb_run "echo pwned > /dev/shm/$shm"
 [ -e "/dev/shm/$shm" ] && { rm -f "/dev/shm/$shm"; fail "/dev/shm was written"; }
 
+# ---- read-only mode; the config's extra writable roots and hidden paths ----------------
+sb_run "echo x > made-in-read-only; echo y > \"\$TMPDIR/t\" && echo tmp-ok" --sandbox read-only
+[ -e "$WS/made-in-read-only" ] && fail "read-only mode let the workspace be written"
+grep -q "^tmp-ok" "$T/result" || fail "read-only mode refused the private TMPDIR"
+mkdir -p "$OUT/extra"
+echo "SECRET-MARK deny" >"$OUT/denied"
+printf '[sandbox]\nwritable = %s\ndeny_read = %s\n' "$OUT/extra" "$OUT/denied" \
+	>"$XDG_CONFIG_HOME/pevtui/config"
+sb_run "echo ok > $OUT/extra/made; cat $OUT/denied"
+[ -e "$OUT/extra/made" ] || fail "a writable root from the config could not be written"
+grep -q SECRET-MARK "$T/result" && fail "a deny_read path from the config was read"
+printf '# SECRET-MARK config\n' >"$XDG_CONFIG_HOME/pevtui/config"
+
 # ---- secrets: hidden, not merely read-only ------------------------------------------------
 sb_run "cat $HOME/.ssh/id_ed25519 $HOME/.gnupg/secring $HOME/.aws/credentials \
 $HOME/.config/gcloud/token $HOME/.netrc $HOME/.docker/config.json \
