@@ -526,6 +526,7 @@ struct tool_record {
 	char *tool;
 	bool ok;
 	char *summary;
+	char *wrote; /* the path a successful write_file wrote (same bytes or not), or NULL */
 };
 
 struct attempt_log {

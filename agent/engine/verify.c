@@ -21,9 +21,19 @@ void attempt_log_release(struct attempt_log *l)
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].tool);
 		free(l->v[i].summary);
+		free(l->v[i].wrote);
 	}
 	free(l->v);
 	strbuf_release(&l->text);
+}
+
+/* Whether the attempt wrote path with write_file (its bytes may be the same as before). */
+static bool written_by_attempt(const struct attempt_log *log, const char *path)
+{
+	for (size_t i = 0; i < log->n; i++)
+		if (log->v[i].wrote && !strcmp(log->v[i].wrote, path))
+			return true;
+	return false;
 }
 
 /* How the attempt's checkpoints saw path: NULL when it did not change it. */
@@ -99,7 +109,8 @@ struct verdict *verify_deterministic(struct pev *e, const struct exec_result *r,
 				bool earlier = false;
 				for (size_t k = 0; log->kept && k < log->kept->n && !earlier; k++)
 					earlier = !strcmp(log->kept->v[k], path);
-				if (log->changes && !earlier && !changed_by_attempt(log, path)) {
+				if (log->changes && !earlier && !changed_by_attempt(log, path) &&
+				    !written_by_attempt(log, path)) {
 					strbuf_addf(reads ? &read : &unchanged, "%s%s",
 						    (reads ? read.len : unchanged.len) ? ", " : "",
 						    path);

@@ -531,6 +531,12 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 		strbuf_addf(&out, "the arguments of %s are not a JSON object", call->name);
 	else
 		ok = tool_invoke(t, &env, input, &out);
+	/* What write_file wrote, for the claims check: writing a file again with the bytes it
+	 * already held is still this attempt's work, though no checkpoint sees a change. */
+	const char *wrote = ok && t && !strcmp(t->name, "write_file") ? jsonx_str(input, "path")
+								  : NULL;
+	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
+	log->v[log->n].wrote = wrote ? xstrdup(wrote) : NULL;
 	cJSON_Delete(input);
 
 	summary = summarize(out.buf);
@@ -553,7 +559,6 @@ static void run_tool(struct job *j, int attempt, const struct llm_tool_call *cal
 	keep_output(j, (int)log->n, &out, f);
 	bus_publish(e->bus, EV_TOOL_RESULT, f);
 
-	log->v = xgrow(log->v, &log->cap, log->n + 1, sizeof(*log->v));
 	log->v[log->n].tool = xstrdup(call->name ? call->name : "");
 	log->v[log->n].ok = ok;
 	log->v[log->n].summary = xstrdup(summary);

@@ -613,9 +613,13 @@ static void test_parallel_write_file_is_attributed(void **state)
 	free(ws);
 }
 
-/* A one-step run whose step writes other.txt and claims `claims` as its artifacts
- * (and `read_only`, a JSON list, as files it only reads); old.txt predates the run. */
-static struct cli_fx claim_run(const char *claims, const char *read_only, int want)
+#define WRITE_OTHER "{\"name\": \"run_shell\", \"input\": {\"command\": \"echo x > other.txt\"}}"
+
+/* A one-step run whose step makes the tool calls `calls` (a JSON list's items;
+ * WRITE_OTHER writes other.txt) and claims `claims` as its artifacts (and `read_only`, a
+ * JSON list, as files it only reads); old.txt predates the run. */
+static struct cli_fx claim_run(const char *calls, const char *claims, const char *read_only,
+                               int want)
 {
 	struct cli_fx c;
 	char *ws, *text, *script;
@@ -631,11 +635,11 @@ static struct cli_fx claim_run(const char *claims, const char *read_only, int wa
 	    "   \"acceptance_criteria\": [\"done\"], \"dependencies\": [],\n"
 	    "   \"expected_outputs\": [], \"estimated_complexity\": \"low\"}]}],\n"
 	    " \"executor\": {\"claim\": [{\"rounds\": [{\"text\": \"Writing.\", \"tool_calls\":\n"
-	    "   [{\"name\": \"run_shell\", \"input\": {\"command\": \"echo x > other.txt\"}}]}],\n"
+	    "   [%s]}],\n"
 	    "   \"final\": {\"reasoning\": \"done\", \"actions_taken\": [\"run_shell\"],\n"
 	    "     \"step_output\": {\"findings\": \"done\", \"artifacts\": %s, \"read_only\": %s,\n"
 	    "       \"meets_criteria\": true}, \"confidence\": 0.9}}]}}\n",
-	    claims, read_only);
+	    calls, claims, read_only);
 	script = cli_put(c.tmp, "script.json", text);
 	cli_fx_run(&c, want, NULL, "--headless", "--json", "--yes", "--provider", "sim",
 	           "--script", script, "--sim-delay", "0", "--max-retries", "0", "--workspace", ws,
@@ -654,16 +658,24 @@ static void test_unchanged_claim_fails(void **state)
 	struct cli_fx c;
 
 	(void)state;
-	c = claim_run("[\"other.txt\", \"old.txt\"]", "[]", CLI_ANY_STATUS);
+	c = claim_run(WRITE_OTHER, "[\"other.txt\", \"old.txt\"]", "[]", CLI_ANY_STATUS);
 	assert_int_not_equal(c.p.status, 0);
 	assert_non_null(strstr(c.p.out, "declared artifacts were made or changed by this attempt"));
 	assert_non_null(strstr(c.p.out, "not changed by this attempt: old.txt"));
 	assert_true(cli_journal_has(c.run, "Artifact \\\"old.txt\\\" was not changed by this attempt"));
 	cli_fx_release(&c);
 
-	c = claim_run("[\"other.txt\", \"old.txt\"]", "[\"old.txt\"]", 0);
+	c = claim_run(WRITE_OTHER, "[\"other.txt\", \"old.txt\"]", "[\"old.txt\"]", 0);
 	assert_null(strstr(c.p.out, "not changed by this attempt"));
 	assert_non_null(strstr(c.p.out, "only read: old.txt"));
+	cli_fx_release(&c);
+
+	/* Written again with the bytes it held (a retry after a resume does this): the
+	 * attempt did the work, though no checkpoint sees a change. */
+	c = claim_run(WRITE_OTHER ", {\"name\": \"write_file\", \"input\": {\"path\": \"old.txt\", "
+	              "\"content\": \"from before the run\\n\"}}",
+	              "[\"other.txt\", \"old.txt\"]", "[]", 0);
+	assert_null(strstr(c.p.out, "not changed by this attempt"));
 	cli_fx_release(&c);
 }
 
