@@ -72,10 +72,10 @@ else
 fi
 
 # ---- network off ---------------------------------------------------------------------------
-port=$(sb_port 1)
-sb_serve tcp "$port" "$T/tcp.count"
-uport=$(sb_port 2)
-sb_serve udp "$uport" "$T/udp.count"
+sb_serve tcp 0 "$T/tcp.count"
+port=$(cat "$T/tcp.count.port")
+sb_serve udp 0 "$T/udp.count"
+uport=$(cat "$T/udp.count.port")
 sb_serve abstract "pevtui-escape-$$" "$T/abs.count"
 sb_run "$PROBE tcp $port; $PROBE tcp6 $port; $PROBE udp $uport; $PROBE raw; \
 $PROBE abstract pevtui-escape-$$"

@@ -5,7 +5,8 @@
  *
  *   escape_probe tcp PORT | tcp6 PORT | udp PORT | raw | abstract NAME
  *   escape_probe ptrace PID | vmread PID | kill PID | io_uring | keyctl | nnp
- *   escape_probe serve tcp|udp|abstract PORT|NAME COUNTFILE   (the host's side)
+ *   escape_probe serve tcp|udp|abstract PORT|NAME COUNTFILE   (the host's side; PORT 0:
+ *                                    the kernel picks one, written to COUNTFILE.port)
  *   escape_probe findings JOURNAL   (the first step's findings: what the scripted model
  *                                    was told by the tool, as the tests' sim writes it) */
 #include "config.h"
@@ -82,6 +83,18 @@ static int serve(const char *kind, const char *where, const char *countfile)
 		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
 		    (!udp && listen(fd, 8) < 0))
 			return perror("serve"), 2;
+		/* port 0: the kernel's choice, written to COUNTFILE.port before COUNTFILE */
+		socklen_t len = sizeof(a);
+		char *portfile = malloc(strlen(countfile) + 6);
+		if (portfile && getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+			sprintf(portfile, "%s.port", countfile);
+			FILE *pf = fopen(portfile, "w");
+			if (pf) {
+				fprintf(pf, "%d\n", ntohs(a.sin_port));
+				fclose(pf);
+			}
+		}
+		free(portfile);
 		if (udp) {
 			bump(countfile, &count);
 			for (char b[64];;)

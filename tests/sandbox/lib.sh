@@ -107,7 +107,3 @@ sb_serve() {
 	done
 }
 
-# A free TCP/UDP port number, from the kernel's ephemeral range by pid.
-sb_port() {
-	echo $((20000 + ($$ * 7 + $1) % 20000))
-}
