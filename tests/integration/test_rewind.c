@@ -569,6 +569,8 @@ static void test_run_rules_travel(void **state)
 	put(fx.ws, "cache.tmp", "old cache\n", 0644);
 	run_one(&fx, "echo more >> cache.tmp; echo new > new.txt",
 	        "[checkpoints]\nexclude = *.tmp\n");
+	/* run.start records them too: --resume takes them back (test_restore). */
+	assert_true(cli_journal_has(fx.run, "\"checkpoints\":{\"exclude\":[\"*.tmp\"]"));
 	p = rewind_cmd(&fx, "last", true);
 	cli_expect_status(&p, 0);
 	assert_non_null(strstr(p.out, "remove      new.txt"));

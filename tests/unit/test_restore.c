@@ -175,10 +175,35 @@ static void test_a_linked_workspace_is_refused(void **state)
 	free(dir);
 }
 
+/* Issue 25: the rules the run checkpointed by come back from run.start, whatever today's
+ * config says (a config's exclude list is replaced, its limits too). */
+static void test_checkpoint_rules_are_the_runs(void **state)
+{
+	struct settings s;
+	char *said = NULL, *err = NULL;
+
+	(void)state;
+	settings_init(&s);
+	strvec_push(&s.checkpoint_exclude, "today/");
+	assert_true(restore(&s, "\"chaos\":0}",
+	                    "\"chaos\":0,\"checkpoints\":{\"exclude\":[\"*.tmp\",\"build/\"],"
+	                    "\"max_file\":4096,\"max_total\":2097152}}",
+	                    0, &said, &err));
+	assert_int_equal(s.checkpoint_exclude.n, 2);
+	assert_string_equal(s.checkpoint_exclude.v[0], "*.tmp");
+	assert_string_equal(s.checkpoint_exclude.v[1], "build/");
+	assert_int_equal(s.checkpoint_max_file, 4096);
+	assert_int_equal(s.checkpoint_max_total, 2097152);
+	assert_non_null(strstr(said, "checkpoint rules"));
+	free(said);
+	settings_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restores_what_the_run_had),
+		cmocka_unit_test(test_checkpoint_rules_are_the_runs),
 		cmocka_unit_test(test_flags_win_and_are_not_checked_against_the_journal),
 		cmocka_unit_test(test_bad_values_are_refused_with_the_flag_to_use),
 		cmocka_unit_test(test_a_named_workspace_is_taken_when_given),
