@@ -410,6 +410,36 @@ static void test_keep_prunes_once_a_day(void **state)
 	fx_free(&fx);
 }
 
+/* A run from before shared stores (its own RUNDIR/checkpoints.git, no `store` file) is
+ * still read where it is: --diff shows its changes, --list-runs does not call them gone. */
+static void test_older_runs_own_store_still_read(void **state)
+{
+	struct fx fx;
+	char *scr, *run, *store, *own, *named;
+	struct cli_proc p;
+
+	(void)state;
+	fx_init(&fx);
+	scr = script(&fx, "s.json", "echo old > old.txt");
+	run = run_script(&fx, scr);
+	store = cli_run_store(run);
+	own = xasprintf("%s/checkpoints.git", run);
+	named = xasprintf("%s/store", run);
+	assert_int_equal(rename(store, own), 0);
+	assert_int_equal(unlink(named), 0);
+	p = cli_run(NULL, "--diff", run, NULL);
+	cli_expect_status(&p, 0);
+	assert_non_null(strstr(p.out, "old.txt"));
+	cli_proc_free(&p);
+	assert_false(gone_in_list(&fx, run));
+	free(named);
+	free(own);
+	free(store);
+	free(run);
+	free(scr);
+	fx_free(&fx);
+}
+
 /* Two runs at once on one workspace: both end well, share the store, and each one's
  * diff reads its own checkpoints. */
 static void test_concurrent_runs(void **state)
@@ -562,6 +592,7 @@ int main(void)
 	    cmocka_unit_test(test_two_runs_share_one_store),
 	    cmocka_unit_test(test_prune_drops_only_what_nothing_needs),
 	    cmocka_unit_test(test_keep_prunes_once_a_day),
+	    cmocka_unit_test(test_older_runs_own_store_still_read),
 	    cmocka_unit_test(test_concurrent_runs),
 	    cmocka_unit_test(test_store_deleted_under_a_run),
 	    cmocka_unit_test(test_full_disk),
