@@ -177,12 +177,23 @@ static void run_and_kill(struct fx *fx, const char *const *needles)
 	cli_proc_free(&p);
 }
 
+/* The resume as an operator types it standing in the workspace: no --workspace (issue 25:
+ * the current folder names it). */
 static struct cli_proc resume(const struct fx *fx)
 {
-	struct cli_proc p = cli_run(NULL, "--headless", "--yes", "--resume", fx->run, "--provider",
-	                            "sim", "--script", fx->script, "--sim-delay", "0", "--runs-dir",
-	                            fx->runs, "--workspace", fx->ws, NULL);
+	char *cwd = getcwd(NULL, 0);
+	char *bin = realpath(getenv("PEVTUI") ? getenv("PEVTUI") : "./pevtui", NULL);
+	struct cli_proc p;
 
+	assert_non_null(cwd);
+	assert_non_null(bin);
+	assert_int_equal(setenv("PEVTUI", bin, 1), 0);
+	assert_int_equal(chdir(fx->ws), 0);
+	p = cli_run(NULL, "--headless", "--yes", "--resume", fx->run, "--provider", "sim",
+	            "--script", fx->script, "--sim-delay", "0", "--runs-dir", fx->runs, NULL);
+	assert_int_equal(chdir(cwd), 0);
+	free(bin);
+	free(cwd);
 	if (p.status != 0)
 		fprintf(stderr, "resume: %s\n%s\n", p.out, p.err);
 	return p;
