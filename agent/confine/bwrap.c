@@ -53,10 +53,11 @@ static void bwrap_args(const struct confine_policy *p, const struct confine_laye
 	strvec_push(out, l->bwrap_path);
 	push3(out, "--ro-bind", "/", "/");
 	/* A fresh /dev (null, zero, random, tty…), read-only so /dev/shm takes nothing; a
-	 * /proc of the new PID namespace; an empty /tmp (the private TMPDIR is bound below). */
+	 * /proc of the new PID namespace. /tmp stays as the read-only root shows it (the
+	 * private TMPDIR is bound writable below): a tmpfs over it hid a workspace or a
+	 * pevtui installed beneath /tmp, pevtui-confine itself included. */
 	push3(out, "--dev", "/dev", NULL);
 	push3(out, "--proc", "/proc", NULL);
-	push3(out, "--tmpfs", "/tmp", NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		const char *path = m[i].path;
